@@ -1,0 +1,49 @@
+# lpictl — build, test and run targets. `make help` lists them.
+GO        ?= go
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+BIN       := bin/lpictl
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+STATICCHECK_VERSION := v0.8.2
+# Benchmarks: which packages and how long each runs.
+BENCH_PKGS ?= ./...
+BENCHTIME  ?= 1s
+
+.PHONY: help build test unit lint bench demo generate install clean fuzz
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+build: ## build bin/lpictl
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/lpictl
+
+test: lint unit ## lint, then every test (privileged ones run as root, skip otherwise)
+
+unit:
+	$(GO) test -count=1 ./...
+
+lint: ## gofmt check, go vet, staticcheck (pinned)
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
+
+bench: ## benchmarks: ns/decision, allocs, events/s, peak memory
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(BENCH_PKGS)
+
+fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
+	@./scripts/fuzz-all.sh $(or $(FUZZTIME),20s)
+
+demo: build ## the main job on a built-in default
+	./$(BIN) predict --predictor perfboundcorrect configs/predict/gaps-demo.txt
+
+generate: ## regenerate bpf2go bindings (needs clang, llvm)
+	$(GO) generate ./...
+
+install: build ## install binary, unit and default config under $(DESTDIR)$(PREFIX)
+	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/lpictl
+
+clean:
+	rm -rf bin out

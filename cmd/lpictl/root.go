@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/spf13/cobra"
+)
+
+// Set at build time with -ldflags "-X main.version=… -X main.commit=…".
+var (
+	version = "dev"
+	commit  = "unknown"
+)
+
+// usageError marks bad input (flags, configs, data files): exit status 2.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// badInput wraps err as a usage error (exit status 2).
+func badInput(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &usageError{err: err}
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "lpictl",
+		Short: "Link power controller for Energy Efficient Ethernet ports",
+		Long: "lpictl chooses the EEE power-down threshold (t_PDT) of Ethernet ports with published\n" +
+			"predictors (fixed PDT, PerfBound, PerfBoundCorrect), on real Linux ports and in a bundled\n" +
+			"packet-level network simulator, with one controller code.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
+	root.AddCommand(
+		newVersionCommand(),
+		newPredictCommand(),
+	)
+	return root
+}
+
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print version, commit and Go version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(cmd.OutOrStdout(), "lpictl %s (commit %s, %s %s/%s)\n",
+				version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return nil
+		},
+	}
+}

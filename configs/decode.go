@@ -1,0 +1,107 @@
+package configs
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Decode reads one YAML document into out, strictly: an unknown key is an
+// error. Each override is "dotted.path=value" (as --set gives it) and is
+// applied to the document before decoding, so type errors still name the
+// key; the value is read as YAML ("10us", "0.02", "[1, 2]"). Errors read
+// "NAME: line N: …" or "NAME: --set KEY: …", on one line.
+func Decode(data []byte, name string, out any, overrides []string) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("%s: %w", name, cleanError(err))
+	}
+	if doc.Kind == 0 { // empty file
+		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
+	}
+	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return fmt.Errorf("%s: want a mapping of keys at the top level", name)
+	}
+	for _, o := range overrides {
+		if err := Set(doc.Content[0], o); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if err := checkKeys(doc.Content[0], reflect.TypeOf(out), ""); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err := doc.Decode(out); err != nil {
+		// Values from --set have no line in the file.
+		msg := strings.ReplaceAll(cleanError(err).Error(), "line 0: ", "a --set value: ")
+		return fmt.Errorf("%s: %s", name, msg)
+	}
+	return nil
+}
+
+// Set applies one "dotted.path=value" override to a mapping node, creating
+// intermediate mappings as needed.
+func Set(root *yaml.Node, override string) error {
+	key, value, ok := strings.Cut(override, "=")
+	key = strings.TrimSpace(key)
+	if !ok || key == "" {
+		return fmt.Errorf("--set %q: want key=value (e.g. predictor.bound=0.02)", override)
+	}
+	var val yaml.Node
+	if err := yaml.Unmarshal([]byte(value), &val); err != nil {
+		return fmt.Errorf("--set %s: %w", key, cleanError(err))
+	}
+	vnode := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: ""}
+	if len(val.Content) == 1 {
+		vnode = val.Content[0]
+	}
+	clearLines(vnode)
+	n := root
+	parts := strings.Split(key, ".")
+	for i, part := range parts {
+		if part == "" {
+			return fmt.Errorf("--set %s: empty path element", key)
+		}
+		if n.Kind != yaml.MappingNode {
+			return fmt.Errorf("--set %s: %s is not a mapping", key, strings.Join(parts[:i], "."))
+		}
+		var next *yaml.Node
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			if n.Content[j].Value == part {
+				next = n.Content[j+1]
+				if i == len(parts)-1 {
+					n.Content[j+1] = vnode
+				}
+				break
+			}
+		}
+		if next == nil {
+			if i == len(parts)-1 {
+				next = vnode
+			} else {
+				next = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+			}
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: part}, next)
+		}
+		n = next
+	}
+	return nil
+}
+
+func clearLines(n *yaml.Node) {
+	n.Line, n.Column = 0, 0
+	for _, c := range n.Content {
+		clearLines(c)
+	}
+}
+
+// cleanError makes yaml.v3's errors one line without the "yaml: " prefix.
+func cleanError(err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
+	msg = strings.ReplaceAll(msg, "\n  ", "; ")
+	msg = strings.ReplaceAll(msg, "\n", " ")
+	return errors.New(msg)
+}

@@ -1,0 +1,75 @@
+package configs
+
+import (
+	"strings"
+	"testing"
+)
+
+type inner struct {
+	Rate  float64           `yaml:"rate"`
+	Names []string          `yaml:"names"`
+	Hops  map[int]float64   `yaml:"hops"`
+	Deep  map[string]*inner `yaml:"deep"`
+}
+
+type outer struct {
+	Name  string  `yaml:"name"`
+	Inner inner   `yaml:"inner"`
+	List  []inner `yaml:"list"`
+}
+
+func TestDecode(t *testing.T) {
+	var o outer
+	err := Decode([]byte("name: a\ninner:\n  rate: 2\n  hops: {4: 0.7}\n"), "f.yaml", &o,
+		[]string{"inner.rate=3.5", "inner.names=[x, y]", "name=b", "inner.deep.k.rate=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Name != "b" || o.Inner.Rate != 3.5 || len(o.Inner.Names) != 2 || o.Inner.Hops[4] != 0.7 || o.Inner.Deep["k"].Rate != 1 {
+		t.Errorf("decoded %+v", o)
+	}
+	var empty outer
+	if err := Decode(nil, "empty.yaml", &empty, []string{"name=x"}); err != nil || empty.Name != "x" {
+		t.Errorf("empty file with --set: %v %+v", err, empty)
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	tests := []struct {
+		in   string
+		sets []string
+		want string
+	}{
+		{"name: a\ninner:\n  rat: 2\n", nil, `f.yaml: line 3: unknown key "inner.rat"`},
+		{"list:\n  - rate: 1\n  - speed: 2\n", nil, `f.yaml: line 3: unknown key "list[1].speed"`},
+		{"inner:\n  deep:\n    a:\n      bogus: 1\n", nil, `line 4: unknown key "inner.deep.a.bogus"`},
+		{"name: a\n", []string{"inner.nope=1"}, `f.yaml: --set inner.nope: unknown key "inner.nope"`},
+		{"name: a\n", []string{"inner.rate=fast"}, "f.yaml: a --set value: cannot unmarshal !!str `fast` into float64"},
+		{"inner:\n  rate: fast\n", nil, "f.yaml: line 2: cannot unmarshal !!str `fast` into float64"},
+		{"name: a\n", []string{"noequals"}, `--set "noequals": want key=value`},
+		{"name: a\n", []string{"name.x=1"}, "--set name.x: name is not a mapping"},
+		{"- a\n- b\n", nil, "f.yaml: want a mapping of keys at the top level"},
+		{"name: [\n", nil, "f.yaml: line 1: did not find expected node content"},
+	}
+	for _, tc := range tests {
+		var o outer
+		err := Decode([]byte(tc.in), "f.yaml", &o, tc.sets)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Decode(%q, %v) = %v, want one line containing %q", tc.in, tc.sets, err, tc.want)
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add("name: a\ninner:\n  rate: 2\n", "inner.rate=1")
+	f.Add("list:\n  - rate: 1\n", "x=")
+	f.Add("&a name: *a\n", "inner.deep.a.rate=2")
+	f.Add("", "=")
+	f.Fuzz(func(t *testing.T, in, set string) {
+		var o outer
+		err := Decode([]byte(in), "fuzz.yaml", &o, []string{set})
+		if err != nil && (!strings.HasPrefix(err.Error(), "fuzz.yaml: ") || strings.Contains(err.Error(), "\n")) {
+			t.Fatalf("error %q does not name the file on one line", err)
+		}
+	})
+}

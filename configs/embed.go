@@ -1,0 +1,9 @@
+package configs
+
+import "embed"
+
+// FS holds the shipped configuration files, under their folder names
+// (presets/…, predict/…, sim/…).
+//
+//go:embed presets predict
+var FS embed.FS

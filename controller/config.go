@@ -1,0 +1,135 @@
+package controller
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/lpictl/lpictl/predictor"
+)
+
+// Recompute says when a port asks its predictor for a new t_PDT.
+type Recompute string
+
+// Recompute policies.
+const (
+	// OnQueueEmpty recomputes when the output queue empties, but only if
+	// there was traffic since the last computation (paper 000 §3.2: the
+	// switch behaviour). The default.
+	OnQueueEmpty Recompute = "queue-empty"
+	// OnInterval recomputes when Interval has passed since the last
+	// computation (a host agent's periodic loop).
+	OnInterval Recompute = "interval"
+)
+
+// DefaultInterval is the recompute interval of OnInterval (ours).
+const DefaultInterval = 100 * time.Millisecond
+
+// Config is the `controller:` section of lpictl's YAML files.
+type Config struct {
+	Recompute Recompute          `yaml:"recompute,omitempty" json:"recompute,omitempty"`
+	Interval  predictor.Duration `yaml:"interval,omitempty" json:"interval,omitempty"`
+	Register  Register           `yaml:"register,omitempty" json:"register,omitempty"`
+	// Hysteresis keeps the current t_PDT when a new answer differs from it
+	// by at most this fraction of it (0 = apply every change).
+	Hysteresis float64 `yaml:"hysteresis,omitempty" json:"hysteresis,omitempty"`
+	// MinChangeInterval is the least time between two changes (0 = none).
+	MinChangeInterval predictor.Duration `yaml:"min_change_interval,omitempty" json:"min_change_interval,omitempty"`
+}
+
+// Register is the port's PDT register: t_PDT is rounded to Resolution and
+// clamped to [Min, Max] where Max defaults to (2^WidthBits − 1) × Resolution
+// (paper 000 §3.3, Table 5). Real NICs state their own ranges and units
+// (e.g. mvneta ≤ 255 µs): set Min/Max for them. The zero value is a 64-bit
+// register at 1 ns, i.e. no practical limit.
+type Register struct {
+	WidthBits  int                `yaml:"width_bits,omitempty" json:"width_bits,omitempty"`
+	Resolution predictor.Duration `yaml:"resolution,omitempty" json:"resolution,omitempty"`
+	Min        predictor.Duration `yaml:"min,omitempty" json:"min,omitempty"`
+	Max        predictor.Duration `yaml:"max,omitempty" json:"max,omitempty"`
+}
+
+// WithDefaults fills unset fields.
+func (c Config) WithDefaults() Config {
+	if c.Recompute == "" {
+		c.Recompute = OnQueueEmpty
+	}
+	c.Recompute = Recompute(strings.ToLower(string(c.Recompute)))
+	if c.Interval == 0 {
+		c.Interval = predictor.Duration(DefaultInterval)
+	}
+	if c.Register.WidthBits == 0 {
+		c.Register.WidthBits = 64
+	}
+	if c.Register.Resolution == 0 {
+		c.Register.Resolution = predictor.Duration(time.Nanosecond)
+	}
+	return c
+}
+
+// Validate reports the first invalid field as "controller.<field>: …".
+func (c Config) Validate() error {
+	bad := func(field, format string, args ...any) error {
+		return fmt.Errorf("controller.%s: %s", field, fmt.Sprintf(format, args...))
+	}
+	switch c.Recompute {
+	case OnQueueEmpty, OnInterval:
+	default:
+		return bad("recompute", "unknown policy %q (want queue-empty or interval)", c.Recompute)
+	}
+	if c.Interval <= 0 {
+		return bad("interval", "must be > 0")
+	}
+	if c.Register.WidthBits < 1 || c.Register.WidthBits > 64 {
+		return bad("register.width_bits", "must be in 1..64, got %d", c.Register.WidthBits)
+	}
+	if c.Register.Resolution <= 0 {
+		return bad("register.resolution", "must be > 0")
+	}
+	if c.Register.Max != 0 && c.Register.Max < c.Register.Min {
+		return bad("register.max", "must be ≥ register.min (%v), got %v", c.Register.Min, c.Register.Max)
+	}
+	if !(c.Hysteresis >= 0) || math.IsInf(c.Hysteresis, 0) {
+		return bad("hysteresis", "must be ≥ 0, got %v", c.Hysteresis)
+	}
+	return nil
+}
+
+// Range returns the smallest and largest t_PDT the register holds.
+func (r Register) Range() (lo, hi time.Duration) {
+	res := r.Resolution.D()
+	hi = time.Duration(math.MaxInt64)
+	if r.WidthBits < 63 {
+		steps := int64(1)<<r.WidthBits - 1
+		if steps <= math.MaxInt64/int64(res) {
+			hi = time.Duration(steps) * res
+		}
+	}
+	if r.Max != 0 && r.Max.D() < hi {
+		hi = r.Max.D() / res * res
+	}
+	lo = r.Min.D()
+	if rem := lo % res; rem != 0 {
+		lo += res - rem
+	}
+	return lo, hi
+}
+
+// Apply rounds d to the register's resolution (half up) and clamps it to
+// its range; clamped reports whether the range cut it.
+func (r Register) Apply(d time.Duration) (v time.Duration, clamped bool) {
+	lo, hi := r.Range()
+	res := r.Resolution.D()
+	if d >= hi {
+		return hi, d > hi
+	}
+	v = (d + res/2) / res * res
+	if v > hi {
+		return hi, true
+	}
+	if v < lo {
+		return lo, true
+	}
+	return v, false
+}

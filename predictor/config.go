@@ -1,0 +1,232 @@
+package predictor
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Kind names a predictor.
+type Kind string
+
+// The predictors lpictl implements.
+const (
+	KindFixed            Kind = "fixed"
+	KindPerfBound        Kind = "perfbound"
+	KindPerfBoundCorrect Kind = "perfboundcorrect"
+)
+
+// Kinds lists every predictor kind, for help texts and validation.
+var Kinds = []Kind{KindFixed, KindPerfBound, KindPerfBoundCorrect}
+
+// Strategy is how a PerfBound histogram forgets (SPEC §2.2).
+type Strategy string
+
+// Histogram strategies.
+const (
+	// Unbounded never clears (paper 000's "regular" histogram).
+	Unbounded Strategy = "unbounded"
+	// Clearing empties the histogram when TTL has passed since the last
+	// clear or MaxRecords values have been recorded.
+	Clearing Strategy = "clearing"
+	// Circular keeps the last MaxRecords values in a ring and counts
+	// exactly those.
+	Circular Strategy = "circular"
+)
+
+// Strategies lists every histogram strategy.
+var Strategies = []Strategy{Unbounded, Clearing, Circular}
+
+// Defaults that are not in the papers (SPEC §2.2 "Defaults … ours").
+const (
+	DefaultBinWidth                 = 100 * time.Nanosecond
+	DefaultMaxValue                 = 10 * time.Millisecond
+	DefaultTTL                      = time.Second
+	DefaultClearingRecords          = 250
+	DefaultCircularRecords          = 20000
+	DefaultInitialPDT               = 10 * time.Microsecond
+	DefaultHistory                  = 32
+	DefaultBound                    = 0.01
+	DefaultCounterBytes             = 4
+	DefaultElementBytes             = 4
+	maxHops                         = 255
+	maxBins                         = math.MaxUint32
+	maxHistory                      = 1 << 20
+	maxRecords                      = 1 << 24
+	defaultStrategy        Strategy = Clearing
+)
+
+// Config describes a predictor. It is the `predictor:` section of every
+// lpictl YAML file (lpictl predict, simulator scenarios, the agent).
+// Zero values mean "default"; pointers distinguish an explicit 0.
+type Config struct {
+	Kind Kind `yaml:"kind" json:"kind"`
+	// PDT is the fixed predictor's t_PDT; required for kind fixed.
+	PDT *Duration `yaml:"pdt,omitempty" json:"pdt,omitempty"`
+	// InitialPDT answers while the histogram is empty (default 10µs).
+	InitialPDT *Duration `yaml:"initial_pdt,omitempty" json:"initial_pdt,omitempty"`
+	// Bound is the tolerated degradation, e.g. 0.01 for 1 % (default).
+	Bound float64 `yaml:"bound,omitempty" json:"bound,omitempty"`
+	// WakeTime is t_w of the low-power state in use. The simulator fills it
+	// from the power preset and mode; lpictl predict from its preset.
+	WakeTime Duration `yaml:"wake_time,omitempty" json:"wake_time,omitempty"`
+	// Hops is a static hop-count distribution (hops → share) used until
+	// the port reports its own hop counts; none means every packet is 1 hop.
+	Hops      map[int]float64 `yaml:"hops,omitempty" json:"hops,omitempty"`
+	Histogram HistogramConfig `yaml:"histogram,omitempty" json:"histogram,omitempty"`
+	// History is n_R, PerfBoundCorrect's outcome register length (default 32).
+	History int `yaml:"history,omitempty" json:"history,omitempty"`
+}
+
+// HistogramConfig is PerfBound's histogram management (paper 000 Table 4).
+type HistogramConfig struct {
+	Strategy Strategy `yaml:"strategy,omitempty" json:"strategy,omitempty"`
+	BinWidth Duration `yaml:"bin_width,omitempty" json:"bin_width,omitempty"` // r_bin
+	MaxValue Duration `yaml:"max_value,omitempty" json:"max_value,omitempty"` // h_maxval
+	TTL      Duration `yaml:"ttl,omitempty" json:"ttl,omitempty"`             // TTL_hist (clearing)
+	// MaxRecords is h_maxN: the clearing strategy's count trigger and the
+	// circular strategy's ring size (defaults 250 and 20 000).
+	MaxRecords   int `yaml:"max_records,omitempty" json:"max_records,omitempty"`
+	CounterBytes int `yaml:"counter_bytes,omitempty" json:"counter_bytes,omitempty"` // w_counter
+	ElementBytes int `yaml:"element_bytes,omitempty" json:"element_bytes,omitempty"` // s_elem
+}
+
+// WithDefaults returns cfg with every unset field filled.
+func (c Config) WithDefaults() Config {
+	if c.Kind == "" {
+		c.Kind = KindPerfBoundCorrect
+	}
+	c.Kind = Kind(strings.ToLower(string(c.Kind)))
+	if c.InitialPDT == nil {
+		d := Duration(DefaultInitialPDT)
+		c.InitialPDT = &d
+	}
+	if c.Bound == 0 {
+		c.Bound = DefaultBound
+	}
+	if c.History == 0 {
+		c.History = DefaultHistory
+	}
+	h := &c.Histogram
+	if h.Strategy == "" {
+		h.Strategy = defaultStrategy
+	}
+	h.Strategy = Strategy(strings.ToLower(string(h.Strategy)))
+	if h.BinWidth == 0 {
+		h.BinWidth = Duration(DefaultBinWidth)
+	}
+	if h.MaxValue == 0 {
+		h.MaxValue = Duration(DefaultMaxValue)
+	}
+	if h.TTL == 0 {
+		h.TTL = Duration(DefaultTTL)
+	}
+	if h.MaxRecords == 0 {
+		h.MaxRecords = DefaultClearingRecords
+		if h.Strategy == Circular {
+			h.MaxRecords = DefaultCircularRecords
+		}
+	}
+	if h.CounterBytes == 0 {
+		h.CounterBytes = DefaultCounterBytes
+	}
+	if h.ElementBytes == 0 {
+		h.ElementBytes = DefaultElementBytes
+	}
+	return c
+}
+
+// Validate reports the first invalid field as "predictor.<field>: …".
+// Call it on a config with defaults filled.
+func (c Config) Validate() error {
+	bad := func(field, format string, args ...any) error {
+		return fmt.Errorf("predictor.%s: %s", field, fmt.Sprintf(format, args...))
+	}
+	switch c.Kind {
+	case KindFixed:
+		if c.PDT == nil {
+			return bad("pdt", "required for kind fixed (e.g. pdt: 10us)")
+		}
+		return nil
+	case KindPerfBound, KindPerfBoundCorrect:
+	default:
+		return bad("kind", "unknown predictor %q (want one of %s)", c.Kind, joinKinds())
+	}
+	if !(c.Bound > 0 && c.Bound <= 1) {
+		return bad("bound", "must be in (0, 1], got %v", c.Bound)
+	}
+	if c.WakeTime <= 0 {
+		return bad("wake_time", "t_w must be > 0 (set it, or pick a power preset)")
+	}
+	hops := make([]int, 0, len(c.Hops))
+	for h := range c.Hops {
+		hops = append(hops, h)
+	}
+	sort.Ints(hops)
+	total := 0.0
+	for _, h := range hops {
+		p := c.Hops[h]
+		if h < 1 || h > maxHops {
+			return bad("hops", "hop count %d out of range 1..%d", h, maxHops)
+		}
+		if !(p >= 0) || math.IsInf(p, 0) {
+			return bad("hops", "share of %d hops must be ≥ 0, got %v", h, p)
+		}
+		total += p
+	}
+	if len(c.Hops) > 0 && !(total > 0) {
+		return bad("hops", "shares must not all be 0")
+	}
+	h := c.Histogram
+	switch h.Strategy {
+	case Unbounded, Clearing, Circular:
+	default:
+		return bad("histogram.strategy", "unknown strategy %q (want unbounded, clearing or circular)", h.Strategy)
+	}
+	if h.BinWidth <= 0 {
+		return bad("histogram.bin_width", "must be > 0")
+	}
+	if h.MaxValue < h.BinWidth {
+		return bad("histogram.max_value", "must be ≥ bin_width (%v), got %v", h.BinWidth, h.MaxValue)
+	}
+	if int64(h.MaxValue)/int64(h.BinWidth) >= maxBins {
+		return bad("histogram.max_value", "max_value/bin_width must be < 2^32 bins")
+	}
+	if h.TTL <= 0 {
+		return bad("histogram.ttl", "must be > 0")
+	}
+	if h.MaxRecords < 1 || h.MaxRecords > maxRecords {
+		return bad("histogram.max_records", "must be in 1..%d, got %d", maxRecords, h.MaxRecords)
+	}
+	if h.CounterBytes < 1 || h.CounterBytes > 8 {
+		return bad("histogram.counter_bytes", "must be in 1..8, got %d", h.CounterBytes)
+	}
+	if h.ElementBytes < 1 || h.ElementBytes > 16 {
+		return bad("histogram.element_bytes", "must be in 1..16, got %d", h.ElementBytes)
+	}
+	if c.History < 1 || c.History > maxHistory {
+		return bad("history", "n_R must be in 1..%d, got %d", maxHistory, c.History)
+	}
+	return nil
+}
+
+// ParseKind reads a predictor name, case-insensitively.
+func ParseKind(s string) (Kind, error) {
+	k := Kind(strings.ToLower(strings.TrimSpace(s)))
+	for _, known := range Kinds {
+		if k == known {
+			return k, nil
+		}
+	}
+	return "", fmt.Errorf("unknown predictor %q (want one of %s)", s, joinKinds())
+}
+
+func joinKinds() string {
+	s := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,15 @@
+// Package predictor chooses a port's power-down threshold t_PDT from the
+// port's history (SPEC.md §2). Every predictor implements [Predictor]:
+//
+//   - [Fixed]: a constant t_PDT (SPEC §2.1).
+//   - [PerfBound]: a histogram of idle periods searched for the lowest
+//     threshold whose expected wake-ups fit a degradation bound (SPEC §2.2,
+//     paper 000 §2.4 and §3.2, after Saravanan & Carpenter 2018).
+//   - [PerfBoundCorrect]: PerfBound lengthened by a factor learnt from recent
+//     mispredictions (SPEC §2.3, paper 000 §3.4).
+//
+// Predictors know nothing of ports, clocks or I/O: the caller passes time in
+// (as a [time.Duration] since an arbitrary origin) and tells them what
+// happened. They are deterministic, and a decision ([Predictor.Predict])
+// allocates nothing.
+package predictor

@@ -1,0 +1,228 @@
+package predictor
+
+import (
+	"math"
+	"time"
+)
+
+// PerfBound sets t_PDT so that the wake-ups it causes stay within a
+// degradation bound (SPEC §2.2; paper 000 §2.4, §3.2):
+//
+//	l = bound × Σ_i p_i / h_i        hop factor
+//	N = l × X / t_w                  affordable wake-ups over the span X
+//	t_PDT = middle of the lowest bin whose count from the top is ≤ N
+type PerfBound struct {
+	initial time.Duration
+	bound   float64
+	wake    time.Duration
+	hist    histogram
+
+	// Observed hop counts: Σ packets/h and Σ packets. The static
+	// distribution from the config stands in until packets are observed.
+	hopWeighted float64
+	hopPackets  uint64
+	staticHop   float64 // Σ p_i/h_i of the configured distribution, normalised
+
+	counterBytes, elementBytes int
+}
+
+func newPerfBound(c Config) *PerfBound {
+	p := &PerfBound{
+		initial:      c.InitialPDT.D(),
+		bound:        c.Bound,
+		wake:         c.WakeTime.D(),
+		hist:         newHistogram(c.Histogram),
+		staticHop:    1,
+		counterBytes: c.Histogram.CounterBytes,
+		elementBytes: c.Histogram.ElementBytes,
+	}
+	if len(c.Hops) > 0 {
+		p.staticHop = staticHopFactor(c.Hops)
+	}
+	return p
+}
+
+// staticHopFactor is Σ p_i/h_i with the shares normalised to sum to 1,
+// summed in hop order so the result does not depend on map order.
+func staticHopFactor(hops map[int]float64) float64 {
+	var sum, total float64
+	for h := 1; h <= maxHops; h++ {
+		if p, ok := hops[h]; ok {
+			sum += p / float64(h)
+			total += p
+		}
+	}
+	return sum / total
+}
+
+// HopFactor returns l = bound × Σ p_i/h_i for the hops seen so far.
+func (p *PerfBound) HopFactor() float64 {
+	if p.hopPackets == 0 {
+		return p.bound * p.staticHop
+	}
+	return p.bound * p.hopWeighted / float64(p.hopPackets)
+}
+
+// Budget returns N = l × X / t_w at now.
+func (p *PerfBound) Budget(now time.Duration) float64 {
+	return p.HopFactor() * float64(p.hist.covered(now)) / float64(p.wake)
+}
+
+// Observe counts the idle period in the histogram.
+func (p *PerfBound) Observe(ip IdlePeriod) {
+	p.hist.add(ip.Length, ip.End-ip.Length, ip.End)
+}
+
+// ObserveHops records packets that travel hops hops (clamped to 1..255).
+func (p *PerfBound) ObserveHops(hops int, packets uint64) {
+	if packets == 0 {
+		return
+	}
+	hops = min(max(hops, 1), maxHops)
+	p.hopWeighted += float64(packets) / float64(hops)
+	p.hopPackets += packets
+}
+
+// Predict runs the bin search; an empty histogram answers the initial t_PDT.
+func (p *PerfBound) Predict(now time.Duration) time.Duration {
+	p.hist.maintain(now)
+	if p.hist.n == 0 {
+		return p.initial
+	}
+	return p.hist.search(p.Budget(now))
+}
+
+// StateBytes is w_counter × n_bins, plus h_maxN × s_elem for the ring of
+// the circular strategy (paper 000 §3.3).
+func (p *PerfBound) StateBytes() int {
+	b := p.counterBytes * len(p.hist.bins)
+	if p.hist.strategy == Circular {
+		b += p.hist.maxN * p.elementBytes
+	}
+	return b
+}
+
+// Kind returns KindPerfBound.
+func (p *PerfBound) Kind() Kind { return KindPerfBound }
+
+// PopulatedBins returns the number of populated histogram bins.
+func (p *PerfBound) PopulatedBins() int { return len(p.hist.bins) }
+
+// Records returns the number of values the histogram counts.
+func (p *PerfBound) Records() int { return p.hist.n }
+
+// PerfBoundCorrect lengthens PerfBound's answer by a correction factor learnt
+// from recent mispredictions (SPEC §2.3, paper 000 §3.4):
+//
+//	cf    = miss_rate × geometric_mean(t_inac/t_PDT of the misses)
+//	t_PDT = min(t_PB × (1 + cf), h_maxval)
+//
+// over the last n_R outcomes. Readings (SPEC §2.3): with t_PDT = 0 a miss's
+// ratio is taken against t_w; a ratio below 1 (possible only then) counts
+// as 1, since the correction only ever lengthens t_PDT.
+type PerfBoundCorrect struct {
+	pb       *PerfBound
+	maxValue time.Duration
+	wake     time.Duration
+
+	// Outcome shift register of n_R bits (1 = miss), as a ring.
+	outcomes []uint64
+	nR       int
+	head     int // oldest outcome
+	count    int
+	misses   int
+
+	// FIFO of ln(ratio) for the misses in the register, in step with it.
+	// Logs make the geometric mean a sum; summing the ≤ n_R values at each
+	// decision keeps it exact (no drift from incremental updates).
+	logRatios []float64
+	logHead   int
+}
+
+func newPerfBoundCorrect(c Config) *PerfBoundCorrect {
+	return &PerfBoundCorrect{
+		pb:        newPerfBound(c),
+		maxValue:  c.Histogram.MaxValue.D(),
+		wake:      c.WakeTime.D(),
+		outcomes:  make([]uint64, (c.History+63)/64),
+		nR:        c.History,
+		logRatios: make([]float64, c.History),
+	}
+}
+
+// Observe feeds the histogram and the outcome register.
+func (p *PerfBoundCorrect) Observe(ip IdlePeriod) {
+	p.pb.Observe(ip)
+	if p.count == p.nR { // shift the oldest outcome out
+		if p.bit(p.head) {
+			p.misses--
+			p.logHead = (p.logHead + 1) % p.nR
+		}
+		p.head = (p.head + 1) % p.nR
+		p.count--
+	}
+	pos := (p.head + p.count) % p.nR
+	p.setBit(pos, ip.Missed)
+	p.count++
+	if ip.Missed {
+		ref := ip.PDT
+		if ref <= 0 {
+			ref = p.wake
+		}
+		ratio := float64(ip.Length) / float64(ref)
+		p.logRatios[(p.logHead+p.misses)%p.nR] = math.Log(max(ratio, 1))
+		p.misses++
+	}
+}
+
+func (p *PerfBoundCorrect) bit(i int) bool { return p.outcomes[i/64]&(1<<(i%64)) != 0 }
+
+func (p *PerfBoundCorrect) setBit(i int, v bool) {
+	if v {
+		p.outcomes[i/64] |= 1 << (i % 64)
+	} else {
+		p.outcomes[i/64] &^= 1 << (i % 64)
+	}
+}
+
+// ObserveHops feeds PerfBound's hop factor.
+func (p *PerfBoundCorrect) ObserveHops(hops int, packets uint64) { p.pb.ObserveHops(hops, packets) }
+
+// CorrectionFactor returns cf = miss_rate × geometric mean of the miss
+// ratios in the register (0 with no miss).
+func (p *PerfBoundCorrect) CorrectionFactor() float64 {
+	if p.misses == 0 {
+		return 0
+	}
+	var sum float64
+	for i := 0; i < p.misses; i++ {
+		sum += p.logRatios[(p.logHead+i)%p.nR]
+	}
+	missRate := float64(p.misses) / float64(p.count)
+	return missRate * math.Exp(sum/float64(p.misses))
+}
+
+// Predict returns min(t_PB × (1 + cf), h_maxval).
+func (p *PerfBoundCorrect) Predict(now time.Duration) time.Duration {
+	tpb := p.pb.Predict(now)
+	t := float64(tpb) * (1 + p.CorrectionFactor())
+	if t >= float64(p.maxValue) {
+		return p.maxValue
+	}
+	return time.Duration(math.Round(t)) // nearest ns: exp(log 8) is 7.999…
+}
+
+// StateBytes is PerfBound's storage plus the n_R-bit register and a FIFO
+// of n_R 4-byte floats (paper 000 §3.4 sizes the FIFO at n_R entries).
+func (p *PerfBoundCorrect) StateBytes() int {
+	return p.pb.StateBytes() + (p.nR+7)/8 + 4*p.nR
+}
+
+// Kind returns KindPerfBoundCorrect.
+func (p *PerfBoundCorrect) Kind() Kind { return KindPerfBoundCorrect }
+
+// PerfBound returns the underlying PerfBound predictor.
+func (p *PerfBoundCorrect) PerfBound() *PerfBound { return p.pb }
+
+// Outcomes returns how many outcomes the register holds and how many are misses.
+func (p *PerfBoundCorrect) Outcomes() (count, misses int) { return p.count, p.misses }

@@ -1,0 +1,215 @@
+package power
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lpictl/lpictl/configs"
+	"github.com/lpictl/lpictl/predictor"
+)
+
+// DefaultPreset names the preset used when none is given (paper 000, 400 Gb/s).
+const DefaultPreset = "eee-400g"
+
+// Preset is one set of link power figures (SPEC §1 tables).
+type Preset struct {
+	Name       string      `yaml:"name" json:"name"`
+	Source     string      `yaml:"source,omitempty" json:"source,omitempty"`
+	RateBps    float64     `yaml:"rate_bps" json:"rate_bps"`
+	WakePowerW float64     `yaml:"wake_power_w" json:"wake_power_w"`
+	FastWake   *LowPower   `yaml:"fast_wake,omitempty" json:"fast_wake,omitempty"`
+	DeepSleep  *LowPower   `yaml:"deep_sleep,omitempty" json:"deep_sleep,omitempty"`
+	System     SystemPower `yaml:"system" json:"system"`
+}
+
+// LowPower is one low-power state: its power (absolute, or as a fraction of
+// the awake power) and its transition times.
+type LowPower struct {
+	PowerW        float64            `yaml:"power_w,omitempty" json:"power_w,omitempty"`
+	PowerFraction float64            `yaml:"power_fraction,omitempty" json:"power_fraction,omitempty"`
+	WakeTime      predictor.Duration `yaml:"wake_time" json:"wake_time"`   // t_w
+	SleepTime     predictor.Duration `yaml:"sleep_time" json:"sleep_time"` // t_s
+}
+
+// SystemPower is the non-link power of paper 000 Table 7.
+type SystemPower struct {
+	SwitchW  float64 `yaml:"switch_w" json:"switch_w"`
+	NodeMinW float64 `yaml:"node_min_w" json:"node_min_w"`
+	NodeMaxW float64 `yaml:"node_max_w" json:"node_max_w"`
+}
+
+// Power returns the state's power in watts given the awake power.
+func (l LowPower) Power(wakeW float64) float64 {
+	if l.PowerW > 0 {
+		return l.PowerW
+	}
+	return l.PowerFraction * wakeW
+}
+
+// Mode is a run's low-power mode (SPEC §1).
+type Mode string
+
+// Low-power modes.
+const (
+	AlwaysOn  Mode = "always-on"
+	FastWake  Mode = "fast-wake"
+	DeepSleep Mode = "deep-sleep"
+	Hybrid    Mode = "hybrid"
+)
+
+// Modes lists every mode.
+var Modes = []Mode{AlwaysOn, FastWake, DeepSleep, Hybrid}
+
+// ParseMode reads a mode name.
+func ParseMode(s string) (Mode, error) {
+	m := Mode(strings.ToLower(strings.TrimSpace(s)))
+	for _, k := range Modes {
+		if m == k {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("unknown mode %q (want always-on, fast-wake, deep-sleep or hybrid)", s)
+}
+
+// State returns the low-power state a mode enters first after t_PDT, or nil
+// for always-on or when the preset lacks it. Hybrid enters Fast Wake first.
+func (p *Preset) State(m Mode) (*LowPower, error) {
+	var s *LowPower
+	switch m {
+	case AlwaysOn:
+		return nil, nil
+	case FastWake, Hybrid:
+		s = p.FastWake
+	case DeepSleep:
+		s = p.DeepSleep
+	default:
+		return nil, fmt.Errorf("unknown mode %q", m)
+	}
+	if s == nil {
+		return nil, fmt.Errorf("preset %s has no state for mode %s", p.Name, m)
+	}
+	if m == Hybrid && p.DeepSleep == nil {
+		return nil, fmt.Errorf("preset %s has no deep_sleep state for mode hybrid", p.Name)
+	}
+	return s, nil
+}
+
+// WakeTime is the t_w a predictor should budget for under mode m: that of
+// the state the mode enters first (always-on: the deep-sleep t_w, so that a
+// predictor configured for it still has a sensible value).
+func (p *Preset) WakeTime(m Mode) time.Duration {
+	if s, err := p.State(m); err == nil && s != nil {
+		return s.WakeTime.D()
+	}
+	if p.DeepSleep != nil {
+		return p.DeepSleep.WakeTime.D()
+	}
+	if p.FastWake != nil {
+		return p.FastWake.WakeTime.D()
+	}
+	return 0
+}
+
+// Parse reads a preset from YAML; name labels errors (file name).
+// Unknown keys are errors.
+func Parse(data []byte, name string) (*Preset, error) {
+	var p Preset
+	if err := configs.Decode(data, name, &p, nil); err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &p, nil
+}
+
+// Validate checks every field.
+func (p *Preset) Validate() error {
+	if p.Name == "" {
+		return errors.New("name: required")
+	}
+	if !positive(p.RateBps) {
+		return fmt.Errorf("rate_bps: must be > 0, got %v", p.RateBps)
+	}
+	if !positive(p.WakePowerW) {
+		return fmt.Errorf("wake_power_w: must be > 0, got %v", p.WakePowerW)
+	}
+	if p.FastWake == nil && p.DeepSleep == nil {
+		return errors.New("fast_wake, deep_sleep: at least one low-power state is required")
+	}
+	for _, s := range []struct {
+		field string
+		lp    *LowPower
+	}{{"fast_wake", p.FastWake}, {"deep_sleep", p.DeepSleep}} {
+		if s.lp == nil {
+			continue
+		}
+		if (s.lp.PowerW > 0) == (s.lp.PowerFraction > 0) {
+			return fmt.Errorf("%s: set exactly one of power_w and power_fraction", s.field)
+		}
+		if s.lp.PowerW < 0 || math.IsNaN(s.lp.PowerW) || math.IsInf(s.lp.PowerW, 0) ||
+			s.lp.PowerFraction < 0 || s.lp.PowerFraction > 1 || math.IsNaN(s.lp.PowerFraction) {
+			return fmt.Errorf("%s: power out of range", s.field)
+		}
+		if pw := s.lp.Power(p.WakePowerW); pw > p.WakePowerW {
+			return fmt.Errorf("%s.power_w: %v W exceeds wake_power_w %v W", s.field, pw, p.WakePowerW)
+		}
+		if s.lp.WakeTime <= 0 {
+			return fmt.Errorf("%s.wake_time: must be > 0", s.field)
+		}
+		if s.lp.SleepTime <= 0 {
+			return fmt.Errorf("%s.sleep_time: must be > 0", s.field)
+		}
+	}
+	sys := p.System
+	if !(sys.SwitchW >= 0) || math.IsInf(sys.SwitchW, 0) {
+		return fmt.Errorf("system.switch_w: must be ≥ 0, got %v", sys.SwitchW)
+	}
+	if !(sys.NodeMinW >= 0) || !(sys.NodeMaxW >= sys.NodeMinW) || math.IsInf(sys.NodeMaxW, 0) {
+		return fmt.Errorf("system.node_max_w: must be ≥ node_min_w ≥ 0, got %v and %v", sys.NodeMaxW, sys.NodeMinW)
+	}
+	return nil
+}
+
+func positive(f float64) bool { return f > 0 && !math.IsInf(f, 0) }
+
+// Load returns a preset by name from the shipped presets, or from a file if
+// name contains a path separator or ends in .yaml/.yml.
+func Load(name string) (*Preset, error) {
+	if name == "" {
+		name = DefaultPreset
+	}
+	if strings.ContainsRune(name, os.PathSeparator) || strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		return Parse(data, name)
+	}
+	file := path.Join("presets", name+".yaml")
+	data, err := fs.ReadFile(configs.FS, file)
+	if err != nil {
+		return nil, fmt.Errorf("unknown power preset %q (shipped: %s)", name, strings.Join(Names(), ", "))
+	}
+	return Parse(data, "configs/"+file)
+}
+
+// Names lists the shipped presets.
+func Names() []string {
+	entries, _ := fs.ReadDir(configs.FS, "presets")
+	var names []string
+	for _, e := range entries {
+		if n, ok := strings.CutSuffix(e.Name(), ".yaml"); ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,80 @@
+package power
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestShippedPresets(t *testing.T) {
+	names := Names()
+	if len(names) < 3 {
+		t.Fatalf("shipped presets: %v", names)
+	}
+	for _, n := range names {
+		if _, err := Load(n); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
+	}
+	p, err := Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Paper 000 Table 8 (400 Gb/s) and Table 7 system figures.
+	if p.Name != "eee-400g" || p.RateBps != 400e9 || p.WakePowerW != 24 ||
+		p.FastWake.Power(24) != 9.6 || p.FastWake.WakeTime.D() != 375*time.Nanosecond || p.FastWake.SleepTime.D() != 200*time.Nanosecond ||
+		p.DeepSleep.Power(24) != 2.4 || p.DeepSleep.WakeTime.D() != 4480*time.Nanosecond || p.DeepSleep.SleepTime.D() != 2*time.Microsecond ||
+		p.System != (SystemPower{SwitchW: 250, NodeMinW: 800, NodeMaxW: 1200}) {
+		t.Errorf("eee-400g = %+v", p)
+	}
+	if got := p.WakeTime(Hybrid); got != 375*time.Nanosecond {
+		t.Errorf("hybrid enters Fast Wake first: t_w %v", got)
+	}
+	tracer, _ := Load("eee-100g-tracer")
+	if got := tracer.DeepSleep.Power(tracer.WakePowerW); got != 2.4000000000000004 && got != 2.4 {
+		t.Errorf("fraction power %v", got)
+	}
+}
+
+func TestPresetErrors(t *testing.T) {
+	base := "name: x\nrate_bps: 1e9\nwake_power_w: 10\n"
+	ds := "deep_sleep:\n  power_w: 1\n  wake_time: 1us\n  sleep_time: 1us\n"
+	tests := map[string]string{
+		base + ds + "color: red\n": `line 8: unknown key "color"`,
+		base:                       "at least one low-power state",
+		"name: x\nrate_bps: -1\n":  "rate_bps: must be > 0",
+		base + "deep_sleep:\n  power_w: 11\n  wake_time: 1us\n  sleep_time: 1us\n":                       "exceeds wake_power_w",
+		base + "deep_sleep:\n  power_w: 1\n  power_fraction: 0.1\n  wake_time: 1us\n  sleep_time: 1us\n": "exactly one of power_w and power_fraction",
+		base + "deep_sleep:\n  power_w: 1\n  wake_time: -1us\n  sleep_time: 1us\n":                       "line 6: negative duration",
+		base + ds + "system:\n  node_min_w: 5\n  node_max_w: 1\n":                                        "system.node_max_w",
+	}
+	for in, want := range tests {
+		_, err := Parse([]byte(in), "p.yaml")
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), "p.yaml: ") {
+			t.Errorf("Parse(%q) = %v, want %q", in, err, want)
+		}
+	}
+	if _, err := Load("nope"); err == nil || !strings.Contains(err.Error(), "shipped: eee-") {
+		t.Errorf("unknown preset: %v", err)
+	}
+	if _, err := ParseMode("turbo"); err == nil {
+		t.Error("ParseMode(turbo) accepted")
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add("name: x\nrate_bps: 1e9\nwake_power_w: 10\ndeep_sleep:\n  power_w: 1\n  wake_time: 1us\n  sleep_time: 1us\n")
+	f.Add("name: x\nfast_wake: {power_fraction: 2}\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		p, err := Parse([]byte(in), "fuzz.yaml")
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error %q", err)
+			}
+			return
+		}
+		if p.FastWake == nil && p.DeepSleep == nil {
+			t.Fatal("accepted a preset without low-power state")
+		}
+	})
+}
