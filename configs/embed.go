@@ -5,5 +5,5 @@ import "embed"
 // FS holds the shipped configuration files, under their folder names
 // (presets/…, predict/…, sim/…).
 //
-//go:embed presets predict
+//go:embed presets predict sim
 var FS embed.FS

@@ -41,6 +41,9 @@ func newRootCommand() *cobra.Command {
 	root.AddCommand(
 		newVersionCommand(),
 		newPredictCommand(),
+		newSimCommand(),
+		newTopoCommand(),
+		newPortsCommand(),
 	)
 	return root
 }

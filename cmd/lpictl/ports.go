@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lpictl/lpictl/hwlink"
+)
+
+func newPortsCommand() *cobra.Command {
+	var (
+		asJSON bool
+		netns  string
+		all    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "ports",
+		Short: "List local ports: driver, speed, carrier, EEE state and what lpictl can do there",
+		Long: "ports lists the network ports of this host (or of --netns): name, driver, speed, carrier,\n" +
+			"EEE supported/enabled/active, the tx LPI timer, how lpictl would observe idle gaps (eBPF or\n" +
+			"counters, and at which resolution) and whether it can set the timer (or why not).\n" +
+			"It only reads; nothing is changed.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if netns != "" && !strings.Contains(netns, "/") {
+				if _, err := os.Stat("/run/netns/" + netns); err != nil {
+					return badInput(fmt.Errorf("--netns %q: no such named network namespace (give a name from `ip netns` or a path)", netns))
+				}
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			ports, err := hwlink.Discover(ctx, hwlink.DiscoverOptions{NetNS: hwlink.NetNS(netns), All: all})
+			if err != nil {
+				if errors.Is(err, os.ErrNotExist) {
+					return badInput(fmt.Errorf("--netns %q: %w", netns, err))
+				}
+				return err
+			}
+			if asJSON {
+				return writePortsJSON(cmd.OutOrStdout(), ports)
+			}
+			return writePortsTable(cmd.OutOrStdout(), ports)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&netns, "netns", "", "network namespace: a name (ip netns) or a path such as /proc/PID/ns/net")
+	cmd.Flags().BoolVar(&all, "all", false, "also list bridges, bonds, VLANs and other virtual links")
+	return cmd
+}
+
+func writePortsJSON(w io.Writer, ports []hwlink.PortInfo) error {
+	if ports == nil {
+		ports = []hwlink.PortInfo{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(ports)
+}
+
+func writePortsTable(w io.Writer, ports []hwlink.PortInfo) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PORT\tDRIVER\tSPEED\tCARRIER\tEEE SUP/EN/ACT\tTX LPI TIMER\tOBSERVE\tACTUATE")
+	for _, p := range ports {
+		drv := p.Driver.Driver
+		if drv == "" {
+			drv = "-"
+		}
+		eee, timer := "n/a", "-"
+		if p.EEE != nil {
+			eee = fmt.Sprintf("%s/%s/%s", yesNo(len(p.EEE.Supported) > 0), yesNo(p.EEE.Enabled), yesNo(p.EEE.Active))
+			timer = p.EEE.TxLPITimer.String()
+			if !p.EEE.TxLPIEnabled {
+				timer += " (tx LPI off)"
+			}
+		}
+		observe := string(p.Observation.Method)
+		if p.Observation.Attach != "" {
+			observe += "/" + p.Observation.Attach
+		}
+		observe += " @" + p.Observation.Resolution.String()
+		act := "no: " + strings.TrimPrefix(p.Actuation.Reason, "observe-only: ")
+		if p.Actuation.CanSetTimer {
+			act = "yes: " + p.Actuation.Reason
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, drv, speedString(p.Speed),
+			carrierString(p), eee, timer, observe, act)
+	}
+	return tw.Flush()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func carrierString(p hwlink.PortInfo) string {
+	if p.Carrier {
+		return "up"
+	}
+	return "down"
+}
+
+func speedString(bps uint64) string {
+	switch {
+	case bps == 0:
+		return "unknown"
+	case bps%1_000_000_000 == 0:
+		return fmt.Sprintf("%dG", bps/1_000_000_000)
+	default:
+		return fmt.Sprintf("%dM", bps/1_000_000)
+	}
+}

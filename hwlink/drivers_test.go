@@ -1,0 +1,60 @@
+package hwlink
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDriverTableDocumented keeps docs/hwlink.md and the table in step.
+func TestDriverTableDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/hwlink.md")
+	if err != nil {
+		t.Skipf("docs not found: %v", err)
+	}
+	for _, c := range DriverTable() {
+		if !strings.Contains(string(doc), c.Driver) {
+			t.Errorf("driver %s is in the table but not in docs/hwlink.md", c.Driver)
+		}
+	}
+}
+
+func TestFit(t *testing.T) {
+	us := time.Microsecond
+	for _, c := range []struct {
+		driver           string
+		in, want         time.Duration
+		rounded, clamped bool
+	}{
+		{"mvneta", 300 * us, 255 * us, false, true},
+		{"mvneta", 1500 * time.Nanosecond, 2 * us, true, false},
+		{"an8855", 3 * us, 4 * us, true, false},
+		{"bnx2x", 0, 0x100 * us, false, true},
+		{"unknown", -us, 0, false, true},
+		{"unknown", 10 * time.Hour, maxKernelTimer, false, true},
+	} {
+		caps, _ := LookupDriver(c.driver)
+		got, r, cl := caps.Fit(c.in)
+		if got != c.want || r != c.rounded || cl != c.clamped {
+			t.Errorf("%s.Fit(%v) = %v %v %v, want %v %v %v", c.driver, c.in, got, r, cl, c.want, c.rounded, c.clamped)
+		}
+	}
+}
+
+func TestHistBucket(t *testing.T) {
+	prevHi := uint64(0)
+	for i := range HistBuckets {
+		lo, hi := HistBucketBounds(i)
+		if lo != prevHi || hi <= lo {
+			t.Fatalf("bucket %d [%d, %d) does not follow %d", i, lo, hi, prevHi)
+		}
+		if HistBucket(lo) != i || (i < HistBuckets-1 && HistBucket(hi-1) != i) {
+			t.Fatalf("bucket %d bounds [%d, %d) map to %d/%d", i, lo, hi, HistBucket(lo), HistBucket(hi-1))
+		}
+		prevHi = hi
+	}
+	if HistBucket(^uint64(0)) != HistBuckets-1 {
+		t.Error("max value")
+	}
+}

@@ -1,0 +1,498 @@
+package hwlink
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
+	"github.com/cilium/ebpf/rlimit"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/bpf"
+)
+
+// AttachMode selects how the eBPF program is attached.
+type AttachMode int
+
+const (
+	// AttachAuto tries TCX (Linux ≥ 6.6) and falls back to clsact + cls_bpf.
+	AttachAuto AttachMode = iota
+	// AttachTCX uses a TCX bpf_link only.
+	AttachTCX
+	// AttachTC uses a clsact qdisc and a direct-action cls_bpf filter.
+	AttachTC
+)
+
+func (m AttachMode) String() string {
+	switch m {
+	case AttachTCX:
+		return "tcx"
+	case AttachTC:
+		return "tc"
+	default:
+		return "auto"
+	}
+}
+
+// EBPFConfig configures AttachEBPF.
+type EBPFConfig struct {
+	// Interface is the port's name in NetNS.
+	Interface string
+	NetNS     NetNS
+	Mode      AttachMode
+	// Ingress also observes received traffic (egress is always observed).
+	Ingress bool
+	// Speed is the link speed in bits per second, used to estimate when a
+	// transmission ends. 0 = unknown: transmissions are taken to be
+	// instantaneous, so a gap is the time between packets at the hook and
+	// over-estimates the true idle time by one packet's serialisation time.
+	Speed uint64
+	// SampleFloor: gaps at least this long are delivered as exact samples
+	// through DrainGaps; shorter ones only reach the histogram. 0 = all.
+	SampleFloor time.Duration
+	// RingBytes is the sample ring size (power of two, ≥ page size);
+	// 0 = 256 KiB (8192 samples).
+	RingBytes int
+	Logger    *slog.Logger
+}
+
+// tcFilterPriority is the cls_bpf filter priority lpictl uses (late, so
+// other classifiers run first and our observation does not reorder them).
+const tcFilterPriority = 0xC0DE
+
+const defaultRingBytes = 256 << 10
+
+// gapSampleSize is sizeof(struct gap_sample).
+const gapSampleSize = 24
+
+// EBPFObserver observes one interface with the idlegap eBPF program. Create
+// it with AttachEBPF; Close detaches it and removes everything it added.
+type EBPFObserver struct {
+	ifname  string
+	ifindex int
+	mode    AttachMode
+	log     *slog.Logger
+	ns      netns.NsHandle
+
+	objs   bpf.IdlegapObjects
+	links  []link.Link
+	tc     *tcAttachment
+	reader *ringbuf.Reader
+	rec    ringbuf.Record
+	key    uint32
+	raw    bpf.IdlegapDirState
+}
+
+var _ Observer = (*EBPFObserver)(nil)
+
+// SpeedQ16 converts a link speed (bits/s) to the program's nanoseconds per
+// byte in Q16 fixed point; 0 for unknown.
+func SpeedQ16(bps uint64) uint64 {
+	if bps == 0 {
+		return 0
+	}
+	return uint64(math.Round(8e9 * 65536 / float64(bps)))
+}
+
+// LoadIdlegap loads the eBPF objects without attaching them (for tests and
+// benchmarks through BPF_PROG_TEST_RUN). ringBytes 0 = default.
+func LoadIdlegap(ringBytes int) (*bpf.IdlegapObjects, error) {
+	if ringBytes == 0 {
+		ringBytes = defaultRingBytes
+	}
+	if ringBytes < os.Getpagesize() || ringBytes&(ringBytes-1) != 0 {
+		return nil, fmt.Errorf("ring size %d: must be a power of two ≥ %d", ringBytes, os.Getpagesize())
+	}
+	// Only kernels < 5.11 account BPF memory to RLIMIT_MEMLOCK; on newer
+	// ones this is a no-op.
+	if err := rlimit.RemoveMemlock(); err != nil {
+		return nil, fmt.Errorf("remove memlock limit: %w", classifyErrno(err))
+	}
+	spec, err := bpf.LoadIdlegap()
+	if err != nil {
+		return nil, err
+	}
+	spec.Maps[bpf.IdlegapMapSamples].MaxEntries = uint32(ringBytes)
+	objs := new(bpf.IdlegapObjects)
+	if err := spec.LoadAndAssign(objs, nil); err != nil {
+		return nil, fmt.Errorf("load eBPF program: %w", classifyBPFErr(err))
+	}
+	return objs, nil
+}
+
+func classifyBPFErr(err error) error {
+	switch {
+	case errors.Is(err, ebpf.ErrNotSupported):
+		return fmt.Errorf("%w: %w", ErrNotSupported, err)
+	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
+		return fmt.Errorf("%w (needs CAP_BPF and CAP_NET_ADMIN): %w", ErrPermission, err)
+	}
+	return err
+}
+
+// AttachEBPF loads the idlegap program and attaches it to cfg.Interface.
+// Errors match ErrNotSupported (no BPF/TCX support) or ErrPermission
+// (missing capabilities): the caller then falls back to counters.
+func AttachEBPF(ctx context.Context, cfg EBPFConfig) (*EBPFObserver, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := checkIfname(cfg.Interface); err != nil {
+		return nil, err
+	}
+	o := &EBPFObserver{ifname: cfg.Interface, log: cfg.Logger, ns: netns.None()}
+	if o.log == nil {
+		o.log = slog.New(slog.DiscardHandler)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			o.Close()
+		}
+	}()
+	if cfg.NetNS != "" {
+		h, err := cfg.NetNS.open()
+		if err != nil {
+			return nil, err
+		}
+		o.ns = h
+	}
+	nlh, err := o.netlinkHandle()
+	if err != nil {
+		return nil, err
+	}
+	defer nlh.Close()
+	lk, err := nlh.LinkByName(cfg.Interface)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Interface, classifyLinkErr(err))
+	}
+	o.ifindex = lk.Attrs().Index
+
+	objs, err := LoadIdlegap(cfg.RingBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Interface, err)
+	}
+	if err := o.init(objs, cfg.Speed, cfg.SampleFloor); err != nil {
+		return nil, err
+	}
+
+	progs := []struct {
+		prog *ebpf.Program
+		dir  Direction
+	}{{o.objs.LpiEgress, Egress}}
+	if cfg.Ingress {
+		progs = append(progs, struct {
+			prog *ebpf.Program
+			dir  Direction
+		}{o.objs.LpiIngress, Ingress})
+	}
+
+	mode := cfg.Mode
+	if mode == AttachAuto || mode == AttachTCX {
+		var links []link.Link
+		var tcxErr error
+		for _, p := range progs {
+			l, err := o.attachTCX(p.prog, p.dir)
+			if err != nil {
+				tcxErr = err
+				break
+			}
+			links = append(links, l)
+		}
+		if tcxErr == nil {
+			o.links, o.mode = links, AttachTCX
+		} else {
+			for _, l := range links {
+				l.Close()
+			}
+			if mode == AttachTCX || !errors.Is(tcxErr, ErrNotSupported) {
+				return nil, fmt.Errorf("%s: attach TCX: %w", cfg.Interface, tcxErr)
+			}
+			o.log.Info("TCX not supported, falling back to clsact", "device", cfg.Interface, "error", tcxErr)
+			mode = AttachTC
+		}
+	}
+	if mode == AttachTC {
+		o.tc = &tcAttachment{ifindex: o.ifindex}
+		for _, p := range progs {
+			if err := o.tc.attach(nlh, p.prog, p.dir); err != nil {
+				return nil, fmt.Errorf("%s: attach clsact filter: %w", cfg.Interface, err)
+			}
+		}
+		o.mode = AttachTC
+	}
+	ok = true
+	o.log.Debug("eBPF observer attached", "device", cfg.Interface, "mode", o.mode, "ingress", cfg.Ingress)
+	return o, nil
+}
+
+// init takes ownership of objs, configures the program and opens the
+// sample reader.
+func (o *EBPFObserver) init(objs *bpf.IdlegapObjects, speed uint64, floor time.Duration) error {
+	o.objs = *objs
+	if err := o.SetSpeed(speed); err != nil {
+		return err
+	}
+	if err := o.SetSampleFloor(floor); err != nil {
+		return err
+	}
+	var err error
+	o.reader, err = ringbuf.NewReader(o.objs.Samples)
+	if err != nil {
+		return fmt.Errorf("%s: ring buffer reader: %w", o.ifname, err)
+	}
+	// Draining never blocks: the program writes without wake-ups and a
+	// deadline in the past makes ReadInto return at the end of the data.
+	o.reader.SetDeadline(time.Unix(0, 1))
+	return nil
+}
+
+func (o *EBPFObserver) netlinkHandle() (*netlink.Handle, error) {
+	if o.ns.IsOpen() {
+		h, err := netlink.NewHandleAt(o.ns)
+		if err != nil {
+			return nil, fmt.Errorf("netlink handle in namespace: %w", err)
+		}
+		return h, nil
+	}
+	h, err := netlink.NewHandle()
+	if err != nil {
+		return nil, fmt.Errorf("netlink handle: %w", err)
+	}
+	return h, nil
+}
+
+func classifyLinkErr(err error) error {
+	var nf netlink.LinkNotFoundError
+	if errors.As(err, &nf) {
+		return fmt.Errorf("%w: %w", ErrNoDevice, err)
+	}
+	return classifyErrno(err)
+}
+
+func (o *EBPFObserver) attachTCX(prog *ebpf.Program, dir Direction) (link.Link, error) {
+	at := ebpf.AttachTCXEgress
+	if dir == Ingress {
+		at = ebpf.AttachTCXIngress
+	}
+	var l link.Link
+	// The ifindex is resolved in the namespace of the calling thread.
+	err := inNetNS(o.ns, func() error {
+		var err error
+		l, err = link.AttachTCX(link.TCXOptions{Interface: o.ifindex, Program: prog, Attach: at, Anchor: link.Tail()})
+		return err
+	})
+	if err != nil {
+		return nil, classifyBPFErr(err)
+	}
+	return l, nil
+}
+
+// tcAttachment is the clsact + cls_bpf fallback: it remembers what it
+// added so that detaching removes exactly that.
+type tcAttachment struct {
+	ifindex      int
+	addedQdisc   bool
+	filters      []*netlink.BpfFilter
+	qdiscChecked bool
+}
+
+func clsactQdisc(ifindex int) *netlink.GenericQdisc {
+	return &netlink.GenericQdisc{
+		QdiscAttrs: netlink.QdiscAttrs{
+			LinkIndex: ifindex,
+			Handle:    netlink.MakeHandle(0xffff, 0),
+			Parent:    netlink.HANDLE_CLSACT,
+		},
+		QdiscType: "clsact",
+	}
+}
+
+func (t *tcAttachment) attach(h *netlink.Handle, prog *ebpf.Program, dir Direction) error {
+	if !t.qdiscChecked {
+		qs, err := h.QdiscList(&netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: t.ifindex}})
+		if err != nil {
+			return fmt.Errorf("list qdiscs: %w", classifyErrno(err))
+		}
+		have := false
+		for _, q := range qs {
+			if q.Type() == "clsact" {
+				have = true
+			}
+		}
+		if !have {
+			if err := h.QdiscAdd(clsactQdisc(t.ifindex)); err != nil {
+				return fmt.Errorf("add clsact qdisc: %w", classifyErrno(err))
+			}
+			t.addedQdisc = true
+		}
+		t.qdiscChecked = true
+	}
+	parent := uint32(netlink.HANDLE_MIN_EGRESS)
+	name := "lpictl_egress"
+	if dir == Ingress {
+		parent, name = netlink.HANDLE_MIN_INGRESS, "lpictl_ingress"
+	}
+	f := &netlink.BpfFilter{
+		FilterAttrs: netlink.FilterAttrs{
+			LinkIndex: t.ifindex,
+			Parent:    parent,
+			Handle:    1,
+			Protocol:  unix.ETH_P_ALL,
+			Priority:  tcFilterPriority,
+		},
+		Fd:           prog.FD(),
+		Name:         name,
+		DirectAction: true,
+	}
+	if err := h.FilterAdd(f); err != nil {
+		return fmt.Errorf("add %s filter: %w", dir, classifyErrno(err))
+	}
+	t.filters = append(t.filters, f)
+	return nil
+}
+
+func (t *tcAttachment) detach(h *netlink.Handle) error {
+	var errs []error
+	for _, f := range t.filters {
+		if err := h.FilterDel(f); err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENODEV) {
+			errs = append(errs, fmt.Errorf("delete filter: %w", err))
+		}
+	}
+	t.filters = nil
+	if t.addedQdisc {
+		// Remove the qdisc only if nobody else put filters on it meanwhile.
+		lk := &netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: t.ifindex}}
+		eg, err1 := h.FilterList(lk, netlink.HANDLE_MIN_EGRESS)
+		in, err2 := h.FilterList(lk, netlink.HANDLE_MIN_INGRESS)
+		if err1 == nil && err2 == nil && len(eg) == 0 && len(in) == 0 {
+			if err := h.QdiscDel(clsactQdisc(t.ifindex)); err != nil && !errors.Is(err, unix.ENOENT) &&
+				!errors.Is(err, unix.ENODEV) && !errors.Is(err, unix.EINVAL) {
+				errs = append(errs, fmt.Errorf("delete clsact qdisc: %w", err))
+			}
+		}
+		t.addedQdisc = false
+	}
+	return errors.Join(errs...)
+}
+
+// Interface returns the observed interface's name.
+func (o *EBPFObserver) Interface() string { return o.ifname }
+
+// AttachedVia says whether TCX or clsact is in use.
+func (o *EBPFObserver) AttachedVia() AttachMode { return o.mode }
+
+// Method implements Observer.
+func (o *EBPFObserver) Method() Method { return MethodEBPF }
+
+// Resolution implements Observer: the program's clock (bpf_ktime_get_ns) is
+// in nanoseconds; the gap is exact to the hook, before any qdisc queueing.
+func (o *EBPFObserver) Resolution() time.Duration { return time.Nanosecond }
+
+// SetSpeed updates the link speed (bits/s, 0 = unknown), e.g. after the
+// link renegotiated.
+func (o *EBPFObserver) SetSpeed(bps uint64) error {
+	if err := o.objs.NsPerByteQ16.Set(SpeedQ16(bps)); err != nil {
+		return fmt.Errorf("%s: set speed: %w", o.ifname, err)
+	}
+	return nil
+}
+
+// SetSampleFloor updates the minimum gap delivered as a sample.
+func (o *EBPFObserver) SetSampleFloor(d time.Duration) error {
+	if d < 0 {
+		d = 0
+	}
+	if err := o.objs.SampleFloorNs.Set(uint64(d)); err != nil {
+		return fmt.Errorf("%s: set sample floor: %w", o.ifname, err)
+	}
+	return nil
+}
+
+// DrainGaps implements Observer. It does not block and does not allocate.
+func (o *EBPFObserver) DrainGaps(dst []GapSample) (int, error) {
+	n := 0
+	for n < len(dst) {
+		if o.reader.AvailableBytes() == 0 {
+			break
+		}
+		if err := o.reader.ReadInto(&o.rec); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				break
+			}
+			return n, fmt.Errorf("%s: read gap samples: %w", o.ifname, err)
+		}
+		b := o.rec.RawSample
+		if len(b) < gapSampleSize {
+			continue
+		}
+		dst[n] = GapSample{
+			End:       time.Duration(binary.NativeEndian.Uint64(b[0:])),
+			Length:    time.Duration(binary.NativeEndian.Uint64(b[8:])),
+			Dir:       Direction(binary.NativeEndian.Uint32(b[16:])),
+			PacketLen: binary.NativeEndian.Uint32(b[20:]),
+		}
+		n++
+	}
+	return n, nil
+}
+
+// ReadStats implements Observer (one map lookup; counters are updated
+// atomically one by one, so the set is not a snapshot).
+func (o *EBPFObserver) ReadStats(dir Direction, st *GapStats) error {
+	o.key = uint32(dir)
+	if err := o.objs.State.Lookup(&o.key, &o.raw); err != nil {
+		return fmt.Errorf("%s: read %s stats: %w", o.ifname, dir, err)
+	}
+	st.Packets, st.Bytes = o.raw.Packets, o.raw.Bytes
+	st.Gaps, st.Busy = o.raw.Gaps, o.raw.Busy
+	st.Idle = time.Duration(o.raw.IdleNs)
+	st.Samples, st.SamplesLost = o.raw.Samples, o.raw.SamplesLost
+	st.Races = o.raw.Races
+	st.Hist = o.raw.Hist
+	return nil
+}
+
+// Close detaches the program (TCX links or the clsact filters, and the
+// clsact qdisc if it added it) and releases all objects.
+func (o *EBPFObserver) Close() error {
+	var errs []error
+	for _, l := range o.links {
+		errs = append(errs, l.Close())
+	}
+	o.links = nil
+	if o.tc != nil {
+		h, err := o.netlinkHandle()
+		if err != nil {
+			errs = append(errs, err)
+		} else {
+			errs = append(errs, o.tc.detach(h))
+			h.Close()
+		}
+		o.tc = nil
+	}
+	if o.reader != nil {
+		errs = append(errs, o.reader.Close())
+		o.reader = nil
+	}
+	errs = append(errs, o.objs.Close())
+	o.objs = bpf.IdlegapObjects{}
+	if o.ns.IsOpen() {
+		errs = append(errs, o.ns.Close())
+		o.ns = netns.None()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%s: detach: %w", o.ifname, err)
+	}
+	return nil
+}

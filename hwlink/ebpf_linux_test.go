@@ -1,0 +1,278 @@
+package hwlink
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"github.com/lpictl/lpictl/hwlink/hwlinktest"
+)
+
+// runProg runs prog once on a minimal Ethernet frame of n bytes.
+func runProg(t *testing.T, prog *ebpf.Program, n int) uint32 {
+	t.Helper()
+	ret, err := prog.Run(&ebpf.RunOptions{Data: make([]byte, n)})
+	if err != nil {
+		t.Fatalf("BPF_PROG_TEST_RUN: %v", err)
+	}
+	return ret
+}
+
+// TestIdlegapProgram checks the program's arithmetic through
+// BPF_PROG_TEST_RUN: verdict, gap, busy detection, histogram bucket
+// (against HistBucket) and samples.
+func TestIdlegapProgram(t *testing.T) {
+	hwlinktest.RequireBPF(t)
+	objs, err := LoadIdlegap(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &EBPFObserver{ifname: "test", ns: netns.None()}
+	if err := o.init(objs, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	// 1 Mb/s: a 100-byte packet keeps the link busy for (100+24)*8 µs.
+	if err := o.SetSpeed(1_000_000); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.SetSampleFloor(0); err != nil {
+		t.Fatal(err)
+	}
+	if ret := runProg(t, objs.LpiEgress, 100); ret != 0xFFFFFFFF {
+		t.Fatalf("verdict %#x, want TCX_NEXT/TC_ACT_UNSPEC (-1)", ret)
+	}
+	runProg(t, objs.LpiEgress, 100) // arrives while the first is on the wire
+	var st GapStats
+	if err := o.ReadStats(Egress, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Packets != 2 || st.Busy != 1 || st.Gaps != 0 || st.Bytes != 200 {
+		t.Fatalf("after two back-to-back packets: %+v", st)
+	}
+	// Unknown speed: transmissions take no time; a 2 ms pause is a gap of
+	// about 2 ms after the estimated end of the second packet.
+	if err := o.SetSpeed(0); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(4 * time.Millisecond) // both packets (≈2 ms on the wire) are done
+	before := MonotonicNow()
+	runProg(t, objs.LpiEgress, 100)
+	after := MonotonicNow()
+	if err := o.ReadStats(Egress, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Gaps != 1 || st.Samples != 1 {
+		t.Fatalf("want one gap and one sample: %+v", st)
+	}
+	buf := make([]GapSample, 4)
+	n, err := o.DrainGaps(buf)
+	if err != nil || n != 1 {
+		t.Fatalf("DrainGaps = %d, %v", n, err)
+	}
+	s := buf[0]
+	if s.End < before || s.End > after {
+		t.Errorf("sample end %v outside [%v, %v]", s.End, before, after)
+	}
+	if s.Length < 1500*time.Microsecond || s.Length > 5*time.Millisecond {
+		t.Errorf("gap %v, want ≈ 4 ms minus 2 ms of transmission", s.Length)
+	}
+	if s.PacketLen != 100 || s.Dir != Egress {
+		t.Errorf("sample %+v", s)
+	}
+	if st.Idle != s.Length {
+		t.Errorf("idle sum %v != sample %v", st.Idle, s.Length)
+	}
+	b := HistBucket(uint64(s.Length))
+	if st.Hist[b] != 1 {
+		t.Errorf("histogram bucket %d (of %v) = %d; program and HistBucket disagree", b, s.Length, st.Hist[b])
+	}
+	if n, _ := o.DrainGaps(buf); n != 0 {
+		t.Errorf("second drain returned %d samples", n)
+	}
+	// The ingress program keeps separate state.
+	runProg(t, objs.LpiIngress, 60)
+	var in GapStats
+	if err := o.ReadStats(Ingress, &in); err != nil {
+		t.Fatal(err)
+	}
+	if in.Packets != 1 || in.Bytes != 60 {
+		t.Errorf("ingress stats %+v", in)
+	}
+}
+
+// TestEBPFObserverVeth sends paced UDP through a veth pair between two
+// test namespaces and checks the gaps measured at the sender's egress and
+// the receiver's ingress, over TCX and over the clsact fallback.
+func TestEBPFObserverVeth(t *testing.T) {
+	hwlinktest.RequireBPF(t)
+	cases := []struct {
+		name     string
+		mode     AttachMode
+		interval time.Duration
+		count    int
+	}{
+		{"tcx/1ms", AttachTCX, time.Millisecond, 120},
+		{"tcx/100us", AttachTCX, 100 * time.Microsecond, 800},
+		{"tc/1ms", AttachTC, time.Millisecond, 80},
+		{"tc/100us", AttachTC, 100 * time.Microsecond, 500},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := hwlinktest.NewPair(t)
+			ctx := context.Background()
+			// Egress of the sender's end (B) and ingress of the receiver's (A).
+			eg, err := AttachEBPF(ctx, EBPFConfig{Interface: p.NameB, NetNS: NetNS(p.PathB), Mode: tc.mode,
+				Speed: 10_000_000_000, SampleFloor: time.Microsecond})
+			if err != nil {
+				t.Fatalf("attach egress: %v", err)
+			}
+			in, err := AttachEBPF(ctx, EBPFConfig{Interface: p.NameA, NetNS: NetNS(p.PathA), Mode: tc.mode,
+				Ingress: true, Speed: 10_000_000_000, SampleFloor: time.Microsecond})
+			if err != nil {
+				eg.Close()
+				t.Fatalf("attach ingress: %v", err)
+			}
+			if eg.AttachedVia() != tc.mode || in.AttachedVia() != tc.mode {
+				t.Fatalf("attached via %v/%v, want %v", eg.AttachedVia(), in.AttachedVia(), tc.mode)
+			}
+			sent := hwlinktest.SendUDP(t, p.NSB, p.AddrB, p.NSA, p.AddrA,
+				hwlinktest.Traffic{Count: tc.count, Interval: tc.interval, Payload: 64})
+
+			checkGaps(t, "egress", eg, Egress, sent, tc.interval)
+			checkGaps(t, "ingress", in, Ingress, sent, tc.interval)
+
+			if err := eg.Close(); err != nil {
+				t.Errorf("close egress: %v", err)
+			}
+			if err := in.Close(); err != nil {
+				t.Errorf("close ingress: %v", err)
+			}
+			assertDetached(t, p.NSB, p.IndexB)
+			assertDetached(t, p.NSA, p.IndexA)
+		})
+	}
+}
+
+// gapTolerance bounds the difference between a measured gap and the
+// spacing of the send calls that produced it: the syscall path between
+// time.Now() in the sender and the hook, and the serialisation estimate.
+const gapTolerance = 25 * time.Microsecond
+
+// checkGaps verifies one direction: every packet counted, one gap per
+// packet after the first, every gap sampled, samples and histogram agree
+// exactly, ≥ 90 % of gaps within ±25 µs of the spacing of the send calls
+// that produced them (the sender's own jitter is thereby excluded), and the
+// median gap within ±25 µs of the median send spacing (nominal: interval).
+func checkGaps(t *testing.T, what string, o *EBPFObserver, dir Direction, sent []time.Time, interval time.Duration) {
+	t.Helper()
+	count := len(sent)
+	var st GapStats
+	if err := o.ReadStats(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Packets != uint64(count) {
+		t.Errorf("%s: %d packets, want %d (stray traffic?)", what, st.Packets, count)
+	}
+	if st.Gaps+st.Busy != st.Packets-1 {
+		t.Errorf("%s: gaps %d + busy %d != packets-1 (%d)", what, st.Gaps, st.Busy, st.Packets-1)
+	}
+	buf := make([]GapSample, 4096)
+	n, err := o.DrainGaps(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples := buf[:n]
+	if uint64(n) != st.Gaps || st.Samples != st.Gaps || st.SamplesLost != 0 {
+		t.Errorf("%s: drained %d samples, stats %d samples %d lost, %d gaps", what, n, st.Samples, st.SamplesLost, st.Gaps)
+	}
+	var hist [HistBuckets]uint64
+	var sum time.Duration
+	lengths := make([]time.Duration, 0, n)
+	for i, s := range samples {
+		if s.Dir != dir {
+			t.Fatalf("%s: sample %d has direction %v", what, i, s.Dir)
+		}
+		if i > 0 && s.End < samples[i-1].End {
+			t.Fatalf("%s: sample %d ends before its predecessor", what, i)
+		}
+		hist[HistBucket(uint64(s.Length))]++
+		sum += s.Length
+		lengths = append(lengths, s.Length)
+	}
+	if hist != st.Hist {
+		t.Errorf("%s: histogram from samples differs from the program's", what)
+	}
+	if sum != st.Idle {
+		t.Errorf("%s: idle sum %v != sum of samples %v", what, st.Idle, sum)
+	}
+	if len(lengths) == 0 {
+		t.Fatalf("%s: no gaps measured", what)
+	}
+	slices.Sort(lengths)
+	median := lengths[len(lengths)/2]
+	spacing := make([]time.Duration, 0, count-1)
+	for i := 1; i < count; i++ {
+		spacing = append(spacing, sent[i].Sub(sent[i-1]))
+	}
+	slices.Sort(spacing)
+	if d := median - spacing[len(spacing)/2]; d < -gapTolerance || d > gapTolerance {
+		t.Errorf("%s: median gap %v, median send spacing %v (nominal %v)", what, median, spacing[len(spacing)/2], interval)
+	}
+	close := 0
+	if n == count-1 {
+		for i, s := range samples {
+			want := sent[i+1].Sub(sent[i])
+			if d := s.Length - want; d >= -gapTolerance && d <= gapTolerance {
+				close++
+			}
+		}
+	}
+	if close*10 < n*9 {
+		t.Errorf("%s: only %d of %d gaps within ±%v of the send spacing", what, close, n, gapTolerance)
+	}
+	t.Logf("%s: %d packets, %d gaps, median %v, p10 %v, p90 %v, %d/%d within ±%v of send spacing",
+		what, st.Packets, st.Gaps, median, lengths[len(lengths)/10], lengths[len(lengths)*9/10], close, n, gapTolerance)
+}
+
+// assertDetached checks that no TCX program, clsact qdisc or tc filter is
+// left on the interface.
+func assertDetached(t *testing.T, ns netns.NsHandle, ifindex int) {
+	t.Helper()
+	err := hwlinktest.Do(ns, func() error {
+		for _, at := range []ebpf.AttachType{ebpf.AttachTCXEgress, ebpf.AttachTCXIngress} {
+			res, err := link.QueryPrograms(link.QueryOptions{Target: ifindex, Attach: at})
+			if err != nil {
+				return err
+			}
+			if len(res.Programs) != 0 {
+				t.Errorf("ifindex %d: %d TCX programs left at %v", ifindex, len(res.Programs), at)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("query TCX programs: %v", err)
+	}
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	lk := &netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: ifindex}}
+	qs, err := h.QdiscList(lk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range qs {
+		if q.Type() == "clsact" {
+			t.Errorf("ifindex %d: clsact qdisc left behind", ifindex)
+		}
+	}
+}

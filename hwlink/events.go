@@ -1,0 +1,150 @@
+package hwlink
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// LinkEventType says what happened to a link.
+type LinkEventType string
+
+const (
+	LinkAdded       LinkEventType = "added" // new port (or existing at subscription)
+	LinkRemoved     LinkEventType = "removed"
+	LinkCarrierUp   LinkEventType = "carrier-up"
+	LinkCarrierDown LinkEventType = "carrier-down"
+	LinkRenamed     LinkEventType = "renamed"
+)
+
+// LinkEvent is one change of a link.
+type LinkEvent struct {
+	Type    LinkEventType
+	Index   int
+	Name    string
+	OldName string // for LinkRenamed
+	Carrier bool
+	// Existing: the link was there when the subscription started.
+	Existing bool
+	Time     time.Time
+}
+
+// SubscribeOptions configure SubscribeLinks.
+type SubscribeOptions struct {
+	NetNS NetNS
+	// OnError receives errors from the netlink socket (optional).
+	OnError func(error)
+}
+
+// SubscribeLinks reports link changes in opts.NetNS until ctx ends, then
+// closes the channel. Existing links come first, as LinkAdded with
+// Existing set. A rename is LinkRenamed (index stays); carrier changes
+// follow IFF_LOWER_UP.
+func SubscribeLinks(ctx context.Context, opts SubscribeOptions) (<-chan LinkEvent, error) {
+	nsh, err := opts.NetNS.open()
+	if err != nil {
+		return nil, err
+	}
+	// Which links exist is decided by a snapshot taken before subscribing,
+	// not by message type: a link's asynchronous notification (e.g. a
+	// carrier change) can overtake its entry in the initial dump.
+	existing := make(map[int]bool)
+	h, err := netlink.NewHandleAt(nsh)
+	if err != nil {
+		nsh.Close()
+		return nil, fmt.Errorf("list links: %w", classifyErrno(err))
+	}
+	current, err := h.LinkList()
+	h.Close()
+	if err != nil {
+		nsh.Close()
+		return nil, fmt.Errorf("list links: %w", classifyErrno(err))
+	}
+	for _, l := range current {
+		existing[l.Attrs().Index] = true
+	}
+	updates := make(chan netlink.LinkUpdate, 64)
+	done := make(chan struct{})
+	lso := netlink.LinkSubscribeOptions{Namespace: &nsh, ListExisting: true, ErrorCallback: opts.OnError}
+	err = netlink.LinkSubscribeWithOptions(updates, done, lso)
+	nsh.Close()
+	if err != nil {
+		close(done)
+		return nil, fmt.Errorf("subscribe to link events: %w", classifyErrno(err))
+	}
+	out := make(chan LinkEvent, 64)
+	go func() {
+		defer close(out)
+		defer close(done)
+		type known struct {
+			name    string
+			carrier bool
+		}
+		links := make(map[int]known)
+		send := func(ev LinkEvent) bool {
+			select {
+			case out <- ev:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		for {
+			var u netlink.LinkUpdate
+			var ok bool
+			select {
+			case <-ctx.Done():
+				return
+			case u, ok = <-updates:
+				if !ok {
+					return
+				}
+			}
+			if u.Link == nil {
+				continue
+			}
+			a := u.Attrs()
+			idx := int(u.Index)
+			carrier := u.Flags&unix.IFF_LOWER_UP != 0
+			now := time.Now()
+			prev, seen := links[idx]
+			switch u.Header.Type {
+			case unix.RTM_DELLINK:
+				delete(links, idx)
+				if !send(LinkEvent{Type: LinkRemoved, Index: idx, Name: a.Name, Time: now}) {
+					return
+				}
+				continue
+			case unix.RTM_NEWLINK:
+			default:
+				continue
+			}
+			links[idx] = known{name: a.Name, carrier: carrier}
+			var evs []LinkEvent
+			switch {
+			case !seen:
+				evs = append(evs, LinkEvent{Type: LinkAdded, Index: idx, Name: a.Name, Carrier: carrier, Existing: existing[idx], Time: now})
+			default:
+				if prev.name != a.Name {
+					evs = append(evs, LinkEvent{Type: LinkRenamed, Index: idx, Name: a.Name, OldName: prev.name, Carrier: carrier, Time: now})
+				}
+				if prev.carrier != carrier {
+					t := LinkCarrierDown
+					if carrier {
+						t = LinkCarrierUp
+					}
+					evs = append(evs, LinkEvent{Type: t, Index: idx, Name: a.Name, Carrier: carrier, Time: now})
+				}
+			}
+			for _, ev := range evs {
+				if !send(ev) {
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}

@@ -1,0 +1,64 @@
+package hwlink
+
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/vishvananda/netns"
+)
+
+// NetNS names a network namespace: "" is the caller's own, a bare name is
+// one created by `ip netns add` (/run/netns/NAME), anything with a slash is
+// a path to a namespace file (/proc/PID/ns/net, /proc/self/fd/N, …).
+type NetNS string
+
+// open returns a handle to the namespace; the caller closes it. For "" it
+// returns the namespace of the calling thread.
+func (n NetNS) open() (netns.NsHandle, error) {
+	s := string(n)
+	if s == "" {
+		h, err := netns.Get()
+		if err != nil {
+			return netns.None(), fmt.Errorf("open current network namespace: %w", err)
+		}
+		return h, nil
+	}
+	path := s
+	if !strings.Contains(s, "/") {
+		path = filepath.Join("/run/netns", s)
+	}
+	h, err := netns.GetFromPath(path)
+	if err != nil {
+		return netns.None(), fmt.Errorf("open network namespace %q: %w", s, err)
+	}
+	return h, nil
+}
+
+// inNetNS runs fn on a locked OS thread switched into ns and switches back
+// afterwards. Sockets created by fn stay in ns. A handle of -1 (netns.None)
+// runs fn in the caller's namespace.
+func inNetNS(ns netns.NsHandle, fn func() error) error {
+	if !ns.IsOpen() {
+		return fn()
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	orig, err := netns.Get()
+	if err != nil {
+		return fmt.Errorf("get current network namespace: %w", err)
+	}
+	defer orig.Close()
+	if err := netns.Set(ns); err != nil {
+		return fmt.Errorf("enter network namespace: %w", err)
+	}
+	ferr := fn()
+	if err := netns.Set(orig); err != nil {
+		// The thread is in the wrong namespace: keep it locked so that it
+		// dies with the goroutine instead of being reused.
+		runtime.LockOSThread()
+		return fmt.Errorf("return to original network namespace: %w", err)
+	}
+	return ferr
+}
