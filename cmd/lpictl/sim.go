@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lpictl/lpictl/predictor"
+	"github.com/lpictl/lpictl/sim/network"
+	"github.com/lpictl/lpictl/sim/scenario"
+)
+
+func newSimCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Run the packet-level network simulator with EEE ports",
+		Long: `Simulates an HPC network (Megafly, fat tree, torus, dragonfly, flattened butterfly) at packet
+level with CIOQ switches and PFC; every port runs the EEE state machine with a t_PDT chosen by
+the same controller and predictor as real ports. Scenario files are documented in
+docs/scenario.md; shipped ones are in configs/sim/.`,
+	}
+	cmd.AddCommand(newSimRunCommand(), newSimCompareCommand())
+	return cmd
+}
+
+type simOptions struct {
+	config        string
+	sets          []string
+	json          bool
+	deterministic bool
+	out           string
+	fixed         string
+}
+
+func loadScenario(o *simOptions) (*scenario.Scenario, error) {
+	s, err := scenario.Load(o.config, o.sets)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return nil, badInput(fmt.Errorf("scenario: %w", err))
+		}
+		return nil, badInput(err)
+	}
+	return s, nil
+}
+
+// runError tells a configuration problem found while building (bad
+// input) from a failure of the run itself.
+func runError(err error) error {
+	if errors.Is(err, network.ErrDeadlock) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return badInput(err)
+}
+
+func newSimRunCommand() *cobra.Command {
+	var o simOptions
+	cmd := &cobra.Command{
+		Use:   "run [-c SCENARIO] [--set key=value …]",
+		Short: "Run one scenario and print its summary",
+		Long: `Runs a scenario (default: configs/sim/megafly-4160.yaml, built in) and prints a summary
+table, or with --json one JSON object. -o DIR also writes summary.json (deterministic: the same
+scenario and seed give the same bytes), perf.json (wall time, events/s, peak RSS), ports.csv
+and idle_hist.csv. A progress line goes to stderr when it is a terminal.`,
+		Example: `  lpictl sim run -c configs/sim/quick.yaml
+  lpictl sim run -c configs/sim/quick.yaml --set power.mode=fast-wake --set seed=2 --json
+  lpictl sim run --set workload.load=0.5 -o out/megafly`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := loadScenario(&o)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			prog := newProgress(cmd.ErrOrStderr(), s)
+			out, err := scenario.Run(ctx, s, prog.update)
+			prog.done()
+			if err != nil {
+				return runError(err)
+			}
+			if o.out != "" {
+				if err := out.WriteDir(o.out); err != nil {
+					return err
+				}
+			}
+			if o.json {
+				return out.WriteJSON(cmd.OutOrStdout(), !o.deterministic)
+			}
+			return out.WriteTable(cmd.OutOrStdout())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.config, "config", "c", "", "scenario file (default: the built-in configs/sim/megafly-4160.yaml)")
+	f.StringArrayVar(&o.sets, "set", nil, "override a scenario key, e.g. workload.load=0.5 (repeatable)")
+	f.BoolVar(&o.json, "json", false, "print one JSON object instead of the table")
+	f.BoolVar(&o.deterministic, "deterministic", false, "with --json, leave out wall_s, events_per_s and peak_rss_bytes")
+	f.StringVarP(&o.out, "output", "o", "", "write summary.json, perf.json, ports.csv and idle_hist.csv to this directory")
+	return cmd
+}
+
+func newSimCompareCommand() *cobra.Command {
+	var o simOptions
+	cmd := &cobra.Command{
+		Use:   "compare [-c SCENARIO] [--set key=value …]",
+		Short: "Compare always-on, a fixed t_PDT, PerfBound and PerfBoundCorrect on one scenario",
+		Long: `Runs the scenario four times with the same seed: always-on (the baseline), a fixed t_PDT,
+PerfBound and PerfBoundCorrect (in the scenario's low-power mode, deep-sleep if it is
+always-on), and prints execution-time and latency overheads and link, network and total
+energy savings against the baseline.`,
+		Example: `  lpictl sim compare -c configs/sim/quick.yaml
+  lpictl sim compare -c configs/sim/quick.yaml --fixed-pdt 1us --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := loadScenario(&o)
+			if err != nil {
+				return err
+			}
+			fixed, err := predictor.ParseDuration(o.fixed)
+			if err != nil {
+				return badInput(fmt.Errorf("--fixed-pdt: %w", err))
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			tty := isTerminal(cmd.ErrOrStderr())
+			rows, err := scenario.Compare(ctx, s, scenario.DefaultVariants(s, predictor.Duration(fixed)), func(name string) {
+				if tty {
+					fmt.Fprintf(cmd.ErrOrStderr(), "running %s…\n", name)
+				}
+			})
+			if err != nil {
+				return runError(err)
+			}
+			if o.json {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(rows)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "scenario %s, seed %d, mode %s; overheads and savings against always-on\n", s.Name, s.Seed, s.Power.Mode)
+			return scenario.WriteCompareTable(cmd.OutOrStdout(), rows)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.config, "config", "c", "", "scenario file (default: the built-in configs/sim/megafly-4160.yaml)")
+	f.StringArrayVar(&o.sets, "set", nil, "override a scenario key (repeatable)")
+	f.BoolVar(&o.json, "json", false, "print the rows as JSON")
+	f.StringVar(&o.fixed, "fixed-pdt", "1us", "t_PDT of the fixed-PDT variant")
+	return cmd
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progress prints "simulated time, events/s, ETA" on one line of stderr
+// when it is a terminal.
+type progress struct {
+	w      io.Writer
+	on     bool
+	start  time.Time
+	last   time.Time
+	target int64 // simulated ps generation lasts (0: unknown)
+	shown  bool
+}
+
+func newProgress(w io.Writer, s *scenario.Scenario) *progress {
+	return &progress{w: w, on: isTerminal(w), start: time.Now(), target: s.ExpectedEnd()}
+}
+
+func (p *progress) update(pr network.Progress) {
+	if !p.on {
+		return
+	}
+	now := time.Now()
+	if now.Sub(p.last) < 500*time.Millisecond {
+		return
+	}
+	p.last = now
+	el := now.Sub(p.start).Seconds()
+	eta := "?"
+	if p.target > 0 && pr.Now > 0 && pr.Now < p.target {
+		eta = (time.Duration(el*float64(p.target-pr.Now)/float64(pr.Now)) * time.Second / time.Second).Round(time.Second).String()
+	}
+	fmt.Fprintf(p.w, "\rsimulated %-12v %6.2f M events/s  ETA %-8s", time.Duration(pr.Now/1000), float64(pr.Events)/el/1e6, eta)
+	p.shown = true
+}
+
+func (p *progress) done() {
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

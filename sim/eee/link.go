@@ -1,0 +1,218 @@
+package eee
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Mode is a run's low-power mode (SPEC §1).
+type Mode uint8
+
+// Modes.
+const (
+	AlwaysOn Mode = iota
+	FastWake
+	DeepSleep
+	Hybrid
+)
+
+// ParseMode reads the mode names of sim/power (always-on, fast-wake,
+// deep-sleep, hybrid).
+func ParseMode(s string) (Mode, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "always-on":
+		return AlwaysOn, nil
+	case "fast-wake":
+		return FastWake, nil
+	case "deep-sleep":
+		return DeepSleep, nil
+	case "hybrid":
+		return Hybrid, nil
+	}
+	return 0, fmt.Errorf("unknown mode %q (want always-on, fast-wake, deep-sleep or hybrid)", s)
+}
+
+func (m Mode) String() string {
+	return [...]string{"always-on", "fast-wake", "deep-sleep", "hybrid"}[m]
+}
+
+// State is a link's power state.
+type State uint8
+
+// States, in the order of [Link.Times].
+const (
+	Wake State = iota
+	GoingDown
+	LowFastWake
+	LowDeepSleep
+	GoingUp
+	NumStates
+)
+
+func (s State) String() string {
+	return [...]string{"wake", "going_down", "fast_wake", "deep_sleep", "going_up"}[s]
+}
+
+// Never is a t_PDT that never expires.
+const Never int64 = math.MaxInt64
+
+// Params are the timing of a link's power states, in picoseconds.
+type Params struct {
+	Mode            Mode
+	SleepFW, WakeFW int64 // t_s and t_w of Fast Wake
+	SleepDS, WakeDS int64 // t_s and t_w of Deep Sleep
+	HybridHold      int64 // hybrid: time in Fast Wake before Deep Sleep
+	Handshake       int64 // one-way time of a control message: serialisation + propagation
+	firstS, firstW  int64
+	firstLow        State
+}
+
+// Prepare fills derived fields; call it once after setting the others.
+func (p *Params) Prepare() {
+	switch p.Mode {
+	case FastWake, Hybrid:
+		p.firstS, p.firstW, p.firstLow = p.SleepFW, p.WakeFW, LowFastWake
+	default:
+		p.firstS, p.firstW, p.firstLow = p.SleepDS, p.WakeDS, LowDeepSleep
+	}
+}
+
+// WakeTime is the t_w a packet pays when it finds the link in the first
+// low-power state the mode enters.
+func (p *Params) WakeTime() int64 { return p.firstW }
+
+// Link is the power state of one link, shared by its two ends (0 and 1):
+// both ends change state together (SPEC §1.1).
+type Link struct {
+	// ReadyAt is when the link carries bits again (awake): later than now
+	// while it wakes up.
+	ReadyAt   int64
+	idleFrom  int64 // when the link last became idle (both ends)
+	pdt       int64 // t_PDT of the owner for this idle period
+	accounted int64 // state times are counted up to here
+	busy      uint8 // bit per end: output queue non-empty or transmitting
+	owner     uint8 // end that transmitted last: its PDT timer runs
+	// Times is the time spent in each state (ps), up to the last event.
+	Times [NumStates]int64
+	// Downs counts power-down transitions, Ups wake-ups, Deepens hybrid
+	// Fast Wake → Deep Sleep steps.
+	Downs, Ups, Deepens uint32
+}
+
+// Start makes the link idle at time now with end 0's t_PDT running, as if a
+// transmission had just ended (so that a link nothing uses goes down).
+func (l *Link) Start(now, pdt int64) {
+	*l = Link{ReadyAt: now, idleFrom: now, pdt: pdt, accounted: now}
+}
+
+// Busy reports whether an end holds or sends a packet.
+func (l *Link) Busy() bool { return l.busy != 0 }
+
+func (l *Link) account(s State, until int64) {
+	if until > l.accounted {
+		l.Times[s] += until - l.accounted
+		l.accounted = until
+	}
+}
+
+// Need reports that a packet entered the output queue of end at time now
+// (the queue was empty and the end was not transmitting). It returns when
+// the end may transmit, and whether the packet had to wait for the link's
+// power state (a miss: the link had started going down, was low, or was
+// waking up).
+//
+// Timeline of an idle period that began at I with the owner's t_PDT = P and
+// one-way handshake time H: the owner's timer expires at T = I + P and it
+// sends a power-down request; the peer answers at T + H; both ends start
+// going down at D = T + 2H; going down ends at D + t_s. A packet for the
+// peer before T + H makes the peer refuse (it is transmitting): no delay.
+// A packet in [T, D) at the owner, or in [T+H, D) at the peer, finds the
+// link committed to going down: it waits for D + t_s, then t_w. A packet
+// in [D, D+t_s) waits the t_s remainder and t_w; a packet finding the link
+// low waits the t_w of that state.
+func (l *Link) Need(p *Params, now int64, end uint8) (ready int64, missed bool) {
+	if l.busy != 0 {
+		l.busy |= 1 << end
+		if l.ReadyAt > now {
+			return l.ReadyAt, true
+		}
+		return now, false
+	}
+	l.busy |= 1 << end
+	if p.Mode == AlwaysOn || l.pdt >= Never-l.idleFrom-4*p.Handshake {
+		l.account(Wake, now)
+		l.ReadyAt = now
+		return now, false
+	}
+	expire := l.idleFrom + l.pdt
+	if now < expire || (end != l.owner && now < expire+p.Handshake) {
+		l.account(Wake, now)
+		l.ReadyAt = now
+		return now, false
+	}
+	down := expire + 2*p.Handshake
+	downEnd := down + p.firstS
+	l.account(Wake, down)
+	l.Downs++
+	l.Ups++
+	if now < downEnd {
+		l.account(GoingDown, downEnd)
+		ready = downEnd + p.firstW
+	} else {
+		l.account(GoingDown, downEnd)
+		w := p.firstW
+		if p.Mode == Hybrid && now >= downEnd+p.HybridHold {
+			l.account(LowFastWake, downEnd+p.HybridHold)
+			l.Deepens++
+			l.account(LowDeepSleep, now)
+			w = p.WakeDS
+		} else {
+			l.account(p.firstLow, now)
+		}
+		ready = now + w
+	}
+	l.account(GoingUp, ready)
+	l.ReadyAt = ready
+	return ready, true
+}
+
+// Release reports that end's output queue emptied after its last bit at
+// time now, with pdt the end's t_PDT (Never for no timer). When the other
+// end is idle too, the link's idle period starts and end owns the timer.
+func (l *Link) Release(now int64, end uint8, pdt int64) {
+	l.busy &^= 1 << end
+	if l.busy == 0 {
+		l.idleFrom, l.owner, l.pdt = now, end, pdt
+	}
+}
+
+// Finish accounts the link's states up to the end of the run at now.
+func (l *Link) Finish(p *Params, now int64) {
+	if l.busy != 0 || p.Mode == AlwaysOn || l.pdt >= Never-l.idleFrom-4*p.Handshake {
+		l.account(Wake, now)
+		return
+	}
+	down := l.idleFrom + l.pdt + 2*p.Handshake
+	if now <= down {
+		l.account(Wake, now)
+		return
+	}
+	l.account(Wake, down)
+	l.Downs++
+	downEnd := down + p.firstS
+	l.account(GoingDown, min(now, downEnd))
+	if now <= downEnd {
+		return
+	}
+	if p.Mode == Hybrid && now > downEnd+p.HybridHold {
+		l.account(LowFastWake, downEnd+p.HybridHold)
+		l.Deepens++
+		l.account(LowDeepSleep, now)
+		return
+	}
+	l.account(p.firstLow, now)
+}
+
+// Accounted is the time up to which Times runs.
+func (l *Link) Accounted() int64 { return l.accounted }

@@ -1,0 +1,79 @@
+package eee
+
+import "testing"
+
+const (
+	ns = int64(1000)
+	us = 1000 * ns
+)
+
+func params(m Mode) *Params {
+	p := &Params{Mode: m, SleepFW: 200 * ns, WakeFW: 375 * ns, SleepDS: 2 * us, WakeDS: 4480 * ns, HybridHold: 10 * us, Handshake: 11280}
+	p.Prepare()
+	return p
+}
+
+func TestNeed(t *testing.T) {
+	const pdt = 1 * us
+	H := int64(11280)
+	expire := 5*us + pdt
+	down := expire + 2*H
+	for _, c := range []struct {
+		name   string
+		mode   Mode
+		end    uint8
+		at     int64
+		ready  int64
+		missed bool
+	}{
+		{"awake", DeepSleep, 0, expire - 1, expire - 1, false},
+		{"always-on", AlwaysOn, 0, 1e12, 1e12, false},
+		{"peer refuses", DeepSleep, 1, expire + H - 1, expire + H - 1, false},
+		{"owner committed", DeepSleep, 0, expire, down + 2*us + 4480*ns, true},
+		{"peer committed", DeepSleep, 1, expire + H, down + 2*us + 4480*ns, true},
+		{"going down", DeepSleep, 0, down + us/4, down + 2*us + 4480*ns, true},
+		{"deep sleep", DeepSleep, 1, down + 3*us, down + 3*us + 4480*ns, true},
+		{"fast wake", FastWake, 0, down + 3*us, down + 3*us + 375*ns, true},
+		{"hybrid in FW", Hybrid, 0, down + 200*ns + 10*us - 1, down + 200*ns + 10*us - 1 + 375*ns, true},
+		{"hybrid in DS", Hybrid, 0, down + 200*ns + 10*us, down + 200*ns + 10*us + 4480*ns, true},
+	} {
+		p := params(c.mode)
+		var l Link
+		l.Start(0, Never)
+		l.Need(p, 0, 0)
+		l.Release(5*us, 0, pdt)
+		ready, missed := l.Need(p, c.at, c.end)
+		if ready != c.ready || missed != c.missed {
+			t.Errorf("%s: ready %d missed %v, want %d %v", c.name, ready, missed, c.ready, c.missed)
+		}
+		var sum int64
+		for _, v := range l.Times {
+			sum += v
+		}
+		if sum != l.Accounted() || l.Accounted() != max(ready, c.at) {
+			t.Errorf("%s: times sum %d, accounted %d, want %d", c.name, sum, l.Accounted(), ready)
+		}
+		// The other end joins while the link wakes: it waits for the same instant.
+		r2, m2 := l.Need(p, c.at, 1-c.end)
+		if r2 != ready || m2 != (ready > c.at) {
+			t.Errorf("%s: second end ready %d missed %v", c.name, r2, m2)
+		}
+	}
+}
+
+func TestFinish(t *testing.T) {
+	p := params(Hybrid)
+	var l Link
+	l.Start(0, us)
+	l.Finish(p, 100*us)
+	var sum int64
+	for _, v := range l.Times {
+		sum += v
+	}
+	if sum != 100*us || l.Downs != 1 || l.Deepens != 1 || l.Ups != 0 {
+		t.Errorf("sum %d downs %d deepens %d ups %d", sum, l.Downs, l.Deepens, l.Ups)
+	}
+	if l.Times[Wake] != us+2*p.Handshake || l.Times[GoingDown] != 200*ns || l.Times[LowFastWake] != 10*us {
+		t.Errorf("times %v", l.Times)
+	}
+}

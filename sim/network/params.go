@@ -1,0 +1,129 @@
+package network
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/lpictl/lpictl/controller"
+	"github.com/lpictl/lpictl/predictor"
+	"github.com/lpictl/lpictl/sim/eee"
+	"github.com/lpictl/lpictl/sim/engine"
+)
+
+// Params are the model's parameters in simulator units (ps, bytes, W).
+// Package scenario fills them from a scenario file.
+type Params struct {
+	RateBps       float64 // link rate
+	MTU           int32   // bytes; messages are split into packets of at most MTU
+	Propagation   int64   // ps per link (cable)
+	SwitchLatency int64   // ps: minimum time from a packet's last bit in to its output queue
+	NICLatency    int64   // ps: from message generation to the NIC's output queue
+	QueueBytes    int32   // per input and per output buffer of a switch port
+	PFCGo         int32   // resume when an input buffer drains to this many bytes
+	PFCStop       int32   // pause when an input buffer fills to this many bytes
+	Speedup       float64 // crossbar speed over the link rate
+	ControlBytes  int32   // EEE and PFC control messages
+
+	EEE   eee.Params
+	Power Power
+
+	Predictor  predictor.Config // WakeTime must be set
+	Controller controller.Config
+
+	Queue            engine.QueueKind
+	CalendarBucketPS int64 // 0 = derived from the network
+	CalendarBuckets  int   // 0 = derived
+}
+
+// Power is the energy model (SPEC §3.3). Link powers are per link (both
+// ends together); each end is charged half.
+type Power struct {
+	WakeW, FastWakeW, DeepSleepW float64
+	SwitchW                      float64
+	NodeMinW, NodeMaxW           float64
+	NodeUtilisation              float64 // fraction of time nodes compute
+}
+
+// StateW returns the link power of state s.
+func (p *Power) StateW(s eee.State) float64 {
+	switch s {
+	case eee.LowFastWake:
+		return p.FastWakeW
+	case eee.LowDeepSleep:
+		return p.DeepSleepW
+	}
+	return p.WakeW
+}
+
+// Ser is the serialisation time of n bytes at rate bps, in ps (rounded).
+func Ser(n int64, rateBps float64) int64 {
+	return int64(math.Round(float64(n) * 8e12 / rateBps))
+}
+
+// Validate checks the parameters; errors name the scenario key.
+func (p *Params) Validate() error {
+	pos := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
+	switch {
+	case !pos(p.RateBps):
+		return fmt.Errorf("network.link_rate: must be > 0, got %v", p.RateBps)
+	case p.MTU <= 0:
+		return fmt.Errorf("network.mtu: must be > 0, got %d", p.MTU)
+	case p.Propagation < 0:
+		return fmt.Errorf("network.propagation: must be ≥ 0")
+	case p.SwitchLatency < 0:
+		return fmt.Errorf("network.switch_latency: must be ≥ 0")
+	case p.NICLatency < 0:
+		return fmt.Errorf("network.nic_latency: must be ≥ 0")
+	case !pos(p.Speedup) || p.Speedup < 1:
+		return fmt.Errorf("network.speedup: must be ≥ 1, got %v", p.Speedup)
+	case p.ControlBytes <= 0:
+		return fmt.Errorf("network.control_bytes: must be > 0, got %d", p.ControlBytes)
+	case p.QueueBytes < p.MTU:
+		return fmt.Errorf("network.queue_size: %d B cannot hold one MTU (%d B)", p.QueueBytes, p.MTU)
+	case p.PFCGo < 0 || p.PFCGo >= p.PFCStop:
+		return fmt.Errorf("network.pfc_go: must be ≥ 0 and below pfc_stop (%d B), got %d", p.PFCStop, p.PFCGo)
+	case p.PFCStop > p.QueueBytes:
+		return fmt.Errorf("network.pfc_stop: must be ≤ queue_size (%d B), got %d", p.QueueBytes, p.PFCStop)
+	}
+	// Lossless headroom: above STOP the buffer must absorb the packet that
+	// crossed it and what the sender starts before the PAUSE arrives.
+	rtt := 2*p.Propagation + Ser(int64(p.ControlBytes), p.RateBps)
+	inflight := int64(math.Ceil(float64(rtt) * p.RateBps / 8e12))
+	if Ser(int64(p.MTU), p.RateBps) <= rtt {
+		inflight += int64(p.MTU) // a second packet may start before the PAUSE lands
+	}
+	if need := int64(p.PFCStop) + int64(p.MTU) + inflight - 1; need > int64(p.QueueBytes) {
+		return fmt.Errorf("network.pfc_stop: %d B leaves too little headroom in a %d B queue for an MTU of %d B and %d B in flight (PFC would drop packets); lower pfc_stop or raise queue_size",
+			p.PFCStop, p.QueueBytes, p.MTU, inflight)
+	}
+	pw := p.Power
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"wake", pw.WakeW}, {"fast_wake", pw.FastWakeW}, {"deep_sleep", pw.DeepSleepW}, {"switch", pw.SwitchW}, {"node_min", pw.NodeMinW}, {"node_max", pw.NodeMaxW}} {
+		if !(f.v >= 0) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("power: %s power must be ≥ 0, got %v", f.name, f.v)
+		}
+	}
+	if !(pw.NodeUtilisation >= 0 && pw.NodeUtilisation <= 1) {
+		return fmt.Errorf("workload.node_utilisation: must be in [0, 1], got %v", pw.NodeUtilisation)
+	}
+	e := p.EEE
+	if e.Mode != eee.AlwaysOn {
+		if e.Mode == eee.FastWake || e.Mode == eee.Hybrid {
+			if e.SleepFW <= 0 || e.WakeFW <= 0 {
+				return errors.New("power.preset: the mode needs fast_wake times > 0")
+			}
+		}
+		if e.Mode == eee.DeepSleep || e.Mode == eee.Hybrid {
+			if e.SleepDS <= 0 || e.WakeDS <= 0 {
+				return errors.New("power.preset: the mode needs deep_sleep times > 0")
+			}
+		}
+		if e.HybridHold < 0 {
+			return errors.New("power.hybrid_hold: must be ≥ 0")
+		}
+	}
+	return nil
+}

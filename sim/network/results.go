@@ -1,0 +1,288 @@
+package network
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/lpictl/lpictl/sim/eee"
+)
+
+// Latency summarises packet latencies in seconds. Mean and Max are exact;
+// P50 and P99 are lower bounds of log-linear buckets (≤ 1.6 % wide).
+type Latency struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+// Energy in joules over the run (SPEC §3.3): network = links + switches.
+type Energy struct {
+	Links    float64 `json:"links"`
+	Switches float64 `json:"switches"`
+	Network  float64 `json:"network"`
+	Nodes    float64 `json:"nodes"`
+	Total    float64 `json:"total"`
+}
+
+// StateFraction is the share of link-time spent in each state; transition
+// is going down plus going up.
+type StateFraction struct {
+	Wake       float64 `json:"wake"`
+	Transition float64 `json:"transition"`
+	FastWake   float64 `json:"fast_wake"`
+	DeepSleep  float64 `json:"deep_sleep"`
+}
+
+// Result is the deterministic summary of a run (SPEC §4).
+type Result struct {
+	ExecTimeS         float64       `json:"exec_time_s"`
+	Packets           uint64        `json:"packets"`
+	Messages          uint64        `json:"messages"`
+	LatencyS          Latency       `json:"latency_s"`
+	EnergyJ           Energy        `json:"energy_j"`
+	LinkStateFraction StateFraction `json:"link_state_fraction"`
+	// Transitions counts power-state changes of links (going down, going
+	// up, hybrid Fast Wake → Deep Sleep); Wakeups the going-up ones.
+	Transitions uint64 `json:"transitions"`
+	Wakeups     uint64 `json:"wakeups"`
+	// Hits and Misses are the ports' idle-period outcomes (SPEC §2.3).
+	Hits      uint64 `json:"hits"`
+	Misses    uint64 `json:"misses"`
+	PFCPauses uint64 `json:"pfc_pauses"`
+	Dropped   uint64 `json:"dropped"` // always 0: PFC is lossless
+	Events    uint64 `json:"events"`
+	Links     int    `json:"links"`
+	Ports     int    `json:"ports"`
+}
+
+// Perf is the part of a run's report that differs from run to run.
+type Perf struct {
+	WallS        float64 `json:"wall_s"`
+	EventsPerS   float64 `json:"events_per_s"`
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+}
+
+const psToS = 1e-12
+
+// Result returns the run's summary; call it after Run.
+func (n *Network) Result() Result {
+	end := n.endTime
+	r := Result{
+		ExecTimeS: float64(end) * psToS,
+		Packets:   n.delivered,
+		Messages:  n.msgsDone,
+		PFCPauses: n.pauses,
+		Dropped:   n.overflows,
+		Events:    n.eng.Events(),
+		Links:     len(n.links),
+		Ports:     len(n.ports),
+	}
+	if n.latency.n > 0 {
+		r.LatencyS = Latency{
+			Mean: n.latency.sum / float64(n.latency.n) * psToS,
+			P50:  float64(n.latency.quantile(0.5)) * psToS,
+			P99:  float64(n.latency.quantile(0.99)) * psToS,
+			Max:  float64(n.latency.max) * psToS,
+		}
+	}
+	var times [eee.NumStates]int64
+	for i := range n.links {
+		l := &n.links[i]
+		r.EnergyJ.Links += n.LinkEnergy(i)
+		for s, t := range l.Times {
+			times[s] += t
+		}
+		r.Transitions += uint64(l.Downs) + uint64(l.Ups) + uint64(l.Deepens)
+		r.Wakeups += uint64(l.Ups)
+	}
+	if total := float64(end) * float64(len(n.links)); total > 0 {
+		r.LinkStateFraction = StateFraction{
+			Wake:       float64(times[eee.Wake]) / total,
+			Transition: float64(times[eee.GoingDown]+times[eee.GoingUp]) / total,
+			FastWake:   float64(times[eee.LowFastWake]) / total,
+			DeepSleep:  float64(times[eee.LowDeepSleep]) / total,
+		}
+	}
+	secs := float64(end) * psToS
+	pw := n.p.Power
+	r.EnergyJ.Switches = float64(n.t.Switches()) * pw.SwitchW * secs
+	r.EnergyJ.Network = r.EnergyJ.Links + r.EnergyJ.Switches
+	nodeW := pw.NodeMinW + (pw.NodeMaxW-pw.NodeMinW)*pw.NodeUtilisation
+	r.EnergyJ.Nodes = float64(n.t.Nodes()) * nodeW * secs
+	r.EnergyJ.Total = r.EnergyJ.Network + r.EnergyJ.Nodes
+	for i := range n.ports {
+		if c := n.ports[i].ctl; c != nil {
+			st := c.Stats(toDur(end))
+			r.Hits += st.Hits
+			r.Misses += st.Misses
+		}
+	}
+	return r
+}
+
+// Perf returns the run's wall-clock figures.
+func (n *Network) Perf() Perf {
+	p := Perf{WallS: n.wall.Seconds(), PeakRSSBytes: peakRSS()}
+	if p.WallS > 0 {
+		p.EventsPerS = float64(n.eng.Events()) / p.WallS
+	}
+	return p
+}
+
+// LinkEnergy is link i's energy: Σ over states of time × link power.
+func (n *Network) LinkEnergy(i int) float64 {
+	var e float64
+	for s, t := range n.links[i].Times {
+		e += float64(t) * psToS * n.p.Power.StateW(eee.State(s))
+	}
+	return e
+}
+
+// PortRow is one port's line of ports.csv.
+type PortRow struct {
+	Port       int
+	Kind       string // nic or switch
+	Device     int    // node or switch index
+	Local      int    // port number on the switch (0 for a NIC)
+	Class      string // nic or the switch's role
+	Link       int    // −1 for an unconnected port
+	StateS     [eee.NumStates]float64
+	EnergyJ    float64 // half the link's energy
+	Transition uint64
+	Wakeups    uint64
+	Sent       uint64
+	Hits       uint64
+	Misses     uint64
+	MeanPDTNs  float64
+	FinalPDTNs float64
+	PredBytes  int
+}
+
+// PortCSVHeader is the header line of ports.csv.
+const PortCSVHeader = "port,kind,device,local,class,link,wake_s,going_down_s,fast_wake_s,deep_sleep_s,going_up_s,energy_j,transitions,wakeups,packets_sent,hits,misses,mean_pdt_ns,final_pdt_ns,predictor_bytes"
+
+// CSV formats the row.
+func (r *PortRow) CSV() string {
+	return fmt.Sprintf("%d,%s,%d,%d,%s,%d,%.12g,%.12g,%.12g,%.12g,%.12g,%.12g,%d,%d,%d,%d,%d,%.6g,%.6g,%d",
+		r.Port, r.Kind, r.Device, r.Local, r.Class, r.Link,
+		r.StateS[0], r.StateS[1], r.StateS[2], r.StateS[3], r.StateS[4], r.EnergyJ,
+		r.Transition, r.Wakeups, r.Sent, r.Hits, r.Misses, r.MeanPDTNs, r.FinalPDTNs, r.PredBytes)
+}
+
+// Ports calls f with every cabled port's row, in port order.
+func (n *Network) Ports(f func(*PortRow)) {
+	var row PortRow
+	for i := range n.ports {
+		pt := &n.ports[i]
+		if pt.link < 0 {
+			continue
+		}
+		l := &n.links[pt.link]
+		row = PortRow{Port: i, Class: n.classes[pt.class], Link: int(pt.link), Sent: pt.sent,
+			Transition: uint64(l.Downs) + uint64(l.Ups) + uint64(l.Deepens), Wakeups: uint64(l.Ups)}
+		if pt.sw < 0 {
+			row.Kind, row.Device = "nic", i
+		} else {
+			row.Kind, row.Device, row.Local = "switch", int(pt.sw), int(pt.local)
+		}
+		for s, t := range l.Times {
+			row.StateS[s] = float64(t) * psToS
+		}
+		row.EnergyJ = n.LinkEnergy(int(pt.link)) / 2
+		row.FinalPDTNs = math.Inf(1)
+		row.MeanPDTNs = math.Inf(1)
+		if n.p.EEE.Mode != eee.AlwaysOn {
+			c := n.ctlFor(int32(i))
+			st := c.Stats(toDur(n.endTime))
+			row.Hits, row.Misses = st.Hits, st.Misses
+			row.MeanPDTNs = float64(st.Mean)
+			row.FinalPDTNs = float64(st.Current)
+			row.PredBytes = st.StateBytes
+		}
+		f(&row)
+	}
+}
+
+// IdleRow is one line of idle_hist.csv (SPEC §4, paper 000 Fig. 1):
+// fixed-width bins up to the class's 99th percentile, then one row for
+// the rest; idle_share is the bin's share of the class's idle time and
+// cum_idle_share its running sum.
+type IdleRow struct {
+	Class     string
+	Bin       int
+	LoNs      float64
+	HiNs      float64
+	Count     uint64
+	IdleS     float64
+	Share     float64
+	CumShare  float64
+	CumCountP float64
+}
+
+// IdleCSVHeader is the header line of idle_hist.csv.
+const IdleCSVHeader = "class,bin,lo_ns,hi_ns,count,idle_s,idle_share,cum_idle_share,cum_count_share"
+
+// CSV formats the row.
+func (r *IdleRow) CSV() string {
+	return fmt.Sprintf("%s,%d,%.6g,%.6g,%d,%.12g,%.6g,%.6g,%.6g",
+		r.Class, r.Bin, r.LoNs, r.HiNs, r.Count, r.IdleS, r.Share, r.CumShare, r.CumCountP)
+}
+
+// IdleHistogram returns idle_hist.csv's rows with bins fixed-width bins up
+// to the 99th percentile, for "all" ports and per class. Log-linear
+// buckets are assigned to the fixed bin holding their lower bound.
+func (n *Network) IdleHistogram(bins int) []IdleRow {
+	if bins <= 0 {
+		bins = 50
+	}
+	all := newLogHist()
+	for _, h := range n.idle {
+		all.merge(h)
+	}
+	var rows []IdleRow
+	emit := func(class string, h *logHist) {
+		if h.n == 0 {
+			return
+		}
+		p99 := h.quantile(0.99)
+		width := float64(max(p99, 1)) / float64(bins)
+		out := make([]IdleRow, bins+1)
+		for b, c := range h.counts {
+			if c == 0 {
+				continue
+			}
+			lo := bucketLow(b)
+			i := bins
+			if lo < p99 || (p99 == 0 && lo == 0) {
+				i = min(bins-1, int(float64(lo)/width))
+			}
+			out[i].Count += c
+			out[i].IdleS += h.sums[b] * psToS
+		}
+		var cum, cumN float64
+		totalS := h.sum * psToS
+		for i := range out {
+			r := &out[i]
+			r.Class, r.Bin = class, i
+			r.LoNs = float64(i) * width / 1000
+			r.HiNs = float64(i+1) * width / 1000
+			if i == bins {
+				r.HiNs = float64(h.max) / 1000
+			}
+			if totalS > 0 {
+				r.Share = r.IdleS / totalS
+			}
+			cum += r.Share
+			cumN += float64(r.Count)
+			r.CumShare = cum
+			r.CumCountP = cumN / float64(h.n)
+		}
+		rows = append(rows, out...)
+	}
+	emit("all", all)
+	for c, h := range n.idle {
+		emit(n.classes[c], h)
+	}
+	return rows
+}

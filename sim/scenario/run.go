@@ -1,0 +1,300 @@
+package scenario
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/lpictl/lpictl/predictor"
+	"github.com/lpictl/lpictl/sim/network"
+	"github.com/lpictl/lpictl/sim/power"
+)
+
+// Report is the deterministic summary of a run: the same scenario and seed
+// give byte-identical JSON (summary.json).
+type Report struct {
+	Scenario  string `json:"scenario"`
+	Topology  string `json:"topology"`
+	Nodes     int    `json:"nodes"`
+	Switches  int    `json:"switches"`
+	Preset    string `json:"preset"`
+	Mode      string `json:"mode"`
+	Predictor string `json:"predictor"`
+	Seed      uint64 `json:"seed"`
+	network.Result
+}
+
+// Full is a report with the run's wall-clock figures (perf.json, and the
+// --json output unless --deterministic).
+type Full struct {
+	Report
+	network.Perf
+}
+
+// Outcome is a finished run.
+type Outcome struct {
+	Scenario *Scenario
+	Built    *Built
+	Net      *network.Network
+	Report   Report
+	Perf     network.Perf
+}
+
+// Run builds and runs the scenario. progress, if not nil, is called every
+// million events or so.
+func Run(ctx context.Context, s *Scenario, progress func(network.Progress)) (*Outcome, error) {
+	b, err := s.Build()
+	if err != nil {
+		return nil, err
+	}
+	n, err := network.New(b.Topology, b.Params, &b.Traffic, s.Seed)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.Run(ctx, 1<<20, progress); err != nil {
+		return nil, err
+	}
+	kind := string(b.Params.Predictor.WithDefaults().Kind)
+	if s.Power.Mode == string(power.AlwaysOn) {
+		kind = "none"
+	}
+	o := &Outcome{Scenario: s, Built: b, Net: n, Perf: n.Perf()}
+	o.Report = Report{
+		Scenario: s.Name, Topology: b.Topology.Name(), Nodes: b.Topology.Nodes(), Switches: b.Topology.Switches(),
+		Preset: b.Preset.Name, Mode: s.Power.Mode, Predictor: kind, Seed: s.Seed,
+		Result: n.Result(),
+	}
+	return o, nil
+}
+
+// ExpectedEnd is the simulated time generation stops (ps), for progress
+// estimates; 0 when the workload is bounded by a message count only.
+func (s *Scenario) ExpectedEnd() int64 {
+	if s.Workload.Duration == nil {
+		return 0
+	}
+	return ps(*s.Workload.Duration)
+}
+
+// WriteDir writes summary.json, perf.json, ports.csv and idle_hist.csv to
+// dir, each atomically (a temporary file renamed into place).
+func (o *Outcome) WriteDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := writeAtomic(filepath.Join(dir, "summary.json"), func(w io.Writer) error {
+		return writeJSON(w, o.Report)
+	}); err != nil {
+		return err
+	}
+	if err := writeAtomic(filepath.Join(dir, "perf.json"), func(w io.Writer) error {
+		return writeJSON(w, o.Perf)
+	}); err != nil {
+		return err
+	}
+	if err := writeAtomic(filepath.Join(dir, "ports.csv"), func(w io.Writer) error {
+		if _, err := fmt.Fprintln(w, network.PortCSVHeader); err != nil {
+			return err
+		}
+		var werr error
+		o.Net.Ports(func(r *network.PortRow) {
+			if werr == nil {
+				_, werr = fmt.Fprintln(w, r.CSV())
+			}
+		})
+		return werr
+	}); err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(dir, "idle_hist.csv"), func(w io.Writer) error {
+		if _, err := fmt.Fprintln(w, network.IdleCSVHeader); err != nil {
+			return err
+		}
+		for _, r := range o.Net.IdleHistogram(o.Scenario.Output.IdleHistBins) {
+			if _, err := fmt.Fprintln(w, r.CSV()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// WriteJSON writes the report as one indented JSON object; with perf the
+// wall-clock figures are included (they differ from run to run).
+func (o *Outcome) WriteJSON(w io.Writer, perf bool) error {
+	if perf {
+		return writeJSON(w, Full{Report: o.Report, Perf: o.Perf})
+	}
+	return writeJSON(w, o.Report)
+}
+
+func writeAtomic(path string, fill func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	bw := bufio.NewWriterSize(f, 1<<16)
+	err = fill(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteTable prints the human summary.
+func (o *Outcome) WriteTable(w io.Writer) error {
+	r := o.Report
+	bw := bufio.NewWriter(w)
+	p := func(k, format string, a ...any) { fmt.Fprintf(bw, "%-22s "+format+"\n", append([]any{k}, a...)...) }
+	p("scenario", "%s (seed %d)", r.Scenario, r.Seed)
+	p("topology", "%s: %d nodes, %d switches, %d links", r.Topology, r.Nodes, r.Switches, r.Links)
+	p("power", "%s, mode %s, predictor %s", r.Preset, r.Mode, r.Predictor)
+	p("execution time", "%s", fmtS(r.ExecTimeS))
+	p("messages / packets", "%d / %d (dropped %d, PFC pauses %d)", r.Messages, r.Packets, r.Dropped, r.PFCPauses)
+	p("latency mean/p50/p99", "%s / %s / %s (max %s)", fmtS(r.LatencyS.Mean), fmtS(r.LatencyS.P50), fmtS(r.LatencyS.P99), fmtS(r.LatencyS.Max))
+	e := r.EnergyJ
+	p("energy links", "%.6g J", e.Links)
+	p("energy switches", "%.6g J", e.Switches)
+	p("energy network", "%.6g J", e.Network)
+	p("energy nodes", "%.6g J", e.Nodes)
+	p("energy total", "%.6g J", e.Total)
+	f := r.LinkStateFraction
+	p("link time", "wake %.2f%%, transition %.2f%%, fast wake %.2f%%, deep sleep %.2f%%", 100*f.Wake, 100*f.Transition, 100*f.FastWake, 100*f.DeepSleep)
+	p("transitions / wakeups", "%d / %d", r.Transitions, r.Wakeups)
+	p("hits / misses", "%d / %d", r.Hits, r.Misses)
+	p("events", "%d in %.3g s (%.3g events/s, peak RSS %d MiB)", r.Events, o.Perf.WallS, o.Perf.EventsPerS, o.Perf.PeakRSSBytes>>20)
+	return bw.Flush()
+}
+
+func fmtS(s float64) string {
+	switch {
+	case s == 0:
+		return "0"
+	case s < 1e-6:
+		return fmt.Sprintf("%.4g ns", s*1e9)
+	case s < 1e-3:
+		return fmt.Sprintf("%.4g µs", s*1e6)
+	case s < 1:
+		return fmt.Sprintf("%.4g ms", s*1e3)
+	}
+	return fmt.Sprintf("%.4g s", s)
+}
+
+// Variant is one configuration of a comparison.
+type Variant struct {
+	Name      string
+	Mode      string // power mode; "" keeps the scenario's
+	Predictor predictor.Config
+}
+
+// CompareRow is one line of a comparison against the always-on baseline.
+type CompareRow struct {
+	Name               string  `json:"name"`
+	ExecTimeS          float64 `json:"exec_time_s"`
+	ExecOverheadPct    float64 `json:"exec_overhead_pct"`
+	LatencyMeanS       float64 `json:"latency_mean_s"`
+	LatencyOverheadPct float64 `json:"latency_overhead_pct"`
+	LinkEnergyJ        float64 `json:"link_energy_j"`
+	LinkSavingPct      float64 `json:"link_saving_pct"`
+	NetworkSavingPct   float64 `json:"network_saving_pct"`
+	TotalSavingPct     float64 `json:"total_saving_pct"`
+	Wakeups            uint64  `json:"wakeups"`
+	Misses             uint64  `json:"misses"`
+}
+
+// DefaultVariants are always-on, a fixed t_PDT, PerfBound and
+// PerfBoundCorrect with the scenario's predictor settings otherwise.
+func DefaultVariants(s *Scenario, fixed predictor.Duration) []Variant {
+	mode := s.Power.Mode
+	if mode == string(power.AlwaysOn) {
+		mode = string(DefaultMode)
+	}
+	base := s.Predictor
+	fx := base
+	fx.Kind, fx.PDT = predictor.KindFixed, &fixed
+	pb, pbc := base, base
+	pb.Kind, pbc.Kind = predictor.KindPerfBound, predictor.KindPerfBoundCorrect
+	return []Variant{
+		{Name: "always-on", Mode: string(power.AlwaysOn), Predictor: base},
+		{Name: "fixed " + fixed.String(), Mode: mode, Predictor: fx},
+		{Name: "perfbound", Mode: mode, Predictor: pb},
+		{Name: "perfboundcorrect", Mode: mode, Predictor: pbc},
+	}
+}
+
+// Compare runs the variants (the first is the baseline) on the same
+// scenario and seed.
+func Compare(ctx context.Context, s *Scenario, vs []Variant, each func(name string)) ([]CompareRow, error) {
+	var rows []CompareRow
+	var base Report
+	for i, v := range vs {
+		if each != nil {
+			each(v.Name)
+		}
+		sc := *s
+		if v.Mode != "" {
+			sc.Power.Mode = v.Mode
+		}
+		sc.Predictor = v.Predictor
+		o, err := Run(ctx, &sc, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", v.Name, err)
+		}
+		r := o.Report
+		if i == 0 {
+			base = r
+		}
+		pct := func(x, b float64) float64 {
+			if b == 0 {
+				return 0
+			}
+			return 100 * x / b
+		}
+		rows = append(rows, CompareRow{
+			Name: v.Name, ExecTimeS: r.ExecTimeS, ExecOverheadPct: pct(r.ExecTimeS-base.ExecTimeS, base.ExecTimeS),
+			LatencyMeanS: r.LatencyS.Mean, LatencyOverheadPct: pct(r.LatencyS.Mean-base.LatencyS.Mean, base.LatencyS.Mean),
+			LinkEnergyJ: r.EnergyJ.Links, LinkSavingPct: pct(base.EnergyJ.Links-r.EnergyJ.Links, base.EnergyJ.Links),
+			NetworkSavingPct: pct(base.EnergyJ.Network-r.EnergyJ.Network, base.EnergyJ.Network),
+			TotalSavingPct:   pct(base.EnergyJ.Total-r.EnergyJ.Total, base.EnergyJ.Total),
+			Wakeups:          r.Wakeups, Misses: r.Misses,
+		})
+	}
+	return rows, nil
+}
+
+// WriteCompareTable prints a comparison.
+func WriteCompareTable(w io.Writer, rows []CompareRow) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "%-18s %12s %9s %12s %9s %12s %9s %9s %9s %9s\n",
+		"variant", "exec time", "exec +%", "latency", "lat +%", "link J", "link -%", "net -%", "total -%", "wakeups")
+	for _, r := range rows {
+		fmt.Fprintf(bw, "%-18s %12s %9.2f %12s %9.2f %12.5g %9.2f %9.2f %9.2f %9d\n",
+			r.Name, fmtS(r.ExecTimeS), r.ExecOverheadPct, fmtS(r.LatencyMeanS), r.LatencyOverheadPct,
+			r.LinkEnergyJ, r.LinkSavingPct, r.NetworkSavingPct, r.TotalSavingPct, r.Wakeups)
+	}
+	return bw.Flush()
+}

@@ -1,0 +1,359 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/lpictl/lpictl/configs"
+	"github.com/lpictl/lpictl/controller"
+	"github.com/lpictl/lpictl/predictor"
+	"github.com/lpictl/lpictl/sim/eee"
+	"github.com/lpictl/lpictl/sim/engine"
+	"github.com/lpictl/lpictl/sim/network"
+	"github.com/lpictl/lpictl/sim/power"
+	"github.com/lpictl/lpictl/sim/topo"
+)
+
+// DefaultFile is the shipped scenario used when none is given.
+const DefaultFile = "sim/megafly-4160.yaml"
+
+// Scenario is a simulator scenario file (docs/scenario.md). Zero values
+// take the defaults; pointers distinguish an explicit zero.
+type Scenario struct {
+	Name       string            `yaml:"name" json:"name"`
+	Seed       uint64            `yaml:"seed" json:"seed"`
+	Topology   topo.Config       `yaml:"topology" json:"topology"`
+	Network    Network           `yaml:"network" json:"network"`
+	Power      Power             `yaml:"power" json:"power"`
+	Predictor  predictor.Config  `yaml:"predictor" json:"predictor"`
+	Controller controller.Config `yaml:"controller" json:"controller"`
+	Workload   Workload          `yaml:"workload" json:"workload"`
+	Engine     Engine            `yaml:"engine" json:"engine"`
+	Output     Output            `yaml:"output" json:"output"`
+}
+
+// Network holds the link and switch parameters (SPEC §3, Table 6).
+type Network struct {
+	LinkRate      float64             `yaml:"link_rate" json:"link_rate"` // bit/s; 0: the preset's rate
+	MTU           int64               `yaml:"mtu" json:"mtu"`
+	Propagation   *predictor.Duration `yaml:"propagation" json:"propagation"`
+	SwitchLatency *predictor.Duration `yaml:"switch_latency" json:"switch_latency"`
+	NICLatency    *predictor.Duration `yaml:"nic_latency" json:"nic_latency"`
+	QueueSize     int64               `yaml:"queue_size" json:"queue_size"`
+	PFCGo         *int64              `yaml:"pfc_go" json:"pfc_go"`
+	PFCStop       int64               `yaml:"pfc_stop" json:"pfc_stop"`
+	Speedup       float64             `yaml:"speedup" json:"speedup"`
+	ControlBytes  int64               `yaml:"control_bytes" json:"control_bytes"`
+}
+
+// Power selects the preset and the low-power mode (SPEC §1).
+type Power struct {
+	Preset     string              `yaml:"preset" json:"preset"`
+	Mode       string              `yaml:"mode" json:"mode"`
+	HybridHold *predictor.Duration `yaml:"hybrid_hold" json:"hybrid_hold"`
+}
+
+// Workload is the synthetic traffic.
+type Workload struct {
+	Kind            string              `yaml:"kind" json:"kind"`
+	Pattern         string              `yaml:"pattern" json:"pattern"`
+	MessageSize     int64               `yaml:"message_size" json:"message_size"`
+	Load            float64             `yaml:"load" json:"load"`
+	Arrivals        string              `yaml:"arrivals" json:"arrivals"`
+	OnTime          predictor.Duration  `yaml:"on_time" json:"on_time"`
+	OffTime         predictor.Duration  `yaml:"off_time" json:"off_time"`
+	Sync            bool                `yaml:"sync" json:"sync"`
+	Messages        int64               `yaml:"messages" json:"messages"`
+	Duration        *predictor.Duration `yaml:"duration" json:"duration"`
+	NodeUtilisation float64             `yaml:"node_utilisation" json:"node_utilisation"`
+}
+
+// Engine selects the event queue.
+type Engine struct {
+	Queue            string `yaml:"queue" json:"queue"`
+	CalendarBucketPS int64  `yaml:"calendar_bucket_ps" json:"calendar_bucket_ps"`
+	CalendarBuckets  int    `yaml:"calendar_buckets" json:"calendar_buckets"`
+}
+
+// Output tunes the reports.
+type Output struct {
+	IdleHistBins int `yaml:"idle_hist_bins" json:"idle_hist_bins"`
+}
+
+// Defaults not given by the preset (SPEC §3 Table 6 and "ours").
+const (
+	DefaultMTU          = 9600
+	DefaultPropagation  = 10 * time.Nanosecond
+	DefaultSwitchLat    = 100 * time.Nanosecond
+	DefaultNICLat       = 100 * time.Nanosecond
+	DefaultQueueSize    = 49152
+	DefaultPFCGo        = 3200
+	DefaultPFCStop      = 37900
+	DefaultSpeedup      = 2.44
+	DefaultControlBytes = 64
+	DefaultMode         = power.DeepSleep
+	DefaultHybridHold   = 10 * time.Microsecond
+	DefaultMessageSize  = 9600
+	DefaultLoad         = 0.3
+	DefaultDuration     = 20 * time.Microsecond
+	DefaultIdleBins     = 50
+	DefaultSeed         = 1
+)
+
+// Load reads a scenario file (empty path: the shipped default) and applies
+// the --set overrides. Errors name the file and the key.
+func Load(path string, sets []string) (*Scenario, error) {
+	var data []byte
+	var err error
+	name := path
+	if path == "" {
+		name = "configs/" + DefaultFile
+		data, err = fs.ReadFile(configs.FS, DefaultFile)
+	} else {
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return Parse(data, name, sets)
+}
+
+// Parse decodes a scenario, applies overrides, fills defaults and checks it.
+func Parse(data []byte, name string, sets []string) (*Scenario, error) {
+	var s Scenario
+	if err := configs.Decode(data, name, &s, sets); err != nil {
+		return nil, oneLine(err)
+	}
+	if err := s.normalize(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if s.Name == "" {
+		s.Name = strings.TrimSuffix(strings.TrimSuffix(baseName(name), ".yaml"), ".yml")
+	}
+	return &s, nil
+}
+
+// oneLine keeps an error on one line (a --set key may hold a line break).
+func oneLine(err error) error {
+	msg := err.Error()
+	if !strings.ContainsAny(msg, "\r\n") {
+		return err
+	}
+	return errors.New(strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(msg))
+}
+
+func baseName(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+func dur(d time.Duration) *predictor.Duration { v := predictor.Duration(d); return &v }
+
+// normalize fills defaults and validates what can be checked without
+// building (Build checks the rest).
+func (s *Scenario) normalize() error {
+	if s.Seed == 0 {
+		s.Seed = DefaultSeed
+	}
+	n := &s.Network
+	if n.LinkRate < 0 || math.IsNaN(n.LinkRate) || math.IsInf(n.LinkRate, 0) {
+		return fmt.Errorf("network.link_rate: must be > 0 bit/s (0 takes the preset's rate), got %v", n.LinkRate)
+	}
+	for _, f := range []struct {
+		name string
+		v    *int64
+		def  int64
+	}{{"mtu", &n.MTU, DefaultMTU}, {"queue_size", &n.QueueSize, DefaultQueueSize}, {"pfc_stop", &n.PFCStop, DefaultPFCStop}, {"control_bytes", &n.ControlBytes, DefaultControlBytes}} {
+		if *f.v < 0 {
+			return fmt.Errorf("network.%s: must be > 0 bytes, got %d", f.name, *f.v)
+		}
+		if *f.v > math.MaxInt32 {
+			return fmt.Errorf("network.%s: %d bytes is too large", f.name, *f.v)
+		}
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+	}
+	if n.PFCGo == nil {
+		v := int64(DefaultPFCGo)
+		n.PFCGo = &v
+	}
+	if *n.PFCGo < 0 || *n.PFCGo > math.MaxInt32 {
+		return fmt.Errorf("network.pfc_go: must be ≥ 0 bytes, got %d", *n.PFCGo)
+	}
+	if n.Speedup == 0 {
+		n.Speedup = DefaultSpeedup
+	}
+	if !(n.Speedup >= 1) || math.IsInf(n.Speedup, 0) {
+		return fmt.Errorf("network.speedup: must be ≥ 1, got %v", n.Speedup)
+	}
+	if n.Propagation == nil {
+		n.Propagation = dur(DefaultPropagation)
+	}
+	if n.SwitchLatency == nil {
+		n.SwitchLatency = dur(DefaultSwitchLat)
+	}
+	if n.NICLatency == nil {
+		n.NICLatency = dur(DefaultNICLat)
+	}
+	p := &s.Power
+	if p.Preset == "" {
+		p.Preset = power.DefaultPreset
+	}
+	if p.Mode == "" {
+		p.Mode = string(DefaultMode)
+	}
+	m, err := power.ParseMode(p.Mode)
+	if err != nil {
+		return fmt.Errorf("power.mode: %w", err)
+	}
+	p.Mode = string(m)
+	if p.HybridHold == nil {
+		p.HybridHold = dur(DefaultHybridHold)
+	}
+	w := &s.Workload
+	if w.Kind == "" {
+		w.Kind = "synthetic"
+	}
+	if w.Kind != "synthetic" {
+		return fmt.Errorf("workload.kind: unknown workload %q (want synthetic)", w.Kind)
+	}
+	if w.Pattern == "" {
+		w.Pattern = "uniform"
+	}
+	if w.Arrivals == "" {
+		w.Arrivals = "poisson"
+	}
+	if w.MessageSize == 0 {
+		w.MessageSize = DefaultMessageSize
+	}
+	if w.MessageSize < 0 {
+		return fmt.Errorf("workload.message_size: must be > 0 bytes, got %d", w.MessageSize)
+	}
+	if w.Load == 0 {
+		w.Load = DefaultLoad
+	}
+	if w.Load < 0 || math.IsNaN(w.Load) || math.IsInf(w.Load, 0) {
+		return fmt.Errorf("workload.load: must be > 0 (a fraction of the link rate), got %v", w.Load)
+	}
+	if w.Messages < 0 {
+		return fmt.Errorf("workload.messages: must be ≥ 0, got %d", w.Messages)
+	}
+	if w.Duration == nil {
+		if w.Messages == 0 {
+			w.Duration = dur(DefaultDuration)
+		} else {
+			w.Duration = dur(0)
+		}
+	}
+	if e := &s.Engine; e.Queue == "" {
+		e.Queue = string(engine.QueueCalendar)
+	}
+	if s.Engine.CalendarBucketPS < 0 || s.Engine.CalendarBuckets < 0 || s.Engine.CalendarBuckets > 1<<24 {
+		return errors.New("engine.calendar_bucket_ps, calendar_buckets: must be ≥ 0 (0 = derived), buckets ≤ 2^24")
+	}
+	if s.Output.IdleHistBins == 0 {
+		s.Output.IdleHistBins = DefaultIdleBins
+	}
+	if s.Output.IdleHistBins < 0 || s.Output.IdleHistBins > 100000 {
+		return fmt.Errorf("output.idle_hist_bins: must be in 1..100000, got %d", s.Output.IdleHistBins)
+	}
+	tc, err := s.Topology.Normalized()
+	if err != nil {
+		return err
+	}
+	s.Topology = tc
+	return nil
+}
+
+// Built is a scenario turned into model inputs.
+type Built struct {
+	Topology topo.Topology
+	Preset   *power.Preset
+	Params   network.Params
+	Traffic  network.Traffic
+}
+
+func ps(d predictor.Duration) int64 { return int64(d) * 1000 }
+
+// Build resolves the preset, builds the topology and the model parameters.
+func (s *Scenario) Build() (*Built, error) {
+	pre, err := power.Load(s.Power.Preset)
+	if err != nil {
+		return nil, fmt.Errorf("power.preset: %w", err)
+	}
+	mode := power.Mode(s.Power.Mode)
+	if _, err := pre.State(mode); err != nil {
+		return nil, fmt.Errorf("power.mode: %w", err)
+	}
+	em, err := eee.ParseMode(s.Power.Mode)
+	if err != nil {
+		return nil, fmt.Errorf("power.mode: %w", err)
+	}
+	t, err := topo.Build(s.Topology)
+	if err != nil {
+		return nil, err
+	}
+	n := s.Network
+	rate := n.LinkRate
+	if rate == 0 {
+		rate = pre.RateBps
+	}
+	p := network.Params{
+		RateBps: rate, MTU: int32(n.MTU),
+		Propagation: ps(*n.Propagation), SwitchLatency: ps(*n.SwitchLatency), NICLatency: ps(*n.NICLatency),
+		QueueBytes: int32(n.QueueSize), PFCGo: int32(*n.PFCGo), PFCStop: int32(n.PFCStop),
+		Speedup: n.Speedup, ControlBytes: int32(n.ControlBytes),
+		EEE: eee.Params{Mode: em, HybridHold: ps(*s.Power.HybridHold)},
+		Power: network.Power{
+			SwitchW:  pre.System.SwitchW,
+			NodeMinW: pre.System.NodeMinW, NodeMaxW: pre.System.NodeMaxW,
+			NodeUtilisation: s.Workload.NodeUtilisation,
+		},
+		Controller:       s.Controller,
+		Queue:            engine.QueueKind(s.Engine.Queue),
+		CalendarBucketPS: s.Engine.CalendarBucketPS,
+		CalendarBuckets:  s.Engine.CalendarBuckets,
+	}
+	p.Power.WakeW = pre.WakePowerW
+	if fw := pre.FastWake; fw != nil {
+		p.EEE.SleepFW, p.EEE.WakeFW = ps(fw.SleepTime), ps(fw.WakeTime)
+		p.Power.FastWakeW = fw.Power(pre.WakePowerW)
+	}
+	if ds := pre.DeepSleep; ds != nil {
+		p.EEE.SleepDS, p.EEE.WakeDS = ps(ds.SleepTime), ps(ds.WakeTime)
+		p.Power.DeepSleepW = ds.Power(pre.WakePowerW)
+	}
+	p.Predictor = s.Predictor
+	if p.Predictor.WakeTime == 0 {
+		p.Predictor.WakeTime = predictor.Duration(pre.WakeTime(mode))
+	}
+	if mode != power.AlwaysOn {
+		pc := p.Predictor.WithDefaults()
+		if err := pc.Validate(); err != nil {
+			return nil, err
+		}
+		if err := s.Controller.WithDefaults().Validate(); err != nil {
+			return nil, err
+		}
+	}
+	w := s.Workload
+	tr := network.Traffic{
+		Pattern: w.Pattern, MessageBytes: w.MessageSize, Load: w.Load, Arrivals: w.Arrivals,
+		OnTime: ps(w.OnTime), OffTime: ps(w.OffTime), Sync: w.Sync, Messages: w.Messages, Duration: ps(*w.Duration),
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if err := tr.Validate(); err != nil {
+		return nil, err
+	}
+	return &Built{Topology: t, Preset: pre, Params: p, Traffic: tr}, nil
+}
