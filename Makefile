@@ -11,7 +11,7 @@ STATICCHECK_VERSION := v0.8.2
 BENCH_PKGS ?= ./...
 BENCHTIME  ?= 1s
 
-.PHONY: help build test unit lint bench demo generate install clean fuzz
+.PHONY: help build test unit lint bench demo demo-predict generate install clean fuzz
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -36,7 +36,10 @@ bench: ## benchmarks: ns/decision, allocs, events/s, peak memory
 fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
 	@./scripts/fuzz-all.sh $(or $(FUZZTIME),20s)
 
-demo: build ## the main job on a built-in default
+demo: build ## the main job on a built-in default: a small Megafly under four policies
+	./$(BIN) sim compare -c configs/sim/quick.yaml
+
+demo-predict: build ## replay a captured idle-gap file through PerfBoundCorrect
 	./$(BIN) predict --predictor perfboundcorrect configs/predict/gaps-demo.txt
 
 generate: ## regenerate bpf2go bindings (needs clang, llvm)

@@ -47,25 +47,26 @@ func Set(root *yaml.Node, override string) error {
 	key, value, ok := strings.Cut(override, "=")
 	key = strings.TrimSpace(key)
 	if !ok || key == "" {
-		return fmt.Errorf("--set %q: want key=value (e.g. predictor.bound=0.02)", override)
+		return fmt.Errorf("--set %s: want key=value (e.g. predictor.bound=0.02)", printable(override))
 	}
 	var val yaml.Node
 	if err := yaml.Unmarshal([]byte(value), &val); err != nil {
-		return fmt.Errorf("--set %s: %w", key, cleanError(err))
+		return fmt.Errorf("--set %s: %w", printable(key), cleanError(err))
 	}
 	vnode := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: ""}
 	if len(val.Content) == 1 {
 		vnode = val.Content[0]
 	}
 	clearLines(vnode)
+	vnode.Column = setValueColumn
 	n := root
 	parts := strings.Split(key, ".")
 	for i, part := range parts {
 		if part == "" {
-			return fmt.Errorf("--set %s: empty path element", key)
+			return fmt.Errorf("--set %s: empty path element", printable(key))
 		}
 		if n.Kind != yaml.MappingNode {
-			return fmt.Errorf("--set %s: %s is not a mapping", key, strings.Join(parts[:i], "."))
+			return fmt.Errorf("--set %s: %s is not a mapping", printable(key), printable(strings.Join(parts[:i], ".")))
 		}
 		var next *yaml.Node
 		for j := 0; j+1 < len(n.Content); j += 2 {
@@ -89,6 +90,10 @@ func Set(root *yaml.Node, override string) error {
 	}
 	return nil
 }
+
+// setValueColumn marks the root node of a --set value (no file position),
+// so that checkKeys type-checks it where the key is known.
+const setValueColumn = -1
 
 func clearLines(n *yaml.Node) {
 	n.Line, n.Column = 0, 0

@@ -3,6 +3,7 @@ package configs
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -39,6 +40,11 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 			f, ok := fields[k.Value]
 			if !ok {
 				return fmt.Errorf("%sunknown key %q", where(k, p), p)
+			}
+			if n.Content[i+1].Column == setValueColumn { // type-check a --set value here, where its key is known
+				if err := n.Content[i+1].Decode(reflect.New(f).Interface()); err != nil {
+					return fmt.Errorf("--set %s: %s", printable(p), strings.ReplaceAll(cleanError(err).Error(), "line 0: ", ""))
+				}
 			}
 			if err := checkKeys(n.Content[i+1], f, p); err != nil {
 				return err
@@ -106,7 +112,13 @@ func join(path, key string) string {
 
 func where(k *yaml.Node, path string) string {
 	if k.Line == 0 {
-		return "--set " + path + ": "
+		return "--set " + printable(path) + ": "
 	}
 	return fmt.Sprintf("line %d: ", k.Line)
+}
+
+// printable escapes control characters so an error stays on one line.
+func printable(s string) string {
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }
