@@ -44,6 +44,7 @@ func newRootCommand() *cobra.Command {
 		newSimCommand(),
 		newTopoCommand(),
 		newPortsCommand(),
+		newWorkloadCommand(),
 	)
 	return root
 }

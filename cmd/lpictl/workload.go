@@ -1,0 +1,305 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"github.com/lpictl/lpictl/configs"
+	"github.com/lpictl/lpictl/sim/topo"
+	"github.com/lpictl/lpictl/sim/workload"
+	"github.com/lpictl/lpictl/sim/workload/vef"
+)
+
+// workloadFile is the part of a scenario `lpictl workload` reads: the
+// workload and topology sections (other top-level sections are ignored).
+type workloadFile struct {
+	Workload workload.Config `yaml:"workload"`
+	Topology topo.Config     `yaml:"topology"`
+	Seed     uint64          `yaml:"seed"`
+}
+
+type workloadOptions struct {
+	config string
+	sets   []string
+	json   bool
+	ideal  bool
+	vef    bool
+	out    string
+}
+
+func newWorkloadCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "workload",
+		Short: "Describe or export a simulator workload (MPI models, VEF traces, synthetic traffic)",
+		Long: `Reads the workload: (and topology:) sections of a scenario file, e.g.
+configs/workloads/*.yaml, with --set overrides (workload.kind=lammps, workload.ranks=64 …).
+See docs/workloads.md.`,
+	}
+	cmd.AddCommand(newWorkloadDescribeCommand(), newWorkloadExportCommand())
+	return cmd
+}
+
+func addWorkloadFlags(cmd *cobra.Command, o *workloadOptions) {
+	f := cmd.Flags()
+	f.StringVarP(&o.config, "config", "c", "", "scenario or workload YAML file (see configs/workloads/)")
+	f.StringArrayVar(&o.sets, "set", nil, "override a key, e.g. workload.ranks=64 (repeatable)")
+}
+
+func newWorkloadDescribeCommand() *cobra.Command {
+	var o workloadOptions
+	cmd := &cobra.Command{
+		Use:   "describe [-c FILE] [--set k=v]… [--json]",
+		Short: "Print a workload's ranks, messages, bytes, collectives, compute and ideal-network time",
+		Example: `  lpictl workload describe -c configs/workloads/lammps.yaml
+  lpictl workload describe --set workload.kind=stencil --set workload.ranks=64 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runWorkloadDescribe(cmd, o) },
+	}
+	addWorkloadFlags(cmd, &o)
+	cmd.Flags().BoolVar(&o.json, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&o.ideal, "ideal", true, "replay on a contention-free network for the expected execution time")
+	return cmd
+}
+
+func newWorkloadExportCommand() *cobra.Command {
+	var o workloadOptions
+	cmd := &cobra.Command{
+		Use:   "export --vef [-c FILE] [--set k=v]… [-o FILE]",
+		Short: "Write a workload as a VEF trace",
+		Example: `  lpictl workload export --vef -c configs/workloads/mlwf.yaml -o mlwf.vef
+  lpictl workload export --vef --set workload.kind=alltoall --set workload.ranks=8 --set workload.steps=2`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runWorkloadExport(cmd, o) },
+	}
+	addWorkloadFlags(cmd, &o)
+	cmd.Flags().BoolVar(&o.vef, "vef", false, "write VEF (the only format; required)")
+	cmd.Flags().StringVarP(&o.out, "output", "o", "-", "output file (- for stdout); written atomically")
+	return cmd
+}
+
+// keepSections blanks every top-level section other than keep, preserving
+// line numbers, so strict decoding checks only what this command reads.
+func keepSections(data []byte, keep ...string) ([]byte, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return data, nil // let configs.Decode report it
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k := m.Content[i]
+		if contains(keep, k.Value) {
+			continue
+		}
+		end := len(lines) // up to the next top-level key
+		if i+2 < len(m.Content) {
+			end = m.Content[i+2].Line - 1
+		}
+		if k.Column != 1 {
+			return nil, fmt.Errorf("line %d: cannot skip section %q (write it in block style)", k.Line, k.Value)
+		}
+		for l := k.Line - 1; l < end && l < len(lines); l++ {
+			if strings.HasSuffix(lines[l], "\n") {
+				lines[l] = "\n"
+			} else {
+				lines[l] = ""
+			}
+		}
+	}
+	return []byte(strings.Join(lines, "")), nil
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func loadWorkload(o workloadOptions) (*workload.Workload, int, error) {
+	var wf workloadFile
+	var data []byte
+	name := "--set"
+	if o.config != "" {
+		var err error
+		if data, err = os.ReadFile(o.config); err != nil {
+			return nil, 0, badInput(err)
+		}
+		name = o.config
+		if data, err = keepSections(data, "workload", "topology", "seed"); err != nil {
+			return nil, 0, badInput(fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	if err := configs.Decode(data, name, &wf, o.sets); err != nil {
+		return nil, 0, badInput(err)
+	}
+	if o.config != "" {
+		wf.Workload.Resolve(filepath.Dir(o.config))
+	}
+	t, err := topo.Build(wf.Topology)
+	if err != nil {
+		return nil, 0, badInput(err)
+	}
+	w, err := workload.Build(wf.Workload, t.Nodes(), wf.Seed)
+	if err != nil {
+		return nil, 0, badInput(err)
+	}
+	return w, t.Nodes(), nil
+}
+
+// workloadDescription is what describe prints.
+type workloadDescription struct {
+	Kind          string           `json:"kind"`
+	Ranks         int              `json:"ranks"`
+	Nodes         int              `json:"nodes"`
+	Jobs          []workload.Job   `json:"jobs,omitempty"`
+	Records       int64            `json:"records"`
+	P2PMessages   int64            `json:"p2p_messages"`
+	P2PBytes      int64            `json:"p2p_bytes"`
+	Collectives   map[string]int64 `json:"collectives"`
+	ComputeMaxPS  int64            `json:"compute_max_ps"`
+	ComputeMeanPS int64            `json:"compute_mean_ps"`
+	// From the ideal replay (contention-free network).
+	Messages    int64            `json:"messages,omitempty"`
+	Bytes       int64            `json:"bytes,omitempty"`
+	CollMsgs    int64            `json:"collective_messages,omitempty"`
+	Algorithms  map[string]int64 `json:"algorithms,omitempty"`
+	IdealExecPS int64            `json:"ideal_exec_ps,omitempty"`
+	MeanUtil    float64          `json:"mean_utilisation,omitempty"`
+}
+
+func runWorkloadDescribe(cmd *cobra.Command, o workloadOptions) error {
+	w, nodes, err := loadWorkload(o)
+	if err != nil {
+		return err
+	}
+	sum, err := w.Summarize()
+	if err != nil {
+		return err
+	}
+	kind := workload.KindMulti
+	if len(w.Jobs) == 1 {
+		kind = w.Jobs[0].Kind
+	}
+	d := workloadDescription{
+		Kind: kind, Ranks: w.Ranks, Nodes: nodes, Jobs: w.Jobs,
+		Records:     sum.Header.Messages + sum.Header.CollRecords,
+		P2PMessages: sum.Header.Messages, P2PBytes: sum.P2PBytes, Collectives: sum.Collectives,
+		ComputeMaxPS: sum.MaxCompute, ComputeMeanPS: sum.MeanCompute,
+	}
+	if o.ideal {
+		r, err := w.NewReplayer()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		if err := workload.NewIdealHost().Run(r); err != nil {
+			return err
+		}
+		st := r.Stats()
+		d.Messages, d.Bytes, d.CollMsgs, d.IdealExecPS = st.Messages, st.Bytes, st.CollMessages, st.ExecTime
+		d.Algorithms = map[string]int64{}
+		for a, n := range st.Algorithms {
+			if n > 0 {
+				d.Algorithms[workload.Algorithm(a).String()] += n
+			}
+		}
+		var busy int64
+		for _, b := range st.RankBusy {
+			busy += b
+		}
+		if st.ExecTime > 0 && w.Ranks > 0 {
+			d.MeanUtil = float64(busy) / float64(st.ExecTime) / float64(w.Ranks)
+		}
+	}
+	out := cmd.OutOrStdout()
+	if o.json {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(d)
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "kind\t%s\n", d.Kind)
+	fmt.Fprintf(tw, "ranks\t%d on a network of %d nodes\n", d.Ranks, d.Nodes)
+	for _, j := range d.Jobs {
+		if len(d.Jobs) > 1 {
+			fmt.Fprintf(tw, "job %s\t%s, ranks %d–%d, repeated %d×\n", j.Name, j.Kind, j.FirstRank, j.FirstRank+j.Ranks-1, j.Repeat)
+		}
+	}
+	fmt.Fprintf(tw, "trace records\t%d (%d point-to-point, %d B)\n", d.Records, d.P2PMessages, d.P2PBytes)
+	var ops []string
+	for k := range d.Collectives {
+		ops = append(ops, k)
+	}
+	sort.Strings(ops)
+	var cs []string
+	for _, k := range ops {
+		cs = append(cs, fmt.Sprintf("%s %d", k, d.Collectives[k]))
+	}
+	fmt.Fprintf(tw, "collectives\t%s\n", strings.Join(cs, ", "))
+	fmt.Fprintf(tw, "compute per rank\tmax %v, mean %v\n", psDur(d.ComputeMaxPS), psDur(d.ComputeMeanPS))
+	if o.ideal {
+		var as []string
+		for k, n := range d.Algorithms {
+			as = append(as, fmt.Sprintf("%s %d", k, n))
+		}
+		sort.Strings(as)
+		fmt.Fprintf(tw, "network messages\t%d (%d from collectives), %d B\n", d.Messages, d.CollMsgs, d.Bytes)
+		fmt.Fprintf(tw, "algorithms\t%s\n", strings.Join(as, ", "))
+		fmt.Fprintf(tw, "ideal execution time\t%v (contention-free: %v + size/%.0f Gb/s per message)\n",
+			psDur(d.IdealExecPS), psDur(workload.DefaultIdealLatency), workload.DefaultIdealBandwidth/1e9)
+		fmt.Fprintf(tw, "mean utilisation\t%.3f\n", d.MeanUtil)
+	}
+	return tw.Flush()
+}
+
+func psDur(ps int64) time.Duration { return time.Duration(ps / 1000) }
+
+func runWorkloadExport(cmd *cobra.Command, o workloadOptions) error {
+	if !o.vef {
+		return badInput(errors.New("workload export: say the format: --vef"))
+	}
+	w, _, err := loadWorkload(o)
+	if err != nil {
+		return err
+	}
+	if o.out == "-" {
+		_, err := vef.WriteAll(cmd.OutOrStdout(), w.Open)
+		return err
+	}
+	return writeAtomic(o.out, func(f io.Writer) error {
+		_, err := vef.WriteAll(f, w.Open)
+		return err
+	})
+}
+
+// writeAtomic writes path through a temporary file in the same folder and
+// renames it into place.
+func writeAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

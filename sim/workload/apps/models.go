@@ -1,0 +1,533 @@
+package apps
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/lpictl/lpictl/predictor"
+	"github.com/lpictl/lpictl/sim/workload/vef"
+)
+
+// Model kinds.
+const (
+	KindLAMMPS    = "lammps"
+	KindPATMOS    = "patmos"
+	KindMLWF      = "mlwf"
+	KindAlexNet   = "alexnet"
+	KindStencil   = "stencil"
+	KindAlltoall  = "alltoall"
+	KindSynthetic = "synthetic"
+)
+
+// Kinds lists the generated workload kinds.
+func Kinds() []string {
+	return []string{KindLAMMPS, KindPATMOS, KindMLWF, KindAlexNet, KindStencil, KindAlltoall, KindSynthetic}
+}
+
+// Spec is everything a generator needs. Zero fields take the model's
+// default (see Defaults and docs/workloads.md).
+type Spec struct {
+	Kind      string
+	Ranks     int
+	Steps     int           // iterations; or
+	Duration  time.Duration // nominal compute time (steps = duration / step time)
+	StepTime  time.Duration // compute per step
+	Imbalance float64       // per-rank compute jitter, fraction
+	Seed      uint64
+	Params    Params
+}
+
+// Params holds the per-model sections (YAML workload.<kind>).
+type Params struct {
+	LAMMPS    *LAMMPS    `yaml:"lammps,omitempty" json:"lammps,omitempty"`
+	PATMOS    *PATMOS    `yaml:"patmos,omitempty" json:"patmos,omitempty"`
+	MLWF      *MLWF      `yaml:"mlwf,omitempty" json:"mlwf,omitempty"`
+	AlexNet   *AlexNet   `yaml:"alexnet,omitempty" json:"alexnet,omitempty"`
+	Stencil   *Stencil   `yaml:"stencil,omitempty" json:"stencil,omitempty"`
+	Alltoall  *Alltoall  `yaml:"alltoall,omitempty" json:"alltoall,omitempty"`
+	Synthetic *Synthetic `yaml:"synthetic,omitempty" json:"synthetic,omitempty"`
+}
+
+// Defaults gives a model's default step time and nominal duration.
+func Defaults(kind string) (stepTime, duration time.Duration) {
+	switch kind {
+	case KindLAMMPS: // paper 000 §4.4: 2.4313 s run
+		return 5 * time.Millisecond, 2431300 * time.Microsecond
+	case KindPATMOS: // paper 000 §4.5: 1290.64 s, one long compute phase
+		return 1290640 * time.Millisecond, 1290640 * time.Millisecond
+	case KindMLWF:
+		return 4 * time.Millisecond, time.Second
+	case KindAlexNet: // paper 000 §4.7 energy figures imply ≈ 97 s
+		return 100 * time.Millisecond, 97 * time.Second
+	case KindStencil, KindAlltoall:
+		return 100 * time.Microsecond, 10 * time.Millisecond
+	case KindSynthetic:
+		return 0, time.Millisecond
+	}
+	return 0, 0
+}
+
+func ps(d time.Duration) int64 { return int64(d) * 1000 }
+
+// resolve fills steps and step time (ps) from the spec and defaults.
+func (s Spec) resolve() (steps int, step int64) {
+	st, dur := Defaults(s.Kind)
+	if s.StepTime > 0 {
+		st = s.StepTime
+	}
+	if s.Duration > 0 {
+		dur = s.Duration
+	}
+	steps = s.Steps
+	if steps == 0 {
+		steps = max(1, int(math.Round(float64(dur)/float64(st))))
+	}
+	return steps, ps(st)
+}
+
+// New returns the generated stream of a model.
+func New(s Spec) (vef.Source, error) {
+	if s.Ranks <= 0 {
+		return nil, fmt.Errorf("apps: %d ranks", s.Ranks)
+	}
+	switch s.Kind {
+	case KindLAMMPS:
+		return newLAMMPS(s), nil
+	case KindPATMOS:
+		return newPATMOS(s), nil
+	case KindMLWF:
+		return newMLWF(s), nil
+	case KindAlexNet:
+		return newAlexNet(s), nil
+	case KindStencil:
+		return newStencil(s), nil
+	case KindAlltoall:
+		return newAlltoall(s), nil
+	case KindSynthetic:
+		return newSynthetic(s)
+	}
+	return nil, fmt.Errorf("apps: unknown kind %q", s.Kind)
+}
+
+func orBytes(v Bytes, d int64) int64 {
+	if v > 0 {
+		return int64(v)
+	}
+	return d
+}
+
+func orInt(v, d int) int {
+	if v != 0 {
+		return v
+	}
+	return d
+}
+
+func orFloat(v, d float64) float64 {
+	if v != 0 {
+		return v
+	}
+	return d
+}
+
+// ---------------------------------------------------------------- LAMMPS
+
+// LAMMPS shapes paper 000 §4.4 and Fig. 6: a quiet first phase (setup:
+// input broadcast, then compute with no traffic) followed by time steps of
+// compute, a six-way halo exchange with the 3D-grid neighbours, a small
+// Allreduce, and every few steps a Bcast and an FFT Alltoall (PPPM).
+type LAMMPS struct {
+	// SetupFraction of the nominal duration is the quiet first phase
+	// (default 0.41: "after a second of computation" of 2.431 s).
+	SetupFraction  float64 `yaml:"setup_fraction,omitempty" json:"setup_fraction,omitempty"`
+	InputBytes     Bytes   `yaml:"input_bytes,omitempty" json:"input_bytes,omitempty"`         // Bcast at start, default 1MiB
+	HaloBytes      Bytes   `yaml:"halo_bytes,omitempty" json:"halo_bytes,omitempty"`           // per face, default 32KiB
+	AllreduceBytes Bytes   `yaml:"allreduce_bytes,omitempty" json:"allreduce_bytes,omitempty"` // default 48
+	AllreduceEvery int     `yaml:"allreduce_every,omitempty" json:"allreduce_every,omitempty"` // default 1
+	BcastBytes     Bytes   `yaml:"bcast_bytes,omitempty" json:"bcast_bytes,omitempty"`         // default 256
+	BcastEvery     int     `yaml:"bcast_every,omitempty" json:"bcast_every,omitempty"`         // default 50
+	FFTBytes       Bytes   `yaml:"fft_bytes,omitempty" json:"fft_bytes,omitempty"`             // per pair, default 64
+	FFTEvery       int     `yaml:"fft_every,omitempty" json:"fft_every,omitempty"`             // default 5
+}
+
+type lammps struct {
+	p      LAMMPS
+	n      int
+	setup  int64
+	step   int64
+	halo   [6][]int32
+	jit    jitter
+	nsteps int
+}
+
+func newLAMMPS(s Spec) *source {
+	var p LAMMPS
+	if s.Params.LAMMPS != nil {
+		p = *s.Params.LAMMPS
+	}
+	p.SetupFraction = orFloat(p.SetupFraction, 0.41)
+	p.InputBytes = Bytes(orBytes(p.InputBytes, 1<<20))
+	p.HaloBytes = Bytes(orBytes(p.HaloBytes, 32<<10))
+	p.AllreduceBytes = Bytes(orBytes(p.AllreduceBytes, 48))
+	p.AllreduceEvery = orInt(p.AllreduceEvery, 1)
+	p.BcastBytes = Bytes(orBytes(p.BcastBytes, 256))
+	p.BcastEvery = orInt(p.BcastEvery, 50)
+	p.FFTBytes = Bytes(orBytes(p.FFTBytes, 64))
+	p.FFTEvery = orInt(p.FFTEvery, 5)
+	l := &lammps{p: p, n: s.Ranks, jit: newJitter(s.Seed, 1, s.Imbalance)}
+	st, dur := Defaults(KindLAMMPS)
+	if s.StepTime > 0 {
+		st = s.StepTime
+	}
+	if s.Duration > 0 {
+		dur = s.Duration
+	}
+	l.step = ps(st)
+	f := p.SetupFraction
+	if s.Steps > 0 {
+		l.nsteps = s.Steps
+		l.setup = int64(float64(int64(s.Steps)*l.step) * f / (1 - f))
+	} else {
+		l.setup = int64(float64(ps(dur)) * f)
+		l.nsteps = max(1, int(math.Round(float64(ps(dur)-l.setup)/float64(l.step))))
+	}
+	dims := grid3(s.Ranks)
+	for d := 0; d < 3; d++ {
+		for _, dir := range []int{1, -1} {
+			l.halo[2*d+(1-dir)/2] = neighbours(dims, d, dir)
+		}
+	}
+	return newSource(s.Ranks, l)
+}
+
+func (l *lammps) steps() int { return l.nsteps + 1 }
+
+func (l *lammps) gen(e *emitter, k int) bool {
+	if k == 0 { // setup: input broadcast, then the quiet phase
+		e.coll(0, vef.Bcast, rootOnly(int64(l.p.InputBytes)), nonRoot(int64(l.p.InputBytes)))
+		for t := 0; t < l.n; t++ {
+			e.compute(t, l.setup)
+		}
+		return l.nsteps > 0
+	}
+	for t := 0; t < l.n; t++ {
+		e.compute(t, l.jit.of(l.step))
+	}
+	for _, h := range l.halo {
+		e.swap(h, int64(l.p.HaloBytes))
+	}
+	if k%l.p.AllreduceEvery == 0 {
+		b := int64(l.p.AllreduceBytes)
+		e.coll(0, vef.Allreduce, constant(b), constant(b))
+	}
+	if k%l.p.FFTEvery == 0 {
+		e.coll(0, vef.Alltoall, constant(int64(l.p.FFTBytes)), constant(0))
+	}
+	if k%l.p.BcastEvery == 0 {
+		e.coll(0, vef.Bcast, rootOnly(int64(l.p.BcastBytes)), nonRoot(int64(l.p.BcastBytes)))
+	}
+	return k < l.nsteps
+}
+
+// grid3 factors n into a near-cubic px ≥ py ≥ pz grid (LAMMPS's processor
+// grid minimises the subdomain surface).
+func grid3(n int) [3]int {
+	best, bestSurf := [3]int{n, 1, 1}, math.Inf(1)
+	for a := 1; a*a*a <= n; a++ {
+		if n%a != 0 {
+			continue
+		}
+		m := n / a
+		for b := a; b*b <= m; b++ {
+			if m%b != 0 {
+				continue
+			}
+			c := m / b
+			surf := float64(a*b + b*c + a*c)
+			if surf < bestSurf {
+				best, bestSurf = [3]int{c, b, a}, surf
+			}
+		}
+	}
+	return best
+}
+
+// neighbours gives each rank's periodic neighbour along dimension d.
+func neighbours(dims [3]int, d, dir int) []int32 {
+	n := dims[0] * dims[1] * dims[2]
+	out := make([]int32, n)
+	for r := 0; r < n; r++ {
+		c := [3]int{r % dims[0], r / dims[0] % dims[1], r / (dims[0] * dims[1])}
+		c[d] = ((c[d]+dir)%dims[d] + dims[d]) % dims[d]
+		out[r] = int32(c[0] + dims[0]*(c[1]+dims[1]*c[2]))
+	}
+	return out
+}
+
+// ---------------------------------------------------------------- PATMOS
+
+// PATMOS shapes paper 000 §4.5 and Fig. 9: Monte Carlo batches computed
+// independently; the network is used only at start (input Bcast) and at
+// the end (Allreduce of the tallies for the mean, then Reduce for the
+// variance).
+type PATMOS struct {
+	InputBytes Bytes `yaml:"input_bytes,omitempty" json:"input_bytes,omitempty"` // default 4MiB
+	TallyBytes Bytes `yaml:"tally_bytes,omitempty" json:"tally_bytes,omitempty"` // default 8KiB
+}
+
+type patmos struct {
+	p      PATMOS
+	n      int
+	step   int64
+	nsteps int
+	jit    jitter
+}
+
+func newPATMOS(s Spec) *source {
+	var p PATMOS
+	if s.Params.PATMOS != nil {
+		p = *s.Params.PATMOS
+	}
+	p.InputBytes = Bytes(orBytes(p.InputBytes, 4<<20))
+	p.TallyBytes = Bytes(orBytes(p.TallyBytes, 8<<10))
+	steps, step := s.resolve()
+	return newSource(s.Ranks, &patmos{p: p, n: s.Ranks, step: step, nsteps: steps, jit: newJitter(s.Seed, 2, s.Imbalance)})
+}
+
+func (p *patmos) steps() int { return 2 }
+
+func (p *patmos) gen(e *emitter, k int) bool {
+	if k == 0 {
+		e.coll(0, vef.Bcast, rootOnly(int64(p.p.InputBytes)), nonRoot(int64(p.p.InputBytes)))
+		return true
+	}
+	for t := 0; t < p.n; t++ {
+		for b := 0; b < p.nsteps; b++ { // batches: compute only
+			e.compute(t, p.jit.of(p.step))
+		}
+	}
+	b := int64(p.p.TallyBytes)
+	e.coll(0, vef.Allreduce, constant(b), constant(b))
+	e.coll(0, vef.Reduce, nonRoot(b), rootOnly(b))
+	return false
+}
+
+// ---------------------------------------------------------------- MLWF
+
+// MLWF shapes paper 000 §4.6: Horovod training; per layer a negotiation
+// Gather (sizes) – Gatherv (requests) – Bcast (size) – Bcast (response),
+// then an Allreduce of the gradients at the end of the step.
+type MLWF struct {
+	Layers        int   `yaml:"layers,omitempty" json:"layers,omitempty"`                 // default 8
+	GatherBytes   Bytes `yaml:"gather_bytes,omitempty" json:"gather_bytes,omitempty"`     // default 4
+	RequestBytes  Bytes `yaml:"request_bytes,omitempty" json:"request_bytes,omitempty"`   // mean Gatherv share, default 256
+	ResponseBytes Bytes `yaml:"response_bytes,omitempty" json:"response_bytes,omitempty"` // default 1KiB
+	GradientBytes Bytes `yaml:"gradient_bytes,omitempty" json:"gradient_bytes,omitempty"` // default 4MiB
+}
+
+type mlwf struct {
+	p      MLWF
+	n      int
+	layer  int64
+	nsteps int
+	jit    jitter
+	req    []int64
+}
+
+func newMLWF(s Spec) *source {
+	var p MLWF
+	if s.Params.MLWF != nil {
+		p = *s.Params.MLWF
+	}
+	p.Layers = orInt(p.Layers, 8)
+	p.GatherBytes = Bytes(orBytes(p.GatherBytes, 4))
+	p.RequestBytes = Bytes(orBytes(p.RequestBytes, 256))
+	p.ResponseBytes = Bytes(orBytes(p.ResponseBytes, 1<<10))
+	p.GradientBytes = Bytes(orBytes(p.GradientBytes, 4<<20))
+	steps, step := s.resolve()
+	m := &mlwf{p: p, n: s.Ranks, layer: step / int64(p.Layers), nsteps: steps, jit: newJitter(s.Seed, 3, s.Imbalance), req: make([]int64, s.Ranks)}
+	return newSource(s.Ranks, m)
+}
+
+func (m *mlwf) steps() int { return m.nsteps }
+
+func (m *mlwf) gen(e *emitter, k int) bool {
+	g, resp := int64(m.p.GatherBytes), int64(m.p.ResponseBytes)
+	for l := 0; l < m.p.Layers; l++ {
+		for t := 0; t < m.n; t++ {
+			e.compute(t, m.jit.of(m.layer))
+			// Gatherv shares vary by rank: ±50 % around the mean.
+			m.req[t] = max(1, int64(float64(m.p.RequestBytes)*(0.5+m.jit.rng.Float64())))
+		}
+		var total int64
+		for _, v := range m.req {
+			total += v
+		}
+		e.coll(0, vef.Gather, constant(g), rootOnly(g*int64(m.n)))
+		e.coll(0, vef.Gather, func(r int) int64 { return m.req[r] }, rootOnly(total))
+		e.coll(0, vef.Bcast, rootOnly(4), nonRoot(4))
+		e.coll(0, vef.Bcast, rootOnly(resp), nonRoot(resp))
+	}
+	b := int64(m.p.GradientBytes)
+	e.coll(0, vef.Allreduce, constant(b), constant(b))
+	return k+1 < m.nsteps
+}
+
+// ---------------------------------------------------------------- AlexNet
+
+// AlexNet shapes paper 000 §4.7 and Fig. 15: data-parallel training; each
+// step computes the forward pass, then back-propagates layer by layer,
+// averaging each layer's gradients with an Allreduce right after it.
+type AlexNet struct {
+	// LayerBytes: gradient size per layer in back-propagation order
+	// (default AlexNet's fc8, fc7, fc6, conv5 … conv1 in float32).
+	LayerBytes []Bytes `yaml:"layer_bytes,omitempty" json:"layer_bytes,omitempty"`
+	// ForwardFraction of the step's compute is the forward pass (default 1/3).
+	ForwardFraction float64 `yaml:"forward_fraction,omitempty" json:"forward_fraction,omitempty"`
+}
+
+// alexnetParams: parameters per layer (weights + biases), fc8 … conv1.
+var alexnetParams = []int64{4097000, 16781312, 37752832, 442624, 663936, 885120, 307456, 34944}
+
+type alexnet struct {
+	p      AlexNet
+	n      int
+	step   int64
+	nsteps int
+	jit    jitter
+}
+
+func newAlexNet(s Spec) *source {
+	var p AlexNet
+	if s.Params.AlexNet != nil {
+		p = *s.Params.AlexNet
+	}
+	if len(p.LayerBytes) == 0 {
+		for _, n := range alexnetParams {
+			p.LayerBytes = append(p.LayerBytes, Bytes(4*n))
+		}
+	}
+	p.ForwardFraction = orFloat(p.ForwardFraction, 1.0/3)
+	steps, step := s.resolve()
+	return newSource(s.Ranks, &alexnet{p: p, n: s.Ranks, step: step, nsteps: steps, jit: newJitter(s.Seed, 4, s.Imbalance)})
+}
+
+func (a *alexnet) steps() int { return a.nsteps }
+
+func (a *alexnet) gen(e *emitter, k int) bool {
+	fwd := int64(float64(a.step) * a.p.ForwardFraction)
+	back := (a.step - fwd) / int64(len(a.p.LayerBytes))
+	for t := 0; t < a.n; t++ {
+		e.compute(t, a.jit.of(fwd))
+	}
+	for _, b := range a.p.LayerBytes {
+		for t := 0; t < a.n; t++ {
+			e.compute(t, a.jit.of(back))
+		}
+		e.coll(0, vef.Allreduce, constant(int64(b)), constant(int64(b)))
+	}
+	return k+1 < a.nsteps
+}
+
+// ---------------------------------------------------------------- micro-benchmarks
+
+// Stencil is a halo-exchange micro-benchmark on a periodic 2D or 3D grid.
+type Stencil struct {
+	Dims           int   `yaml:"dims,omitempty" json:"dims,omitempty"`                       // 2 or 3, default 3
+	HaloBytes      Bytes `yaml:"halo_bytes,omitempty" json:"halo_bytes,omitempty"`           // default 64KiB
+	AllreduceEvery int   `yaml:"allreduce_every,omitempty" json:"allreduce_every,omitempty"` // 0 = never
+}
+
+type stencil struct {
+	p      Stencil
+	n      int
+	step   int64
+	nsteps int
+	halo   [][]int32
+	jit    jitter
+}
+
+func newStencil(s Spec) *source {
+	var p Stencil
+	if s.Params.Stencil != nil {
+		p = *s.Params.Stencil
+	}
+	p.Dims = orInt(p.Dims, 3)
+	p.HaloBytes = Bytes(orBytes(p.HaloBytes, 64<<10))
+	steps, step := s.resolve()
+	st := &stencil{p: p, n: s.Ranks, step: step, nsteps: steps, jit: newJitter(s.Seed, 5, s.Imbalance)}
+	dims := grid3(s.Ranks)
+	if p.Dims == 2 {
+		d := grid2(s.Ranks)
+		dims = [3]int{d[0], d[1], 1}
+	}
+	for d := 0; d < p.Dims; d++ {
+		st.halo = append(st.halo, neighbours(dims, d, 1), neighbours(dims, d, -1))
+	}
+	return newSource(s.Ranks, st)
+}
+
+func grid2(n int) [2]int {
+	a := int(math.Sqrt(float64(n)))
+	for n%a != 0 {
+		a--
+	}
+	return [2]int{n / a, a}
+}
+
+func (s *stencil) steps() int { return s.nsteps }
+
+func (s *stencil) gen(e *emitter, k int) bool {
+	for t := 0; t < s.n; t++ {
+		e.compute(t, s.jit.of(s.step))
+	}
+	for _, h := range s.halo {
+		e.swap(h, int64(s.p.HaloBytes))
+	}
+	if s.p.AllreduceEvery > 0 && (k+1)%s.p.AllreduceEvery == 0 {
+		e.coll(0, vef.Allreduce, constant(8), constant(8))
+	}
+	return k+1 < s.nsteps
+}
+
+// Alltoall is a micro-benchmark of repeated Alltoall operations.
+type Alltoall struct {
+	Bytes     Bytes `yaml:"bytes,omitempty" json:"bytes,omitempty"` // per destination (total if vectorial), default 4KiB
+	Vectorial bool  `yaml:"vectorial,omitempty" json:"vectorial,omitempty"`
+}
+
+type alltoall struct {
+	p      Alltoall
+	n      int
+	step   int64
+	nsteps int
+	jit    jitter
+}
+
+func newAlltoall(s Spec) *source {
+	var p Alltoall
+	if s.Params.Alltoall != nil {
+		p = *s.Params.Alltoall
+	}
+	p.Bytes = Bytes(orBytes(p.Bytes, 4<<10))
+	steps, step := s.resolve()
+	return newSource(s.Ranks, &alltoall{p: p, n: s.Ranks, step: step, nsteps: steps, jit: newJitter(s.Seed, 6, s.Imbalance)})
+}
+
+func (a *alltoall) steps() int { return a.nsteps }
+
+func (a *alltoall) gen(e *emitter, k int) bool {
+	for t := 0; t < a.n; t++ {
+		e.compute(t, a.jit.of(a.step))
+	}
+	var v int64
+	if a.p.Vectorial {
+		v = 1
+	}
+	e.coll(0, vef.Alltoall, constant(int64(a.p.Bytes)), constant(v))
+	return k+1 < a.nsteps
+}
+
+// Duration re-exports predictor.Duration for model sections.
+type Duration = predictor.Duration

@@ -1,0 +1,292 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/lpictl/lpictl/sim/workload/apps"
+	"github.com/lpictl/lpictl/sim/workload/vef"
+)
+
+// Job describes one job of a built workload.
+type Job struct {
+	Name      string `json:"name"`
+	Kind      string `json:"kind"`
+	FirstRank int    `json:"first_rank"`
+	Ranks     int    `json:"ranks"`
+	Repeat    int    `json:"repeat"`
+}
+
+// Workload is a built workload: its ranks, their nodes, and a way to open
+// its record stream as many times as needed (replay, export, describe).
+type Workload struct {
+	// Ranks is the number of ranks; Nodes maps rank → node.
+	Ranks int
+	Nodes []int
+	Jobs  []Job
+	opts  Options
+	open  func() (vef.Source, error)
+}
+
+// Options returns the replay options the workload was built with.
+func (w *Workload) Options() Options { return w.opts }
+
+// Open opens a fresh copy of the workload's record stream. Close it (it
+// may implement io.Closer) when done.
+func (w *Workload) Open() (vef.Source, error) { return w.open() }
+
+// NewReplayer opens the stream and returns a replayer for it; Close the
+// replayer when done.
+func (w *Workload) NewReplayer() (*Replayer, error) {
+	src, err := w.open()
+	if err != nil {
+		return nil, err
+	}
+	r, err := NewReplayer(src, w.Nodes, w.opts)
+	if err != nil {
+		closeSource(src)
+		return nil, err
+	}
+	return r, nil
+}
+
+func closeSource(s vef.Source) {
+	if c, ok := s.(io.Closer); ok {
+		c.Close()
+	}
+}
+
+// Build validates cfg and builds the workload for a network of nodes
+// nodes; seed is the run's seed (workload.seed overrides it). A vef trace
+// is read through once here, so a bad trace fails now with FILE:LINE.
+func Build(cfg Config, nodes int, seed uint64) (*Workload, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if nodes <= 0 {
+		return nil, fmt.Errorf("workload: network has %d nodes", nodes)
+	}
+	if cfg.Seed != nil {
+		seed = *cfg.Seed
+	}
+	w := &Workload{opts: Options{Window: cfg.Window, Collectives: cfg.Collectives.normalized()}}
+	if w.opts.Window == 0 {
+		w.opts.Window = vef.DefaultWindow
+	}
+	jobs := cfg.Jobs
+	single := len(jobs) == 0
+	if single {
+		jobs = []Config{cfg}
+	}
+	type built struct {
+		open  func() (vef.Source, error)
+		tasks int
+	}
+	var bs []built
+	for i, j := range jobs {
+		prefix := "workload"
+		if !single {
+			prefix = fmt.Sprintf("workload.jobs[%d]", i)
+		}
+		ranks := j.Ranks
+		if ranks == 0 && j.Kind != KindVEF {
+			if !single {
+				return nil, fmt.Errorf("%s.ranks: each job needs its number of ranks", prefix)
+			}
+			ranks = nodes
+		}
+		jseed := seed + uint64(i)*0x9e3779b97f4a7c15
+		open, tasks, err := w.jobSource(j, prefix, ranks, jseed)
+		if err != nil {
+			return nil, err
+		}
+		name := j.Name
+		if name == "" {
+			name = fmt.Sprintf("%s-%d", j.Kind, i)
+		}
+		w.Jobs = append(w.Jobs, Job{Name: name, Kind: j.Kind, FirstRank: w.Ranks, Ranks: tasks, Repeat: max(1, j.Repeat)})
+		w.Ranks += tasks
+		bs = append(bs, built{open, tasks})
+	}
+	if w.Ranks > nodes {
+		return nil, fmt.Errorf("workload.ranks: %d ranks do not fit on %d nodes (one rank per node)", w.Ranks, nodes)
+	}
+	if single {
+		w.open = bs[0].open
+	} else {
+		// Auto repeat: each job runs about as long (in compute) as the longest.
+		nominal := make([]int64, len(bs))
+		var longest int64
+		for i, b := range bs {
+			if jobs[i].Repeat > 0 {
+				continue
+			}
+			s, err := summarize(b.open)
+			if err != nil {
+				return nil, err
+			}
+			nominal[i] = s.MaxCompute
+			longest = max(longest, s.MaxCompute)
+		}
+		opens := make([]func() (vef.Source, error), len(bs))
+		for i, b := range bs {
+			n := jobs[i].Repeat
+			if n == 0 {
+				n = 1
+				if nominal[i] > 0 {
+					n = max(1, int(math.Round(float64(longest)/float64(nominal[i]))))
+				}
+			}
+			w.Jobs[i].Repeat = n
+			opens[i] = b.open
+			if n > 1 {
+				open := b.open
+				opens[i] = func() (vef.Source, error) { return newRepeatSource(open, n) }
+			}
+		}
+		w.open = func() (vef.Source, error) {
+			var srcs []vef.Source
+			for _, o := range opens {
+				s, err := o()
+				if err != nil {
+					for _, s := range srcs {
+						closeSource(s)
+					}
+					return nil, err
+				}
+				srcs = append(srcs, s)
+			}
+			return newMultiSource(srcs, w.opts.Window), nil
+		}
+	}
+	var err error
+	switch cfg.Mapping {
+	case "", MappingLinear:
+		w.Nodes, err = LinearMapping(w.Ranks, nodes)
+	case MappingRandom:
+		w.Nodes, err = RandomMapping(w.Ranks, nodes, seed)
+	case MappingFile:
+		w.Nodes, err = ReadMappingFile(cfg.MappingFile, w.Ranks, nodes)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *Workload) jobSource(j Config, prefix string, ranks int, seed uint64) (func() (vef.Source, error), int, error) {
+	if j.Kind == KindVEF {
+		ropts := vef.ReaderOptions{Window: w.opts.Window}
+		open := func() (vef.Source, error) {
+			r, err := vef.Open(j.File, ropts)
+			if err != nil {
+				return nil, err
+			}
+			return r, nil
+		}
+		// Validate the whole trace now (streaming, bounded memory).
+		r, err := vef.Open(j.File, ropts)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%s.file: %w", prefix, err)
+		}
+		defer r.Close()
+		if j.Ranks != 0 && j.Ranks != r.Tasks() {
+			return nil, 0, fmt.Errorf("%s.ranks: %d, but the trace has %d tasks", prefix, j.Ranks, r.Tasks())
+		}
+		var rec vef.Record
+		for {
+			err := r.Next(&rec)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, 0, err
+			}
+		}
+		return open, r.Tasks(), nil
+	}
+	if j.Kind == apps.KindSynthetic && j.Synthetic != nil {
+		if err := j.Synthetic.Validate(prefix+".synthetic", ranks); err != nil {
+			return nil, 0, err
+		}
+	}
+	spec := apps.Spec{Kind: j.Kind, Ranks: ranks, Steps: j.Steps, Duration: j.Duration.D(), StepTime: j.StepTime.D(),
+		Imbalance: j.Imbalance, Seed: seed, Params: j.Params}
+	open := func() (vef.Source, error) { return apps.New(spec) }
+	if _, err := open(); err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", prefix, err)
+	}
+	return open, ranks, nil
+}
+
+// Summary counts a workload's records without replaying it.
+type Summary struct {
+	Header vef.Header `json:"header"`
+	// P2PBytes: bytes of point-to-point records; SelfMessages: those with
+	// src = dst.
+	P2PBytes     int64 `json:"p2p_bytes"`
+	SelfMessages int64 `json:"self_messages"`
+	// Collectives counts operations by op name.
+	Collectives map[string]int64 `json:"collectives"`
+	// Compute per rank: the delays after dependencies plus the time before
+	// each rank's first record; MaxCompute and MeanCompute over ranks (ps).
+	MaxCompute  int64 `json:"max_compute_ps"`
+	MeanCompute int64 `json:"mean_compute_ps"`
+}
+
+func summarize(open func() (vef.Source, error)) (Summary, error) {
+	src, err := open()
+	if err != nil {
+		return Summary{}, err
+	}
+	defer closeSource(src)
+	s := Summary{Collectives: map[string]int64{}}
+	h := vef.Header{Tasks: src.Tasks(), Comms: len(src.Comms()), OnlySend: true}
+	compute := make([]int64, h.Tasks)
+	seen := make([]bool, h.Tasks)
+	var r vef.Record
+	for {
+		err := src.Next(&r)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return s, err
+		}
+		if r.Dep == vef.DepRecv {
+			h.OnlySend = false
+		}
+		if r.Dep != vef.DepNone || !seen[r.Src] {
+			compute[r.Src] += r.Time
+		}
+		seen[r.Src] = true
+		if r.Kind == vef.Message {
+			h.Messages++
+			s.P2PBytes += r.Bytes
+			if r.Src == r.Dst {
+				s.SelfMessages++
+			}
+			continue
+		}
+		h.CollRecords++
+		if r.ID >= h.CollOps {
+			h.CollOps = r.ID + 1
+			s.Collectives[r.Op.String()]++
+		}
+	}
+	var sum int64
+	for _, c := range compute {
+		s.MaxCompute = max(s.MaxCompute, c)
+		sum += c
+	}
+	if h.Tasks > 0 {
+		s.MeanCompute = sum / int64(h.Tasks)
+	}
+	s.Header = h
+	return s, nil
+}
+
+// Summarize counts the workload's records (a pass over its stream).
+func (w *Workload) Summarize() (Summary, error) { return summarize(w.open) }

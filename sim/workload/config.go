@@ -1,0 +1,236 @@
+package workload
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/lpictl/lpictl/predictor"
+	"github.com/lpictl/lpictl/sim/workload/apps"
+)
+
+// KindVEF replays a trace file (workload.file).
+const KindVEF = "vef"
+
+// KindMulti is the kind of a workload given as jobs (it may be omitted).
+const KindMulti = "multi"
+
+// Kinds lists every workload kind.
+func Kinds() []string { return append([]string{KindVEF}, apps.Kinds()...) }
+
+// Config is the `workload:` section of a simulator scenario.
+type Config struct {
+	// Kind: vef, lammps, patmos, mlwf, alexnet, stencil, alltoall,
+	// synthetic; or multi (or empty) with Jobs.
+	Kind string `yaml:"kind,omitempty" json:"kind,omitempty"`
+	// Ranks: MPI ranks (one per node). Default: every node (generated
+	// kinds) or the trace's task count (vef).
+	Ranks int `yaml:"ranks,omitempty" json:"ranks,omitempty"`
+	// Steps (iterations) or Duration (nominal compute time, steps =
+	// duration / step_time); at most one. Default: the model's duration.
+	Steps    int                `yaml:"steps,omitempty" json:"steps,omitempty"`
+	Duration predictor.Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
+	// StepTime is the compute per step (the model's default otherwise).
+	StepTime predictor.Duration `yaml:"step_time,omitempty" json:"step_time,omitempty"`
+	// Imbalance: each rank's compute phases vary uniformly by ± this
+	// fraction (seeded), in [0, 1).
+	Imbalance float64 `yaml:"imbalance,omitempty" json:"imbalance,omitempty"`
+	// Mapping of ranks to nodes: linear (default), random, or file with
+	// MappingFile (one node per line).
+	Mapping     string `yaml:"mapping,omitempty" json:"mapping,omitempty"`
+	MappingFile string `yaml:"mapping_file,omitempty" json:"mapping_file,omitempty"`
+	// Seed overrides the run's seed for this workload (random mapping,
+	// generators).
+	Seed *uint64 `yaml:"seed,omitempty" json:"seed,omitempty"`
+	// File is the VEF trace (kind vef).
+	File string `yaml:"file,omitempty" json:"file,omitempty"`
+	// Window is the replay window in messages (default 262144).
+	Window int64 `yaml:"window,omitempty" json:"window,omitempty"`
+	// Collectives sets the size thresholds of the collective algorithms.
+	Collectives Collectives `yaml:"collectives,omitempty" json:"collectives,omitempty"`
+	// Per-model sections: lammps, patmos, mlwf, alexnet, stencil,
+	// alltoall, synthetic.
+	apps.Params `yaml:",inline" json:",inline"`
+	// Jobs run at once on disjoint node sets (paper 001 §3.4).
+	Jobs []Config `yaml:"jobs,omitempty" json:"jobs,omitempty"`
+	// Repeat (jobs only): how many times the job runs back to back; 0 =
+	// auto, so that every job lasts about as long as the longest.
+	Repeat int `yaml:"repeat,omitempty" json:"repeat,omitempty"`
+	// Name (jobs only) labels the job in reports.
+	Name string `yaml:"name,omitempty" json:"name,omitempty"`
+}
+
+// Resolve makes relative file paths relative to dir (the scenario's folder).
+func (c *Config) Resolve(dir string) {
+	fix := func(p *string) {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+	fix(&c.File)
+	fix(&c.MappingFile)
+	for i := range c.Jobs {
+		c.Jobs[i].Resolve(dir)
+	}
+}
+
+// Validate checks the section; errors name the key as workload.<field>.
+func (c *Config) Validate() error { return c.validate("workload", false) }
+
+func (c *Config) validate(p string, job bool) error {
+	if len(c.Jobs) > 0 {
+		if job {
+			return fmt.Errorf("%s.jobs: a job cannot have jobs", p)
+		}
+		if c.Kind != "" && c.Kind != KindMulti {
+			return fmt.Errorf("%s.kind: %q with jobs (leave kind empty or set multi)", p, c.Kind)
+		}
+		if c.File != "" || c.Ranks != 0 || c.Steps != 0 || c.Duration != 0 || c.StepTime != 0 || c.Params != (apps.Params{}) {
+			return fmt.Errorf("%s: with jobs, model keys (ranks, steps, duration, step_time, file, per-model sections) go inside each job", p)
+		}
+		for i := range c.Jobs {
+			if err := c.Jobs[i].validate(fmt.Sprintf("%s.jobs[%d]", p, i), true); err != nil {
+				return err
+			}
+		}
+		return c.validateRun(p)
+	}
+	if !job {
+		if c.Repeat != 0 {
+			return fmt.Errorf("%s.repeat: only for jobs", p)
+		}
+		if c.Name != "" {
+			return fmt.Errorf("%s.name: only for jobs", p)
+		}
+		if err := c.validateRun(p); err != nil {
+			return err
+		}
+	} else {
+		if c.Mapping != "" || c.MappingFile != "" || c.Seed != nil || c.Window != 0 || c.Collectives != (Collectives{}) {
+			return fmt.Errorf("%s: mapping, mapping_file, seed, window and collectives apply to the whole workload, not to one job", p)
+		}
+		if c.Repeat < 0 {
+			return fmt.Errorf("%s.repeat: must be ≥ 0 (0 = auto), got %d", p, c.Repeat)
+		}
+	}
+	switch {
+	case c.Kind == "":
+		return fmt.Errorf("%s.kind: missing (want one of %s, or jobs)", p, strings.Join(Kinds(), ", "))
+	case c.Kind == KindMulti:
+		return fmt.Errorf("%s.jobs: kind multi needs jobs", p)
+	case !slices.Contains(Kinds(), c.Kind):
+		return fmt.Errorf("%s.kind: unknown kind %q (want one of %s)", p, c.Kind, strings.Join(Kinds(), ", "))
+	}
+	if c.Ranks < 0 {
+		return fmt.Errorf("%s.ranks: must be ≥ 0, got %d", p, c.Ranks)
+	}
+	if c.Steps < 0 {
+		return fmt.Errorf("%s.steps: must be ≥ 0, got %d", p, c.Steps)
+	}
+	if c.Steps > 0 && c.Duration > 0 {
+		return fmt.Errorf("%s.duration: set steps or duration, not both", p)
+	}
+	if c.Imbalance < 0 || c.Imbalance >= 1 || math.IsNaN(c.Imbalance) {
+		return fmt.Errorf("%s.imbalance: must be in [0, 1), got %v", p, c.Imbalance)
+	}
+	if c.Kind == KindVEF {
+		if c.File == "" {
+			return fmt.Errorf("%s.file: kind vef needs a trace file", p)
+		}
+		if c.Steps != 0 || c.Duration != 0 || c.StepTime != 0 || c.Imbalance != 0 {
+			return fmt.Errorf("%s: steps, duration, step_time and imbalance do not apply to a vef trace", p)
+		}
+	} else if c.File != "" {
+		return fmt.Errorf("%s.file: only for kind vef", p)
+	}
+	if c.Kind == apps.KindSynthetic && c.Steps != 0 {
+		return fmt.Errorf("%s.steps: synthetic traffic runs for a duration", p)
+	}
+	return c.validateParams(p)
+}
+
+func (c *Config) validateRun(p string) error {
+	switch c.Mapping {
+	case "", MappingLinear, MappingRandom:
+		if c.MappingFile != "" && c.Mapping != "" {
+			return fmt.Errorf("%s.mapping_file: only with mapping: file", p)
+		}
+	case MappingFile:
+		if c.MappingFile == "" {
+			return fmt.Errorf("%s.mapping_file: mapping file needs a file", p)
+		}
+	default:
+		return fmt.Errorf("%s.mapping: unknown mapping %q (want linear, random or file)", p, c.Mapping)
+	}
+	if c.Window < 0 || c.Window > 1<<30 {
+		return fmt.Errorf("%s.window: must be in [0, 2^30] messages, got %d", p, c.Window)
+	}
+	return c.Collectives.validate(p)
+}
+
+func (c *Config) validateParams(p string) error {
+	type section struct {
+		kind string
+		set  bool
+	}
+	for _, s := range []section{
+		{apps.KindLAMMPS, c.LAMMPS != nil}, {apps.KindPATMOS, c.PATMOS != nil}, {apps.KindMLWF, c.MLWF != nil},
+		{apps.KindAlexNet, c.AlexNet != nil}, {apps.KindStencil, c.Stencil != nil}, {apps.KindAlltoall, c.Alltoall != nil},
+		{apps.KindSynthetic, c.Synthetic != nil},
+	} {
+		if s.set && s.kind != c.Kind {
+			return fmt.Errorf("%s.%s: section set, but kind is %s", p, s.kind, c.Kind)
+		}
+	}
+	neg := func(field string, v int64) error {
+		if v < 0 {
+			return fmt.Errorf("%s.%s.%s: must be ≥ 0, got %d", p, c.Kind, field, v)
+		}
+		return nil
+	}
+	var errs []error
+	switch {
+	case c.LAMMPS != nil:
+		l := c.LAMMPS
+		if l.SetupFraction < 0 || l.SetupFraction >= 1 || math.IsNaN(l.SetupFraction) {
+			errs = append(errs, fmt.Errorf("%s.lammps.setup_fraction: must be in [0, 1), got %v", p, l.SetupFraction))
+		}
+		errs = append(errs, neg("input_bytes", int64(l.InputBytes)), neg("halo_bytes", int64(l.HaloBytes)),
+			neg("allreduce_bytes", int64(l.AllreduceBytes)), neg("allreduce_every", int64(l.AllreduceEvery)),
+			neg("bcast_bytes", int64(l.BcastBytes)), neg("bcast_every", int64(l.BcastEvery)),
+			neg("fft_bytes", int64(l.FFTBytes)), neg("fft_every", int64(l.FFTEvery)))
+	case c.PATMOS != nil:
+		errs = append(errs, neg("input_bytes", int64(c.PATMOS.InputBytes)), neg("tally_bytes", int64(c.PATMOS.TallyBytes)))
+	case c.MLWF != nil:
+		m := c.MLWF
+		errs = append(errs, neg("layers", int64(m.Layers)), neg("gather_bytes", int64(m.GatherBytes)),
+			neg("request_bytes", int64(m.RequestBytes)), neg("response_bytes", int64(m.ResponseBytes)),
+			neg("gradient_bytes", int64(m.GradientBytes)))
+	case c.AlexNet != nil:
+		a := c.AlexNet
+		if a.ForwardFraction < 0 || a.ForwardFraction >= 1 || math.IsNaN(a.ForwardFraction) {
+			errs = append(errs, fmt.Errorf("%s.alexnet.forward_fraction: must be in [0, 1), got %v", p, a.ForwardFraction))
+		}
+		for i, b := range a.LayerBytes {
+			errs = append(errs, neg(fmt.Sprintf("layer_bytes[%d]", i), int64(b)))
+		}
+	case c.Stencil != nil:
+		s := c.Stencil
+		if s.Dims != 0 && s.Dims != 2 && s.Dims != 3 {
+			errs = append(errs, fmt.Errorf("%s.stencil.dims: want 2 or 3, got %d", p, s.Dims))
+		}
+		errs = append(errs, neg("halo_bytes", int64(s.HaloBytes)), neg("allreduce_every", int64(s.AllreduceEvery)))
+	case c.Alltoall != nil:
+		errs = append(errs, neg("bytes", int64(c.Alltoall.Bytes)))
+	case c.Synthetic != nil:
+		errs = append(errs, c.Synthetic.Validate(p+".synthetic", c.Ranks))
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,78 @@
+package workload
+
+import (
+	"slices"
+
+	"github.com/lpictl/lpictl/sim/workload/vef"
+)
+
+// Stats counts what a replay did. Times are ps.
+type Stats struct {
+	// Messages and Bytes went through the host: point-to-point messages
+	// between different tasks plus the messages collectives expand into.
+	Messages, Bytes int64
+	// P2P counts trace messages (including SelfMessages, delivered locally
+	// at once), P2PBytes their payload.
+	P2P, P2PBytes, SelfMessages int64
+	// CollMessages and CollBytes are the collectives' expansion.
+	CollMessages, CollBytes int64
+	// Collectives counts completed operations by vef.Op; Algorithms by
+	// Algorithm.
+	Collectives [vef.NumOps]int64
+	Algorithms  [numAlgorithms]int64
+	// RankFinish is when each rank last did something (sent, received,
+	// finished a collective part); ExecTime is the latest of them.
+	RankFinish []int64
+	ExecTime   int64
+	// RankBusy is each rank's compute time: the delays of its records
+	// after their dependencies, and the time before its first record
+	// (merged where they overlap).
+	RankBusy []int64
+	// Node maps rank → node.
+	Node []int32
+}
+
+// Stats returns a copy of the counters so far (complete once Done).
+func (r *Replayer) Stats() Stats {
+	s := r.stats
+	s.RankFinish = slices.Clone(s.RankFinish)
+	s.RankBusy = slices.Clone(s.RankBusy)
+	s.Node = slices.Clone(s.Node)
+	if !r.done {
+		s.ExecTime = slices.Max(append(s.RankFinish, 0))
+	}
+	return s
+}
+
+// NodeBusy sums RankBusy per node for a network of nodes nodes.
+func (s *Stats) NodeBusy(nodes int) []int64 {
+	b := make([]int64, nodes)
+	for r, n := range s.Node {
+		if int(n) < nodes {
+			b[n] += s.RankBusy[r]
+		}
+	}
+	return b
+}
+
+// Utilisation is each node's busy fraction of ExecTime (0 for idle nodes),
+// the input of the node power model (SPEC §3.3).
+func (s *Stats) Utilisation(nodes int) []float64 {
+	u := make([]float64, nodes)
+	if s.ExecTime <= 0 {
+		return u
+	}
+	for n, b := range s.NodeBusy(nodes) {
+		u[n] = min(1, float64(b)/float64(s.ExecTime))
+	}
+	return u
+}
+
+// CollectiveOps is the total number of completed collective operations.
+func (s *Stats) CollectiveOps() int64 {
+	var n int64
+	for _, c := range s.Collectives {
+		n += c
+	}
+	return n
+}

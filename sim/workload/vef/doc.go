@@ -1,0 +1,19 @@
+// Package vef reads and writes VEF traces (SPEC §5; Andújar et al., "VEF
+// Traces", CLUSTER 2015), the self-related MPI trace format of paper 000.
+//
+// It implements:
+//   - §5 header, communicators, point-to-point and collective records
+//     (Record, Header, Op, Dep);
+//   - a streaming Reader that validates as it goes (counts, ranges, dense
+//     IDs, backward dependencies of all four kinds, collective consistency)
+//     in memory bounded by the replay window, not by the trace length, and
+//     reports bad input as "FILE:LINE: …";
+//   - a Writer producing the canonical text form, so that write → read →
+//     write is byte-identical;
+//   - Source, the stream of records every lpictl workload is expressed as
+//     (sim/workload replays it; generated models produce it), and Scan,
+//     which counts a stream for the header.
+//
+// Times are kept in picoseconds (VEF writes nanoseconds; fractions of a
+// nanosecond are kept and written back with up to three decimals).
+package vef
