@@ -2,6 +2,8 @@
 GO        ?= go
 PREFIX    ?= /usr/local
 DESTDIR   ?=
+UNITDIR   ?= /etc/systemd/system
+CONFDIR   ?= /etc/lpictl
 BIN       := bin/lpictl
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -11,7 +13,7 @@ STATICCHECK_VERSION := v0.8.2
 BENCH_PKGS ?= ./...
 BENCHTIME  ?= 1s
 
-.PHONY: help build test unit lint bench demo demo-predict generate install clean fuzz
+.PHONY: help build test unit lint bench demo demo-predict generate install clean fuzz systemd-verify
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -19,7 +21,7 @@ help: ## list targets
 build: ## build bin/lpictl
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/lpictl
 
-test: lint unit ## lint, then every test (privileged ones run as root, skip otherwise)
+test: lint unit systemd-verify ## lint, every test (privileged ones run as root, skip otherwise), unit check
 
 unit:
 	$(GO) test -count=1 ./...
@@ -45,8 +47,17 @@ demo-predict: build ## replay a captured idle-gap file through PerfBoundCorrect
 generate: ## regenerate bpf2go bindings (needs clang, llvm)
 	$(GO) generate ./...
 
-install: build ## install binary, unit and default config under $(DESTDIR)$(PREFIX)
+systemd-verify: build ## systemd-analyze verify on the unit and its drop-ins (installs systemd as root)
+	./scripts/verify-systemd.sh $(BIN)
+
+install: build ## install binary, systemd unit, default config, dashboard (DESTDIR-friendly)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/lpictl
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's#^ExecStart=/usr/local/bin/lpictl#ExecStart=$(PREFIX)/bin/lpictl#' systemd/lpictl.service > $(DESTDIR)$(UNITDIR)/lpictl.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/lpictl.service
+	test -e $(DESTDIR)$(CONFDIR)/agent.yaml || install -D -m 0644 configs/agent.yaml $(DESTDIR)$(CONFDIR)/agent.yaml
+	install -D -m 0644 configs/grafana/lpictl.json $(DESTDIR)$(PREFIX)/share/lpictl/grafana/lpictl.json
+	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/doc/lpictl/systemd systemd/lpictl.service.d/*.conf.example
 
 clean:
 	rm -rf bin out

@@ -45,6 +45,7 @@ func newRootCommand() *cobra.Command {
 		newTopoCommand(),
 		newPortsCommand(),
 		newWorkloadCommand(),
+		newAgentCommand(),
 	)
 	return root
 }

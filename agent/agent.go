@@ -1,0 +1,711 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"reflect"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lpictl/lpictl/controller"
+	"github.com/lpictl/lpictl/predictor"
+)
+
+// Systemd notification states (sd_notify).
+const (
+	NotifyReady     = "READY=1"
+	NotifyStopping  = "STOPPING=1"
+	NotifyReloading = "RELOADING=1"
+)
+
+// restoreTimeout bounds restoring every port at shutdown.
+const restoreTimeout = 30 * time.Second
+
+// Options configure an Agent.
+type Options struct {
+	Config  Config
+	Backend Backend
+	// Logger (nil = discard) and Level, which a reload updates.
+	Logger *slog.Logger
+	Level  *slog.LevelVar
+	// Notify receives sd_notify states (nil = none).
+	Notify func(state string)
+	// Reload returns the configuration to switch to on SIGHUP.
+	Reload func() (Config, error)
+	// Version is reported in lpictl_agent_info.
+	Version string
+}
+
+// Agent runs one controller.Port per selected port of a Backend, applies
+// (in enforce mode) their decisions safely and exports metrics.
+type Agent struct {
+	opts    Options
+	backend Backend
+	log     *slog.Logger
+	reg     *prometheus.Registry
+
+	mu      sync.Mutex
+	cfg     Config
+	ports   map[string]*portState
+	state   *StateFile
+	buf     []Observation
+	reloads [2]uint64 // success, failure
+	restore [2]uint64 // success, failure
+	tickDur time.Duration
+
+	addr     atomic.Value // string
+	ready    atomic.Bool
+	lastTick atomic.Int64 // unix nanoseconds
+}
+
+// portState is everything the agent keeps about one port.
+type portState struct {
+	info  PortInfo
+	port  Port
+	spec  PortSpec
+	ctl   *controller.Port
+	sent  func(hops int, packets uint64) // ctl.Sent, bound once
+	guard guard
+
+	started time.Duration // backend time the port was opened
+
+	eee          EEEState
+	eeeKnown     bool
+	eeeReadAt    time.Duration
+	counters     PortCounters
+	countersAt   time.Duration
+	countersOK   bool
+	requested    time.Duration // last t_PDT asked of the port
+	hasRequested bool
+	original     *Settings // recorded before the first change
+	changes      uint64
+	driverClamps uint64
+	errors       map[string]uint64
+	logged       map[string]bool // one-time warnings
+	gone         bool
+
+	hist      []uint64 // idle-gap histogram, per bucket of gapBuckets
+	histSum   float64
+	histCount uint64
+}
+
+// New returns an agent; Run starts it.
+func New(opts Options) (*Agent, error) {
+	if opts.Backend == nil {
+		return nil, errors.New("agent: no backend")
+	}
+	if err := opts.Config.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	a := &Agent{opts: opts, backend: opts.Backend, log: opts.Logger, cfg: opts.Config,
+		ports: map[string]*portState{}, buf: make([]Observation, 1024)}
+	a.addr.Store("")
+	a.reg = newRegistry(a)
+	return a, nil
+}
+
+// Registry is the agent's own metrics registry.
+func (a *Agent) Registry() *prometheus.Registry { return a.reg }
+
+// Addr is the metrics listener's address once Run listens ("" before).
+func (a *Agent) Addr() string { return a.addr.Load().(string) }
+
+// Ready reports whether the agent is running its loop.
+func (a *Agent) Ready() bool { return a.ready.Load() }
+
+func (a *Agent) notify(s string) {
+	if a.opts.Notify != nil {
+		a.opts.Notify(s)
+	}
+}
+
+// Run runs the agent until ctx ends: it restores ports left changed by a
+// crashed run, serves metrics, selects and opens ports, and decides every
+// interval; a value on hup reloads the configuration. On return every
+// changed port has been restored (unless safety.restore_on_exit is off).
+func (a *Agent) Run(ctx context.Context, hup <-chan struct{}) error {
+	defer a.backend.Close()
+	if a.backend.Persistent() {
+		st, err := OpenState(a.cfg.StateDir)
+		if err != nil {
+			return err
+		}
+		a.state = st
+		defer st.Close()
+		a.log.Info("state file", "path", st.Path())
+		a.recoverPending(ctx)
+	}
+	var srv *http.Server
+	if l := a.cfg.Metrics.Listen; l != MetricsOff {
+		ln, err := net.Listen("tcp", l)
+		if err != nil {
+			return fmt.Errorf("metrics.listen %s: %w", l, err)
+		}
+		a.addr.Store(ln.Addr().String())
+		srv = &http.Server{Handler: a.handler(), ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				a.log.Error("metrics server", "error", err)
+			}
+		}()
+		a.log.Info("metrics listening", "addr", ln.Addr().String())
+	}
+	defer func() {
+		if srv != nil {
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(sctx)
+		}
+	}()
+
+	if err := a.syncPorts(ctx); err != nil {
+		if ctx.Err() != nil {
+			return a.shutdown()
+		}
+		a.shutdown()
+		return err
+	}
+	a.tick(ctx)
+	a.ready.Store(true)
+	a.notify(NotifyReady)
+	a.log.Info("agent running", "mode", a.cfg.Mode, "backend", a.backend.Name(),
+		"ports", a.portCount(), "interval", a.cfg.Interval)
+
+	interval := a.cfg.Interval.D()
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	lastScan := time.Now()
+	stepFailed := false
+	for {
+		select {
+		case <-ctx.Done():
+			return a.shutdown()
+		case <-hup:
+			a.notify(NotifyReloading)
+			a.reload(ctx)
+			if iv := a.interval(); iv != interval {
+				interval = iv
+				ticker.Reset(interval)
+			}
+			a.notify(NotifyReady)
+		case <-ticker.C:
+			if err := a.backend.Step(ctx); err != nil && ctx.Err() == nil && !stepFailed {
+				stepFailed = true
+				a.log.Warn("backend step failed", "error", err)
+			}
+			a.tick(ctx)
+			if rs := a.rescanInterval(); rs > 0 && time.Since(lastScan) >= rs {
+				lastScan = time.Now()
+				if err := a.syncPorts(ctx); err != nil && ctx.Err() == nil {
+					a.log.Warn("port rescan failed", "error", err)
+				}
+			}
+		}
+	}
+}
+
+func (a *Agent) interval() time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cfg.Interval.D()
+}
+
+func (a *Agent) rescanInterval() time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cfg.Ports.RescanInterval.D()
+}
+
+func (a *Agent) portCount() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.ports)
+}
+
+// shutdown restores and closes every port.
+func (a *Agent) shutdown() error {
+	a.ready.Store(false)
+	a.notify(NotifyStopping)
+	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
+	defer cancel()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var failed []string
+	for _, name := range a.sortedNames() {
+		p := a.ports[name]
+		if *a.cfg.Safety.RestoreOnExit {
+			if err := a.restorePort(ctx, p, "agent stopping"); err != nil {
+				failed = append(failed, name)
+			}
+		}
+		p.port.Close()
+		delete(a.ports, name)
+	}
+	a.log.Info("agent stopped")
+	if len(failed) > 0 {
+		return fmt.Errorf("could not restore %v (the state file keeps their original settings for the next start)", failed)
+	}
+	return nil
+}
+
+func (a *Agent) sortedNames() []string {
+	names := make([]string, 0, len(a.ports))
+	for n := range a.ports {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// recoverPending restores ports recorded by a run that did not stop
+// cleanly, finding renamed ports by their hardware address.
+func (a *Agent) recoverPending(ctx context.Context) {
+	pending := a.state.Pending()
+	if len(pending) == 0 {
+		return
+	}
+	a.log.Warn("previous run did not restore every port; restoring now", "ports", len(pending))
+	infos, err := a.backend.Ports(ctx)
+	if err != nil {
+		a.log.Error("list ports for recovery", "error", err)
+	}
+	for _, r := range pending {
+		target := ""
+		for _, in := range infos {
+			if in.Name == r.Name && (r.MAC == "" || in.MAC == "" || in.MAC == r.MAC) {
+				target = in.Name
+				break
+			}
+		}
+		if target == "" && r.MAC != "" {
+			for _, in := range infos {
+				if in.MAC == r.MAC {
+					target = in.Name
+					a.log.Warn("port was renamed since it was changed; restoring under its new name",
+						"device", r.Name, "new_name", in.Name, "mac", r.MAC)
+					break
+				}
+			}
+		}
+		if target == "" {
+			a.log.Warn("port disappeared since it was changed; its original settings cannot be restored",
+				"device", r.Name, "mac", r.MAC, "original_tx_lpi_timer", r.Original.TxLPITimer)
+			a.restore[1]++
+			_ = a.state.Forget(r.Name)
+			continue
+		}
+		if err := a.backend.Restore(ctx, target, r.Original); err != nil {
+			a.log.Error("restore after unclean stop failed; keeping the record", "device", target, "error", err)
+			a.restore[1]++
+			continue
+		}
+		a.restore[0]++
+		a.log.Info("restored original EEE settings after unclean stop", "device", target,
+			"tx_lpi_timer", r.Original.TxLPITimer, "tx_lpi_enabled", r.Original.TxLPIEnabled)
+		if err := a.state.Forget(r.Name); err != nil {
+			a.log.Error("state file", "error", err)
+		}
+	}
+}
+
+// syncPorts opens newly selected ports, closes (restoring) ports that are
+// gone or deselected, and rebuilds controllers whose configuration changed.
+func (a *Agent) syncPorts(ctx context.Context) error {
+	infos, err := a.backend.Ports(ctx)
+	if err != nil {
+		return fmt.Errorf("list ports: %w", err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cfg := a.cfg
+	want := map[string]PortInfo{}
+	for _, in := range infos {
+		if cfg.Ports.Selected(in.Name, in.Driver) {
+			want[in.Name] = in
+		}
+	}
+	for _, name := range a.sortedNames() {
+		p := a.ports[name]
+		if _, ok := want[name]; ok && !p.gone {
+			continue
+		}
+		why := "port no longer selected"
+		if _, ok := want[name]; !ok && !containsName(infos, name) {
+			why = "port disappeared"
+		}
+		a.log.Info("removing port", "device", name, "reason", why)
+		if err := a.restorePort(ctx, p, why); err != nil && !errors.Is(err, ErrPortGone) {
+			a.log.Error("restore failed", "device", name, "error", err)
+		}
+		p.port.Close()
+		delete(a.ports, name)
+	}
+	now := a.backend.Now()
+	names := make([]string, 0, len(want))
+	for n := range want {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		in := want[name]
+		spec := cfg.Spec(name, in.Register, in.WakeTime, in.Hops)
+		if p, ok := a.ports[name]; ok {
+			if !reflect.DeepEqual(spec, p.spec) {
+				ctl, err := newController(spec, now)
+				if err != nil {
+					a.log.Error("port configuration", "device", name, "error", err)
+					continue
+				}
+				a.log.Info("port configuration changed; predictor restarted", "device", name,
+					"predictor", spec.Predictor.Kind)
+				p.ctl, p.spec, p.sent = ctl, spec, ctl.Sent
+			}
+			p.info = in
+			continue
+		}
+		ctl, err := newController(spec, now)
+		if err != nil {
+			a.log.Error("port configuration", "device", name, "error", err)
+			continue
+		}
+		port, err := a.backend.Open(ctx, in)
+		if err != nil {
+			a.log.Error("open port", "device", name, "error", err)
+			continue
+		}
+		if o, ok := port.(interface{ Observation() string }); ok {
+			in.Observation = o.Observation()
+		}
+		p := &portState{info: in, port: port, spec: spec, ctl: ctl, started: now,
+			errors: map[string]uint64{}, logged: map[string]bool{}, hist: make([]uint64, len(gapBuckets))}
+		if a.state != nil {
+			if r, ok := a.state.Lookup(name); ok {
+				o := r.Original
+				p.original = &o
+			}
+		}
+		p.sent = ctl.Sent
+		a.ports[name] = p
+		a.log.Info("port selected", "device", name, "driver", in.Driver, "observation", in.Observation,
+			"can_set_timer", in.CanSet, "reason", in.Reason, "predictor", spec.Predictor.Kind)
+	}
+	if len(a.ports) == 0 {
+		a.log.Warn("no ports selected (set ports.names or ports.drivers)")
+	}
+	return nil
+}
+
+func containsName(infos []PortInfo, name string) bool {
+	for _, in := range infos {
+		if in.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func newController(spec PortSpec, now time.Duration) (*controller.Port, error) {
+	pred, err := predictor.New(spec.Predictor)
+	if err != nil {
+		return nil, err
+	}
+	return controller.NewPort(spec.Controller, pred, now)
+}
+
+// reload switches to a new configuration, keeping the state of ports
+// whose configuration did not change.
+func (a *Agent) reload(ctx context.Context) {
+	if a.opts.Reload == nil {
+		return
+	}
+	cfg, err := a.opts.Reload()
+	if err != nil {
+		a.mu.Lock()
+		a.reloads[1]++
+		a.mu.Unlock()
+		a.log.Error("reload failed; keeping the running configuration", "error", err)
+		return
+	}
+	a.mu.Lock()
+	old := a.cfg
+	fixed := []struct {
+		key      string
+		old, new any
+		keep     func()
+	}{
+		{"backend", old.Backend, cfg.Backend, func() { cfg.Backend = old.Backend }},
+		{"state_dir", old.StateDir, cfg.StateDir, func() { cfg.StateDir = old.StateDir }},
+		{"metrics", old.Metrics, cfg.Metrics, func() { cfg.Metrics = old.Metrics }},
+		{"hw", old.HW, cfg.HW, func() { cfg.HW = old.HW }},
+		{"sim", old.Sim, cfg.Sim, func() { cfg.Sim = old.Sim }},
+		{"log.format", old.Log.Format, cfg.Log.Format, func() { cfg.Log.Format = old.Log.Format }},
+	}
+	for _, f := range fixed {
+		if !reflect.DeepEqual(f.old, f.new) {
+			a.log.Warn("setting changed but only takes effect at restart; keeping the running value", "key", f.key)
+			f.keep()
+		}
+	}
+	if old.Mode == Enforce && cfg.Mode == Observe {
+		for _, name := range a.sortedNames() {
+			if err := a.restorePort(ctx, a.ports[name], "mode changed to observe"); err != nil {
+				a.log.Error("restore failed", "device", name, "error", err)
+			}
+		}
+	}
+	a.cfg = cfg
+	if a.opts.Level != nil {
+		a.opts.Level.Set(parseLevel(cfg.Log.Level))
+	}
+	a.reloads[0]++
+	a.mu.Unlock()
+	if err := a.syncPorts(ctx); err != nil {
+		a.log.Error("reload: port sync failed", "error", err)
+	}
+	a.log.Info("configuration reloaded", "mode", cfg.Mode, "ports", a.portCount())
+}
+
+// tick runs one decision round over every port.
+func (a *Agent) tick(ctx context.Context) {
+	start := time.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := a.backend.Now()
+	for _, name := range a.sortedNames() {
+		a.tickPort(ctx, a.ports[name], now)
+	}
+	a.tickDur = time.Since(start)
+	a.lastTick.Store(time.Now().UnixNano())
+}
+
+func (a *Agent) tickPort(ctx context.Context, p *portState, now time.Duration) {
+	if p.gone {
+		return
+	}
+	cfg := &a.cfg
+	// Observations.
+	for {
+		n, err := p.port.Drain(a.buf)
+		if err != nil {
+			a.portError(p, "observe", err)
+			if errors.Is(err, ErrPortGone) {
+				p.gone = true
+				return
+			}
+			break
+		}
+		for _, o := range a.buf[:n] {
+			pdt := o.PDT
+			if pdt == 0 {
+				pdt = p.ctl.PDT()
+				if p.hasRequested && cfg.Mode == Enforce {
+					pdt = p.requested
+				}
+			}
+			missed := o.Missed
+			if !o.MissedKnown {
+				missed = o.Length > pdt
+			}
+			p.ctl.IdleEnded(predictor.IdlePeriod{End: o.End, Length: o.Length, Missed: missed, PDT: pdt})
+			p.observeGap(o.Length)
+		}
+		if n < len(a.buf) {
+			break
+		}
+	}
+	p.port.Hops(p.sent)
+
+	// EEE state and counters.
+	if !p.eeeKnown || now-p.eeeReadAt >= cfg.Safety.EEERefresh.D() {
+		p.eeeReadAt = now
+		if st, err := p.port.EEE(ctx); err == nil {
+			if p.eeeKnown && p.hasRequested && st.TxLPITimer != p.eee.TxLPITimer && st.TxLPITimer != p.requested {
+				a.warnOnce(p, "external", "tx LPI timer changed by someone else", "device", p.info.Name,
+					"timer", st.TxLPITimer, "expected", p.eee.TxLPITimer)
+				p.errors["external_change"]++
+			}
+			p.eee, p.eeeKnown = st, true
+		} else if errors.Is(err, ErrNotSupported) {
+			a.warnOnce(p, "eee-read", "EEE state not available", "device", p.info.Name, "error", err)
+		} else {
+			a.portError(p, "eee_read", err)
+		}
+	}
+	if !p.countersOK || p.guard.inFlapWindow(now, cfg.Safety) || now-p.countersAt >= time.Second {
+		a.readCounters(ctx, p, now)
+	}
+
+	// Decide, and apply in enforce mode.
+	pdt := p.ctl.Decide(now)
+	if cfg.Mode == Enforce {
+		a.apply(ctx, p, now, pdt)
+	}
+}
+
+func (a *Agent) readCounters(ctx context.Context, p *portState, now time.Duration) {
+	c, err := p.port.Counters(ctx)
+	if err != nil {
+		a.portError(p, "counters", err)
+		return
+	}
+	p.counters, p.countersAt, p.countersOK = c, now, true
+	flap, quarantine := p.guard.carrier(now, c.CarrierChanges, a.cfg.Safety)
+	if !flap {
+		return
+	}
+	a.log.Warn("carrier flap after a change; backing off", "device", p.info.Name,
+		"consecutive_flaps", p.guard.flaps, "backoff", p.guard.backoffLeft(now))
+	if quarantine {
+		a.log.Error("port quarantined after repeated link flaps: original settings restored, no further changes until restart",
+			"device", p.info.Name, "flaps", p.guard.flaps)
+		if err := a.restorePort(ctx, p, "quarantine"); err != nil {
+			a.log.Error("restore failed", "device", p.info.Name, "error", err)
+		}
+	}
+}
+
+// apply sets the port's timer to pdt when safety allows it.
+func (a *Agent) apply(ctx context.Context, p *portState, now, pdt time.Duration) {
+	switch {
+	case !p.info.CanSet:
+		if !p.logged["not-supported"] {
+			p.errors["not_supported"]++
+		}
+		a.warnOnce(p, "not-supported", "enforce: tx LPI timer cannot be set on this port; it stays observe-only",
+			"device", p.info.Name, "driver", p.info.Driver, "reason", p.info.Reason)
+		return
+	case !p.guard.mayChange(now), now-p.started < a.cfg.Safety.Warmup.D(), !p.eeeKnown:
+		return
+	case p.hasRequested && p.requested == pdt:
+		return
+	case !p.hasRequested && p.eee.TxLPITimer == pdt:
+		p.requested, p.hasRequested = pdt, true
+		return
+	case !p.eee.Enabled || !p.eee.TxLPIEnabled:
+		a.warnOnce(p, "eee-off", "EEE or tx LPI is off on this port; lpictl never turns it on, so the timer is left alone",
+			"device", p.info.Name, "eee_enabled", p.eee.Enabled, "tx_lpi_enabled", p.eee.TxLPIEnabled)
+		return
+	}
+	if p.original == nil {
+		orig := Settings{TxLPITimer: p.eee.TxLPITimer, TxLPIEnabled: p.eee.TxLPIEnabled}
+		if a.state != nil {
+			err := a.state.Record(PortRecord{Name: p.info.Name, Index: p.info.Index, MAC: p.info.MAC,
+				Driver: p.info.Driver, Backend: a.backend.Name(), Original: orig, RecordedAt: time.Now().UTC()})
+			if err != nil {
+				a.portError(p, "state", err)
+				return // never change a port whose original is not on disk
+			}
+		}
+		p.original = &orig
+		a.log.Info("recorded original EEE settings", "device", p.info.Name,
+			"tx_lpi_timer", orig.TxLPITimer, "tx_lpi_enabled", orig.TxLPIEnabled)
+	}
+	carrier := p.counters.CarrierChanges
+	if c, err := p.port.Counters(ctx); err == nil {
+		carrier = c.CarrierChanges
+		p.counters = c
+	}
+	res, err := p.port.SetPDT(ctx, pdt)
+	p.requested, p.hasRequested = pdt, true
+	if err != nil {
+		if errors.Is(err, ErrNotSupported) {
+			p.info.CanSet = false
+			p.info.Reason = err.Error()
+			p.errors["not_supported"]++
+			p.logged["not-supported"] = true
+			a.log.Warn("enforce: port refused the tx LPI timer; it stays observe-only", "device", p.info.Name, "error", err)
+			return
+		}
+		a.portError(p, "apply", err)
+		// Try again after the rate limit, not every round.
+		p.guard.backoffUntil = now + p.spec.Controller.MinChangeInterval.D()
+		return
+	}
+	if res.Clamped {
+		p.driverClamps++
+	}
+	if !res.Unchanged {
+		p.changes++
+		p.guard.changed(now, carrier)
+		a.log.Info("tx LPI timer set", "device", p.info.Name, "pdt", pdt, "applied", res.Applied,
+			"clamped", res.Clamped)
+	}
+	p.eee.TxLPITimer = res.Applied
+}
+
+// restorePort puts back a port's original settings if lpictl changed it.
+func (a *Agent) restorePort(ctx context.Context, p *portState, why string) error {
+	if p.original == nil {
+		return nil
+	}
+	orig := *p.original
+	if err := p.port.Restore(ctx, orig); err != nil {
+		a.restore[1]++
+		p.errors["restore"]++
+		return err
+	}
+	a.restore[0]++
+	a.log.Info("restored original EEE settings", "device", p.info.Name, "reason", why,
+		"tx_lpi_timer", orig.TxLPITimer, "tx_lpi_enabled", orig.TxLPIEnabled)
+	p.original = nil
+	p.hasRequested = false
+	p.eee.TxLPITimer, p.eee.TxLPIEnabled = orig.TxLPITimer, orig.TxLPIEnabled
+	if a.state != nil {
+		if err := a.state.Forget(p.info.Name); err != nil {
+			a.log.Error("state file", "error", err)
+		}
+	}
+	return nil
+}
+
+func (a *Agent) portError(p *portState, kind string, err error) {
+	p.errors[kind]++
+	if p.errors[kind] == 1 || p.errors[kind]%100 == 0 {
+		a.log.Warn("port error", "device", p.info.Name, "kind", kind, "count", p.errors[kind], "error", err)
+	}
+}
+
+// warnOnce logs a warning once per port.
+func (a *Agent) warnOnce(p *portState, key, msg string, args ...any) {
+	if p.logged[key] {
+		return
+	}
+	p.logged[key] = true
+	a.log.Warn(msg, args...)
+}
+
+func (p *portState) observeGap(d time.Duration) {
+	s := d.Seconds()
+	p.histSum += s
+	p.histCount++
+	for i, ub := range gapBuckets {
+		if s <= ub {
+			p.hist[i]++
+			return
+		}
+	}
+}
+
+// ParseLevel maps a log.level value to a slog level.
+func parseLevel(s string) slog.Level {
+	switch s {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}

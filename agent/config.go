@@ -1,0 +1,552 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"path"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/lpictl/lpictl/controller"
+	"github.com/lpictl/lpictl/predictor"
+)
+
+// Mode says whether the agent changes anything.
+type Mode string
+
+// Modes.
+const (
+	// Observe decides and exports what would be applied; changes nothing.
+	Observe Mode = "observe"
+	// Enforce applies decisions to the ports.
+	Enforce Mode = "enforce"
+)
+
+// Backend names.
+const (
+	BackendHW  = "hw"
+	BackendSim = "sim"
+)
+
+// Defaults of the agent (ours; docs/agent.md lists them).
+const (
+	DefaultInterval          = 100 * time.Millisecond
+	DefaultListen            = "127.0.0.1:9720"
+	DefaultStateDir          = "/var/lib/lpictl"
+	DefaultHysteresis        = 0.25
+	DefaultMinChangeInterval = 5 * time.Minute
+	DefaultFlapWindow        = 10 * time.Second
+	DefaultBackoffInitial    = 10 * time.Minute
+	DefaultBackoffMax        = 6 * time.Hour
+	DefaultQuarantineAfter   = 3
+	DefaultFlapReset         = 24 * time.Hour
+	DefaultRescanInterval    = 30 * time.Second
+	DefaultEEERefresh        = 10 * time.Second
+	DefaultPollInterval      = 10 * time.Millisecond
+	DefaultWarmup            = time.Minute
+	// DefaultWakeTime is t_w of 1000BASE-T Deep Sleep (SPEC §1, paper 000
+	// Table 3), the commonest EEE link on hosts; set predictor.wake_time
+	// for faster links.
+	DefaultWakeTime = 16 * time.Microsecond
+)
+
+// Config is the agent's configuration: /etc/lpictl/agent.yaml, LPICTL_*
+// environment variables and flags (configs/agent.yaml documents every key).
+type Config struct {
+	Mode    Mode   `yaml:"mode"`
+	Backend string `yaml:"backend"`
+	// Interval is the decision interval: each port's predictor is
+	// consulted this often (controller recompute: interval).
+	Interval predictor.Duration `yaml:"interval"`
+	// StateDir holds state.json (original EEE settings of changed ports).
+	StateDir  string           `yaml:"state_dir"`
+	Log       LogConfig        `yaml:"log"`
+	Metrics   MetricsConfig    `yaml:"metrics"`
+	Ports     PortsConfig      `yaml:"ports"`
+	Predictor predictor.Config `yaml:"predictor"`
+	Limits    Limits           `yaml:"limits"`
+	Safety    SafetyConfig     `yaml:"safety"`
+	HW        HWConfig         `yaml:"hw"`
+	Sim       SimConfig        `yaml:"sim"`
+}
+
+// LogConfig configures log/slog output (to stderr, i.e. the journal).
+type LogConfig struct {
+	Level  string `yaml:"level"`  // debug, info, warn, error
+	Format string `yaml:"format"` // text or json
+}
+
+// MetricsOff as metrics.listen turns the HTTP endpoint off.
+const MetricsOff = "off"
+
+// MetricsConfig configures the HTTP endpoint.
+type MetricsConfig struct {
+	// Listen is host:port of /metrics, /healthz and /readyz ("off" = none).
+	Listen string `yaml:"listen"`
+}
+
+// PortsConfig selects ports: a port is selected when its name matches
+// Names or its driver matches Drivers, and it matches no Exclude pattern.
+// Patterns are shell globs (path.Match).
+type PortsConfig struct {
+	Names     []string       `yaml:"names"`
+	Drivers   []string       `yaml:"drivers"`
+	Exclude   []string       `yaml:"exclude"`
+	Overrides []PortOverride `yaml:"overrides"`
+	// RescanInterval: how often the backend's ports are listed again to
+	// pick up new or vanished ports (0 = only at start and SIGHUP).
+	RescanInterval predictor.Duration `yaml:"rescan_interval"`
+}
+
+// PortOverride changes the predictor and limits of the ports matching
+// Match (globs). Later overrides win over earlier ones; set fields replace
+// the global ones, unset fields inherit them.
+type PortOverride struct {
+	Match     []string         `yaml:"match"`
+	Predictor predictor.Config `yaml:"predictor"`
+	Limits    Limits           `yaml:"limits"`
+}
+
+// Limits bound and pace one port's t_PDT. Nil fields inherit (from the
+// global limits, then from the defaults and the driver's range).
+type Limits struct {
+	// Min, Max: the t_PDT range applied (intersected with the driver's).
+	Min *predictor.Duration `yaml:"min,omitempty"`
+	Max *predictor.Duration `yaml:"max,omitempty"`
+	// Resolution rounds t_PDT (default: the driver's unit, 1µs on hardware).
+	Resolution *predictor.Duration `yaml:"resolution,omitempty"`
+	// Hysteresis keeps t_PDT when the new answer differs by at most this
+	// fraction of it.
+	Hysteresis *float64 `yaml:"hysteresis,omitempty"`
+	// MinChangeInterval is the least time between two changes of a port.
+	MinChangeInterval *predictor.Duration `yaml:"min_change_interval,omitempty"`
+}
+
+// SafetyConfig is what protects production ports.
+type SafetyConfig struct {
+	// FlapWindow: a carrier change within this time after a change is a
+	// flap caused by the change.
+	FlapWindow predictor.Duration `yaml:"flap_window"`
+	// BackoffInitial doubles with every consecutive flap up to BackoffMax:
+	// no change is applied to the port during the backoff.
+	BackoffInitial predictor.Duration `yaml:"backoff_initial"`
+	BackoffMax     predictor.Duration `yaml:"backoff_max"`
+	// QuarantineAfter consecutive flaps restore the port's original
+	// settings and stop changing it until the agent restarts (0 = never).
+	QuarantineAfter int `yaml:"quarantine_after"`
+	// FlapReset: this long without a flap clears the flap count.
+	FlapReset predictor.Duration `yaml:"flap_reset"`
+	// RestoreOnExit restores original settings when the agent stops.
+	RestoreOnExit *bool `yaml:"restore_on_exit"`
+	// EEERefresh: how often each port's EEE state is read back.
+	EEERefresh predictor.Duration `yaml:"eee_refresh"`
+	// Warmup: no change is applied to a port during its first Warmup
+	// (the predictor learns first).
+	Warmup *predictor.Duration `yaml:"warmup"`
+}
+
+// HWConfig configures the hardware backend.
+type HWConfig struct {
+	// NetNS: network namespace of the ports ("" = the agent's own; a name
+	// from `ip netns` or a path). Entering another namespace needs
+	// CAP_SYS_ADMIN, which the shipped unit does not grant.
+	NetNS string `yaml:"netns"`
+	// Observe: auto (eBPF, else counters), ebpf, counters or none.
+	Observe string `yaml:"observe"`
+	// Attach: auto, tcx or tc (eBPF attach point).
+	Attach string `yaml:"attach"`
+	// Ingress also observes received traffic (histogram only).
+	Ingress bool `yaml:"ingress"`
+	// PollInterval is the counter poll interval (counter observation).
+	PollInterval predictor.Duration `yaml:"poll_interval"`
+	// SampleFloor: gaps shorter than this are not delivered by eBPF.
+	SampleFloor predictor.Duration `yaml:"sample_floor"`
+	// HopsFile: hop-count table (hwlink hops.yaml) for PerfBound.
+	HopsFile string `yaml:"hops_file"`
+	// EEEBackend: ethtool (the kernel) or model (a driver-model file,
+	// ModelFile, for demos and tests: no hardware is touched).
+	EEEBackend string `yaml:"eee_backend"`
+	ModelFile  string `yaml:"model_file"`
+}
+
+// SimConfig configures the simulator backend.
+type SimConfig struct {
+	// Scenario is a simulator scenario file (configs/sim/*.yaml).
+	Scenario string `yaml:"scenario"`
+	// Set are --set overrides for the scenario.
+	Set []string `yaml:"set"`
+	// Speed: simulated seconds per wall-clock second.
+	Speed float64 `yaml:"speed"`
+	// Loop restarts the workload when the scenario ends.
+	Loop *bool `yaml:"loop"`
+}
+
+// Default returns the configuration with every default filled.
+func Default() Config { return Config{}.WithDefaults() }
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+func dur(d time.Duration) *predictor.Duration { v := predictor.Duration(d); return &v }
+func ptr[T any](v T) *T                       { return &v }
+
+// WithDefaults fills unset fields.
+func (c Config) WithDefaults() Config {
+	if c.Mode == "" {
+		c.Mode = Observe
+	}
+	c.Mode = Mode(strings.ToLower(string(c.Mode)))
+	if c.Backend == "" {
+		c.Backend = BackendHW
+	}
+	c.Backend = strings.ToLower(c.Backend)
+	if c.Interval == 0 {
+		c.Interval = predictor.Duration(DefaultInterval)
+	}
+	if c.StateDir == "" {
+		c.StateDir = DefaultStateDir
+	}
+	if c.Log.Level == "" {
+		c.Log.Level = "info"
+	}
+	if c.Log.Format == "" {
+		c.Log.Format = "text"
+	}
+	if c.Ports.RescanInterval == 0 {
+		c.Ports.RescanInterval = predictor.Duration(DefaultRescanInterval)
+	}
+	if c.Predictor.WakeTime == 0 && c.Backend == BackendHW {
+		c.Predictor.WakeTime = predictor.Duration(DefaultWakeTime)
+	}
+	c.Predictor = c.Predictor.WithDefaults()
+	c.Ports.Names = nilIfEmpty(c.Ports.Names)
+	c.Ports.Drivers = nilIfEmpty(c.Ports.Drivers)
+	c.Ports.Exclude = nilIfEmpty(c.Ports.Exclude)
+	c.Sim.Set = nilIfEmpty(c.Sim.Set)
+	if len(c.Ports.Overrides) == 0 {
+		c.Ports.Overrides = nil
+	}
+	if len(c.Predictor.Hops) == 0 {
+		c.Predictor.Hops = nil
+	}
+	if c.Metrics.Listen == "" {
+		c.Metrics.Listen = DefaultListen
+	}
+	l := &c.Limits
+	if l.Hysteresis == nil {
+		l.Hysteresis = ptr(DefaultHysteresis)
+	}
+	if l.MinChangeInterval == nil {
+		l.MinChangeInterval = dur(DefaultMinChangeInterval)
+	}
+	s := &c.Safety
+	if s.FlapWindow == 0 {
+		s.FlapWindow = predictor.Duration(DefaultFlapWindow)
+	}
+	if s.BackoffInitial == 0 {
+		s.BackoffInitial = predictor.Duration(DefaultBackoffInitial)
+	}
+	if s.BackoffMax == 0 {
+		s.BackoffMax = predictor.Duration(DefaultBackoffMax)
+	}
+	if s.QuarantineAfter == 0 {
+		s.QuarantineAfter = DefaultQuarantineAfter
+	}
+	if s.FlapReset == 0 {
+		s.FlapReset = predictor.Duration(DefaultFlapReset)
+	}
+	if s.RestoreOnExit == nil {
+		s.RestoreOnExit = ptr(true)
+	}
+	if s.EEERefresh == 0 {
+		s.EEERefresh = predictor.Duration(DefaultEEERefresh)
+	}
+	if s.Warmup == nil {
+		s.Warmup = dur(DefaultWarmup)
+	}
+	h := &c.HW
+	if h.Observe == "" {
+		h.Observe = "auto"
+	}
+	if h.Attach == "" {
+		h.Attach = "auto"
+	}
+	if h.PollInterval == 0 {
+		h.PollInterval = predictor.Duration(DefaultPollInterval)
+	}
+	if h.EEEBackend == "" {
+		h.EEEBackend = "ethtool"
+	}
+	if c.Sim.Speed == 0 {
+		c.Sim.Speed = 1
+	}
+	if c.Sim.Loop == nil {
+		c.Sim.Loop = ptr(true)
+	}
+	return c
+}
+
+// Validate reports the first invalid field by its dotted key. Call it on a
+// config with defaults filled.
+func (c Config) Validate() error {
+	bad := func(key, format string, args ...any) error {
+		return fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...))
+	}
+	switch c.Mode {
+	case Observe, Enforce:
+	default:
+		return bad("mode", "unknown mode %q (want observe or enforce)", c.Mode)
+	}
+	switch c.Backend {
+	case BackendHW, BackendSim:
+	default:
+		return bad("backend", "unknown backend %q (want hw or sim)", c.Backend)
+	}
+	if c.Interval.D() < time.Millisecond {
+		return bad("interval", "must be ≥ 1ms, got %v", c.Interval)
+	}
+	if c.StateDir == "" || !path.IsAbs(c.StateDir) {
+		return bad("state_dir", "must be an absolute path, got %q", c.StateDir)
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		return bad("log.level", "unknown level %q (want debug, info, warn or error)", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		return bad("log.format", "unknown format %q (want text or json)", c.Log.Format)
+	}
+	if c.Metrics.Listen != MetricsOff {
+		if _, port, err := net.SplitHostPort(c.Metrics.Listen); err != nil || port == "" {
+			return bad("metrics.listen", "want host:port (e.g. 127.0.0.1:9720), got %q", c.Metrics.Listen)
+		}
+	}
+	for _, g := range []struct {
+		key  string
+		pats []string
+	}{{"ports.names", c.Ports.Names}, {"ports.drivers", c.Ports.Drivers}, {"ports.exclude", c.Ports.Exclude}} {
+		if err := checkGlobs(g.pats); err != nil {
+			return bad(g.key, "%v", err)
+		}
+	}
+	for i, o := range c.Ports.Overrides {
+		key := fmt.Sprintf("ports.overrides[%d]", i)
+		if len(o.Match) == 0 {
+			return bad(key+".match", "want at least one port name or glob")
+		}
+		if err := checkGlobs(o.Match); err != nil {
+			return bad(key+".match", "%v", err)
+		}
+		pc, lim := clonePredictor(c.Predictor), c.Limits
+		mergeSet(reflect.ValueOf(&pc).Elem(), reflect.ValueOf(o.Predictor))
+		mergeSet(reflect.ValueOf(&lim).Elem(), reflect.ValueOf(o.Limits))
+		if err := checkPredictor(pc); err != nil {
+			return fmt.Errorf("%s.%w", key, err)
+		}
+		if err := lim.validate(key + ".limits"); err != nil {
+			return err
+		}
+	}
+	if err := checkPredictor(c.Predictor); err != nil {
+		return err
+	}
+	if err := c.Limits.validate("limits"); err != nil {
+		return err
+	}
+	s := c.Safety
+	if s.BackoffMax < s.BackoffInitial {
+		return bad("safety.backoff_max", "must be ≥ safety.backoff_initial (%v)", s.BackoffInitial)
+	}
+	if s.QuarantineAfter < 0 {
+		return bad("safety.quarantine_after", "must be ≥ 0, got %d", s.QuarantineAfter)
+	}
+	if s.EEERefresh.D() < c.Interval.D() {
+		return bad("safety.eee_refresh", "must be ≥ interval (%v)", c.Interval)
+	}
+	h := c.HW
+	switch h.Observe {
+	case "auto", "ebpf", "counters", "none":
+	default:
+		return bad("hw.observe", "unknown method %q (want auto, ebpf, counters or none)", h.Observe)
+	}
+	switch h.Attach {
+	case "auto", "tcx", "tc":
+	default:
+		return bad("hw.attach", "unknown attach mode %q (want auto, tcx or tc)", h.Attach)
+	}
+	if h.PollInterval.D() < time.Millisecond {
+		return bad("hw.poll_interval", "must be ≥ 1ms, got %v", h.PollInterval)
+	}
+	switch h.EEEBackend {
+	case "ethtool":
+	case "model":
+		if h.ModelFile == "" {
+			return bad("hw.model_file", "required with hw.eee_backend: model")
+		}
+	default:
+		return bad("hw.eee_backend", "unknown EEE backend %q (want ethtool or model)", h.EEEBackend)
+	}
+	if c.Backend == BackendSim {
+		if c.Sim.Scenario == "" {
+			return bad("sim.scenario", "required with backend: sim (e.g. configs/sim/quick.yaml)")
+		}
+	}
+	if !(c.Sim.Speed > 0) || math.IsInf(c.Sim.Speed, 0) {
+		return bad("sim.speed", "must be > 0, got %v", c.Sim.Speed)
+	}
+	return nil
+}
+
+func checkPredictor(pc predictor.Config) error {
+	pc = pc.WithDefaults()
+	if pc.WakeTime == 0 {
+		// The sim backend fills t_w from the scenario's power preset.
+		pc.WakeTime = predictor.Duration(time.Microsecond)
+	}
+	return pc.Validate()
+}
+
+func (l Limits) validate(key string) error {
+	if l.Min != nil && l.Max != nil && *l.Max < *l.Min {
+		return fmt.Errorf("%s.max: must be ≥ %s.min (%v), got %v", key, key, *l.Min, *l.Max)
+	}
+	if l.Resolution != nil && *l.Resolution <= 0 {
+		return fmt.Errorf("%s.resolution: must be > 0", key)
+	}
+	if h := l.Hysteresis; h != nil && (!(*h >= 0) || math.IsInf(*h, 0)) {
+		return fmt.Errorf("%s.hysteresis: must be ≥ 0, got %v", key, *h)
+	}
+	return nil
+}
+
+func checkGlobs(pats []string) error {
+	for _, p := range pats {
+		if p == "" {
+			return errors.New("empty pattern")
+		}
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("bad glob %q: %w", p, err)
+		}
+	}
+	return nil
+}
+
+func matchAny(pats []string, s string) bool {
+	for _, p := range pats {
+		if ok, _ := path.Match(p, s); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Selected says whether a port is selected by name and driver.
+func (p PortsConfig) Selected(name, driver string) bool {
+	if matchAny(p.Exclude, name) {
+		return false
+	}
+	return matchAny(p.Names, name) || (driver != "" && matchAny(p.Drivers, driver))
+}
+
+// portSpecFor returns the predictor and limits of a port: the global ones
+// with every matching override merged on top, in order.
+func (c Config) portSpecFor(name string) (predictor.Config, Limits) {
+	pc, lim := clonePredictor(c.Predictor), c.Limits
+	for _, o := range c.Ports.Overrides {
+		if matchAny(o.Match, name) {
+			mergeSet(reflect.ValueOf(&pc).Elem(), reflect.ValueOf(o.Predictor))
+			mergeSet(reflect.ValueOf(&lim).Elem(), reflect.ValueOf(o.Limits))
+		}
+	}
+	return pc, lim
+}
+
+// PortSpec is one port's effective predictor and controller configuration.
+type PortSpec struct {
+	Predictor  predictor.Config
+	Controller controller.Config
+}
+
+// Register limits that a backend reports for a port (the driver's range).
+type Register struct {
+	Unit     time.Duration
+	Min, Max time.Duration // Max 0 = no limit
+}
+
+// Spec builds a port's effective configuration from the config, the
+// matching overrides, the backend's register limits and t_w.
+func (c Config) Spec(name string, reg Register, wake time.Duration, hops map[int]float64) PortSpec {
+	pc, lim := c.portSpecFor(name)
+	if pc.WakeTime == 0 {
+		pc.WakeTime = predictor.Duration(wake)
+	}
+	if len(pc.Hops) == 0 && len(hops) > 0 {
+		pc.Hops = hops
+	}
+	pc = pc.WithDefaults()
+	cc := controller.Config{Recompute: controller.OnInterval, Interval: c.Interval}
+	res := reg.Unit
+	if lim.Resolution != nil {
+		res = lim.Resolution.D()
+	}
+	if res <= 0 {
+		res = time.Nanosecond
+	}
+	cc.Register.Resolution = predictor.Duration(res)
+	lo, hi := reg.Min, reg.Max
+	if lim.Min != nil && lim.Min.D() > lo {
+		lo = lim.Min.D()
+	}
+	if lim.Max != nil && (hi == 0 || lim.Max.D() < hi) {
+		hi = lim.Max.D()
+	}
+	if hi != 0 && hi < lo {
+		hi = lo
+	}
+	cc.Register.Min, cc.Register.Max = predictor.Duration(lo), predictor.Duration(hi)
+	if lim.Hysteresis != nil {
+		cc.Hysteresis = *lim.Hysteresis
+	}
+	if lim.MinChangeInterval != nil {
+		cc.MinChangeInterval = *lim.MinChangeInterval
+	}
+	return PortSpec{Predictor: pc, Controller: cc.WithDefaults()}
+}
+
+func clonePredictor(pc predictor.Config) predictor.Config {
+	if pc.Hops != nil {
+		h := make(map[int]float64, len(pc.Hops))
+		for k, v := range pc.Hops {
+			h[k] = v
+		}
+		pc.Hops = h
+	}
+	return pc
+}
+
+// mergeSet copies every non-zero field of src onto dst (recursively for
+// structs): an override's set fields replace, unset ones inherit.
+func mergeSet(dst, src reflect.Value) {
+	for i := 0; i < src.NumField(); i++ {
+		f := src.Field(i)
+		if !src.Type().Field(i).IsExported() {
+			continue
+		}
+		if f.Kind() == reflect.Struct {
+			mergeSet(dst.Field(i), f)
+			continue
+		}
+		if !f.IsZero() {
+			dst.Field(i).Set(f)
+		}
+	}
+}

@@ -1,0 +1,7 @@
+package agent
+
+import "context"
+
+// Test hooks.
+func ExportSync(a *Agent, ctx context.Context) error { return a.syncPorts(ctx) }
+func ExportTick(a *Agent, ctx context.Context)       { a.tick(ctx) }

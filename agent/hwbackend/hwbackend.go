@@ -1,0 +1,425 @@
+package hwbackend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lpictl/lpictl/agent"
+	"github.com/lpictl/lpictl/hwlink"
+)
+
+// Options configure the hardware backend (the agent's hw: section).
+type Options struct {
+	NetNS        hwlink.NetNS
+	Observe      string // auto, ebpf, counters, none
+	Attach       string // auto, tcx, tc
+	Ingress      bool
+	PollInterval time.Duration
+	SampleFloor  time.Duration
+	// Hops is the hop-count table for PerfBound (nil = none).
+	Hops *hwlink.HopTable
+	// Model, when set, replaces the kernel's EEE interface (driver model).
+	Model  *ModelFile
+	Logger *slog.Logger
+}
+
+// FromConfig turns the agent's hw: section into Options, reading the hop
+// table and the driver-model file it names.
+func FromConfig(c agent.HWConfig, log *slog.Logger) (Options, error) {
+	o := Options{NetNS: hwlink.NetNS(c.NetNS), Observe: c.Observe, Attach: c.Attach, Ingress: c.Ingress,
+		PollInterval: c.PollInterval.D(), SampleFloor: c.SampleFloor.D(), Logger: log}
+	if c.HopsFile != "" {
+		data, err := os.ReadFile(c.HopsFile)
+		if err != nil {
+			return o, fmt.Errorf("hw.hops_file: %w", err)
+		}
+		t, err := hwlink.ParseHopConfig(data)
+		if err != nil {
+			return o, fmt.Errorf("hw.hops_file %s: %w", c.HopsFile, err)
+		}
+		o.Hops = t
+	}
+	if c.EEEBackend == "model" {
+		m, err := OpenModel(c.ModelFile)
+		if err != nil {
+			return o, fmt.Errorf("hw.model_file: %w", err)
+		}
+		o.Model = m
+	}
+	return o, nil
+}
+
+// Backend is the agent's hardware backend: hwlink discovery, eBPF or
+// counter observation, EEE through hwlink.Actuator (ethtool netlink, or a
+// driver model) and carrier changes from rtnetlink link events.
+type Backend struct {
+	opts    Options
+	log     *slog.Logger
+	ethtool *hwlink.EthtoolBackend
+	act     *hwlink.Actuator
+	cancel  context.CancelFunc
+
+	mu      sync.Mutex
+	carrier map[string]uint64
+	speed   map[string]uint64
+	switchd map[string]bool
+}
+
+var _ agent.Backend = (*Backend)(nil)
+
+// New opens the backend; ctx bounds its link-event subscription.
+func New(ctx context.Context, opts Options) (*Backend, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.PollInterval == 0 {
+		opts.PollInterval = 10 * time.Millisecond
+	}
+	et, err := hwlink.NewEthtoolBackend(hwlink.BackendOptions{NetNS: opts.NetNS, Logger: opts.Logger})
+	if err != nil {
+		return nil, err
+	}
+	var eee hwlink.EEEBackend = et
+	if opts.Model != nil {
+		eee = opts.Model
+	}
+	act, err := hwlink.NewActuator(eee, opts.Logger)
+	if err != nil {
+		et.Close()
+		return nil, err
+	}
+	b := &Backend{opts: opts, log: opts.Logger, ethtool: et, act: act,
+		carrier: map[string]uint64{}, speed: map[string]uint64{}, switchd: map[string]bool{}}
+	sctx, cancel := context.WithCancel(ctx)
+	b.cancel = cancel
+	if opts.NetNS == "" {
+		// Own namespace: the kernel's carrier_changes counter in sysfs needs
+		// no privilege (hwlink.SubscribeLinks enters the namespace with
+		// setns, which needs CAP_SYS_ADMIN even for the agent's own).
+		return b, nil
+	}
+	events, err := hwlink.SubscribeLinks(sctx, hwlink.SubscribeOptions{NetNS: opts.NetNS,
+		OnError: func(err error) { b.log.Debug("link events", "error", err) }})
+	if err != nil {
+		b.log.Warn("no link events: carrier flaps after changes will not be seen", "error", err)
+	} else {
+		go b.watch(events)
+	}
+	return b, nil
+}
+
+// watch counts carrier transitions per interface name.
+func (b *Backend) watch(events <-chan hwlink.LinkEvent) {
+	for ev := range events {
+		b.mu.Lock()
+		switch ev.Type {
+		case hwlink.LinkCarrierUp, hwlink.LinkCarrierDown:
+			b.carrier[ev.Name]++
+		case hwlink.LinkRenamed:
+			b.carrier[ev.Name] = b.carrier[ev.OldName]
+			delete(b.carrier, ev.OldName)
+			b.log.Info("port renamed", "device", ev.OldName, "new_name", ev.Name)
+		}
+		b.mu.Unlock()
+	}
+}
+
+// Name implements agent.Backend.
+func (b *Backend) Name() string { return agent.BackendHW }
+
+// Now implements agent.Backend: CLOCK_MONOTONIC, the clock of eBPF samples.
+func (b *Backend) Now() time.Duration { return hwlink.MonotonicNow() }
+
+// Step implements agent.Backend (nothing to do on hardware).
+func (b *Backend) Step(context.Context) error { return nil }
+
+// Persistent implements agent.Backend: hardware keeps settings.
+func (b *Backend) Persistent() bool { return true }
+
+// Ports implements agent.Backend.
+func (b *Backend) Ports(ctx context.Context) ([]agent.PortInfo, error) {
+	disc, err := hwlink.Discover(ctx, hwlink.DiscoverOptions{NetNS: b.opts.NetNS, PollInterval: b.opts.PollInterval, Logger: b.log})
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	for _, p := range disc {
+		b.speed[p.Name] = p.Speed
+		b.switchd[p.Name] = p.Switchdev
+	}
+	b.mu.Unlock()
+	var out []agent.PortInfo
+	if b.opts.Model != nil {
+		byName := map[string]hwlink.PortInfo{}
+		for _, p := range disc {
+			byName[p.Name] = p
+		}
+		for _, mp := range b.opts.Model.Ports() {
+			in := agent.PortInfo{Name: mp.Name, MAC: mp.MAC, Driver: mp.Driver, Observation: "none"}
+			if p, ok := byName[mp.Name]; ok {
+				in.Index, in.Observation = p.Index, b.method(p)
+				if in.MAC == "" {
+					in.MAC = p.MAC
+				}
+			}
+			c, err := b.act.Probe(ctx, mp.Name)
+			if err != nil && c.Reason == "" {
+				c.Reason = err.Error()
+			}
+			b.fill(&in, c)
+			out = append(out, in)
+		}
+		return out, nil
+	}
+	for _, p := range disc {
+		in := agent.PortInfo{Name: p.Name, Index: p.Index, MAC: p.MAC, Driver: p.Driver.Driver, Observation: b.method(p)}
+		b.fill(&in, p.Actuation)
+		out = append(out, in)
+	}
+	return out, nil
+}
+
+func (b *Backend) fill(in *agent.PortInfo, c hwlink.Capability) {
+	in.CanSet, in.Reason = c.CanSetTimer, c.Reason
+	caps, _ := hwlink.LookupDriver(in.Driver)
+	if c.Caps.Driver != "" {
+		caps = c.Caps
+	}
+	in.Register = agent.Register{Unit: caps.Unit, Min: caps.Min, Max: caps.Max}
+	if b.opts.Hops != nil {
+		in.Hops = hopMap(b.opts.Hops.Port(in.Name))
+	}
+}
+
+// maxPredictorHops is the largest hop count the predictor takes.
+const maxPredictorHops = 255
+
+func hopMap(shares []hwlink.HopShare) map[int]float64 {
+	m := map[int]float64{}
+	for _, s := range shares {
+		h := min(max(s.Hops, 1), maxPredictorHops)
+		m[h] += s.Share
+	}
+	return m
+}
+
+// method is the observation method Open will try first.
+func (b *Backend) method(p hwlink.PortInfo) string {
+	switch b.opts.Observe {
+	case "none":
+		return string(hwlink.MethodNone)
+	case "counters":
+		if p.Switchdev {
+			return string(hwlink.MethodHWCounters)
+		}
+		return string(hwlink.MethodCounters)
+	case "ebpf":
+		return string(hwlink.MethodEBPF)
+	}
+	return string(p.Observation.Method)
+}
+
+// Open implements agent.Backend.
+func (b *Backend) Open(ctx context.Context, in agent.PortInfo) (agent.Port, error) {
+	p := &port{b: b, name: in.Name, method: in.Observation, gaps: make([]hwlink.GapSample, 1024)}
+	b.mu.Lock()
+	speed, switchdev := b.speed[in.Name], b.switchd[in.Name]
+	b.mu.Unlock()
+	octx, cancel := context.WithCancel(ctx)
+	p.cancel = cancel
+	if in.Observation == string(hwlink.MethodEBPF) {
+		mode := hwlink.AttachAuto
+		switch b.opts.Attach {
+		case "tcx":
+			mode = hwlink.AttachTCX
+		case "tc":
+			mode = hwlink.AttachTC
+		}
+		obs, err := hwlink.AttachEBPF(ctx, hwlink.EBPFConfig{Interface: in.Name, NetNS: b.opts.NetNS, Mode: mode,
+			Ingress: b.opts.Ingress, Speed: speed, SampleFloor: b.opts.SampleFloor, Logger: b.log})
+		if err == nil {
+			p.obs = obs
+			return p, nil
+		}
+		b.log.Warn("eBPF observation unavailable; polling counters", "device", in.Name, "error", err)
+		p.method = string(hwlink.MethodCounters)
+	}
+	if p.method == string(hwlink.MethodCounters) || p.method == string(hwlink.MethodHWCounters) {
+		obs, err := hwlink.NewCounterObserver(hwlink.CounterConfig{Interface: in.Name, NetNS: b.opts.NetNS,
+			Interval: b.opts.PollInterval, Hardware: switchdev})
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		p.obs = obs
+		go func() {
+			err := obs.Run(octx, func(err error) { b.log.Debug("counter poll", "device", in.Name, "error", err) })
+			if err != nil && !errors.Is(err, context.Canceled) {
+				b.log.Warn("counter observation stopped", "device", in.Name, "error", err)
+			}
+		}()
+		return p, nil
+	}
+	p.method = string(hwlink.MethodNone)
+	return p, nil
+}
+
+// Restore implements agent.Backend.
+func (b *Backend) Restore(ctx context.Context, name string, s agent.Settings) error {
+	on := s.TxLPIEnabled
+	_, err := b.act.SetTxLPI(ctx, name, hwlink.TxLPIRequest{Timer: s.TxLPITimer, TxLPIEnabled: &on})
+	return mapErr(err)
+}
+
+// Close implements agent.Backend.
+func (b *Backend) Close() error {
+	b.cancel()
+	return b.ethtool.Close()
+}
+
+// port is one open hardware port.
+type port struct {
+	b      *Backend
+	name   string
+	method string
+	obs    hwlink.Observer
+	cancel context.CancelFunc
+	gaps   []hwlink.GapSample
+}
+
+// Observation reports the method actually in use.
+func (p *port) Observation() string { return p.method }
+
+func (p *port) Drain(dst []agent.Observation) (int, error) {
+	if p.obs == nil {
+		return 0, nil
+	}
+	n, err := p.obs.DrainGaps(p.gaps[:min(len(dst), len(p.gaps))])
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	k := 0
+	for _, g := range p.gaps[:n] {
+		if g.Dir != hwlink.Egress {
+			continue
+		}
+		dst[k] = agent.Observation{End: g.End, Length: g.Length}
+		k++
+	}
+	return k, nil
+}
+
+func (p *port) Hops(func(int, uint64)) {}
+
+func (p *port) EEE(ctx context.Context) (agent.EEEState, error) {
+	st, err := p.b.act.GetEEE(ctx, p.name)
+	if err != nil {
+		return agent.EEEState{}, mapErr(err)
+	}
+	return agent.EEEState{Enabled: st.Enabled, Active: st.Active, TxLPIEnabled: st.TxLPIEnabled, TxLPITimer: st.TxLPITimer}, nil
+}
+
+func (p *port) SetPDT(ctx context.Context, d time.Duration) (agent.ApplyResult, error) {
+	res, err := p.b.act.SetTxLPI(ctx, p.name, hwlink.TxLPIRequest{Timer: d})
+	if err != nil {
+		return agent.ApplyResult{}, mapErr(err)
+	}
+	return agent.ApplyResult{Applied: res.Applied, Clamped: res.Clamped, Unchanged: res.Unchanged}, nil
+}
+
+func (p *port) Restore(ctx context.Context, s agent.Settings) error {
+	return p.b.Restore(ctx, p.name, s)
+}
+
+func (p *port) Counters(ctx context.Context) (agent.PortCounters, error) {
+	var c agent.PortCounters
+	if m := p.b.opts.Model; m != nil {
+		c.CarrierChanges, _ = m.CarrierChanges(p.name)
+		return c, nil
+	}
+	if p.b.opts.NetNS == "" {
+		n, err := readCarrierChanges(p.name)
+		if err != nil {
+			return c, err
+		}
+		c.CarrierChanges = n
+	} else {
+		p.b.mu.Lock()
+		c.CarrierChanges = p.b.carrier[p.name]
+		p.b.mu.Unlock()
+	}
+	if st, err := p.b.ethtool.LPICounters(ctx, p.name); err == nil {
+		c.LowPowerTime, c.LowPowerKnown, c.LPIEntries, c.LPIEntriesKnown = lpiFromStats(st)
+	}
+	return c, nil
+}
+
+// readCarrierChanges reads /sys/class/net/NAME/carrier_changes (the
+// agent's own network namespace).
+func readCarrierChanges(name string) (uint64, error) {
+	if strings.ContainsAny(name, "/") || name == "." || name == ".." {
+		return 0, fmt.Errorf("%q: bad interface name", name)
+	}
+	data, err := os.ReadFile("/sys/class/net/" + name + "/carrier_changes")
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, fmt.Errorf("%s: %w", name, agent.ErrPortGone)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64)
+}
+
+// lpiFromStats reads driver LPI statistics: counters named like tx LPI
+// entries (igc tx_lpi_counter, stmmac irq_tx_path_in_lpi_mode_n) and LPI
+// time in µs where a driver reports it ("…lpi…time…" or "…lpi…_us").
+// Names are driver-specific and partly unverified (docs/hwlink.md).
+func lpiFromStats(st map[string]uint64) (t time.Duration, tOK bool, entries uint64, eOK bool) {
+	for k, v := range st {
+		k = strings.ToLower(k)
+		if !strings.Contains(k, "lpi") || !strings.Contains(k, "tx") {
+			continue
+		}
+		switch {
+		case strings.Contains(k, "time") || strings.HasSuffix(k, "_us"):
+			if v < math.MaxInt64/uint64(time.Microsecond) {
+				t += time.Duration(v) * time.Microsecond
+				tOK = true
+			}
+		case strings.Contains(k, "exit"):
+		default:
+			entries += v
+			eOK = true
+		}
+	}
+	return t, tOK, entries, eOK
+}
+
+func (p *port) Close() error {
+	p.cancel()
+	if p.obs != nil {
+		return p.obs.Close()
+	}
+	return nil
+}
+
+// mapErr wraps hwlink's sentinels with the agent's.
+func mapErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, hwlink.ErrNotSupported):
+		return fmt.Errorf("%w: %w", agent.ErrNotSupported, err)
+	case errors.Is(err, hwlink.ErrNoDevice):
+		return fmt.Errorf("%w: %w", agent.ErrPortGone, err)
+	}
+	return err
+}

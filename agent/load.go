@@ -1,0 +1,332 @@
+package agent
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+	"gopkg.in/yaml.v3"
+
+	"github.com/lpictl/lpictl/configs"
+)
+
+// EnvPrefix is the prefix of the agent's environment variables: a key
+// such as metrics.listen is LPICTL_METRICS_LISTEN.
+const EnvPrefix = "LPICTL"
+
+// EnvConfig names the config file (like --config); it is not a key.
+const EnvConfig = EnvPrefix + "_CONFIG"
+
+// DefaultConfigFile is read when no file is named and it exists.
+const DefaultConfigFile = "/etc/lpictl/agent.yaml"
+
+// LoadOptions say where the configuration comes from.
+type LoadOptions struct {
+	// File is the config file; "" = $LPICTL_CONFIG, else
+	// $CONFIGURATION_DIRECTORY/agent.yaml (systemd), else
+	// DefaultConfigFile — each only if it exists.
+	File string
+	// Flags are the command's flags; those named in FlagKeys override
+	// config keys when set on the command line.
+	Flags *pflag.FlagSet
+	// FlagKeys maps flag names to config keys (e.g. "listen" → metrics.listen).
+	FlagKeys map[string]string
+	// Sets are --set key=value overrides, applied last.
+	Sets []string
+}
+
+// Loaded is a merged configuration and where it came from.
+type Loaded struct {
+	Config Config
+	// File is the file read ("" = none).
+	File string
+}
+
+// Load merges defaults < file < LPICTL_* environment < flags (and --set)
+// with viper, then decodes the result strictly into a Config (unknown keys
+// and type errors name the key, and the file and line where there is one),
+// fills defaults and validates it. Errors are one line.
+func Load(opts LoadOptions) (Loaded, error) {
+	env := os.Environ()
+	envMap := map[string]string{}
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, EnvPrefix+"_") {
+			envMap[k] = v
+		}
+	}
+	file, explicit := opts.File, opts.File != ""
+	if file == "" {
+		if f, ok := envMap[EnvConfig]; ok && f != "" {
+			file, explicit = f, true
+		} else if d := envOf(env, "CONFIGURATION_DIRECTORY"); d != "" {
+			file = filepath.Join(strings.SplitN(d, ":", 2)[0], "agent.yaml")
+		} else {
+			file = DefaultConfigFile
+		}
+	}
+	var data []byte
+	if b, err := os.ReadFile(file); err == nil {
+		data = b
+	} else if explicit || !errors.Is(err, fs.ErrNotExist) {
+		return Loaded{}, fmt.Errorf("config file %s: %w", file, unwrapPathErr(err))
+	} else {
+		file = ""
+	}
+	name := file
+	if name == "" {
+		name = "defaults"
+	}
+
+	keys := schemaKeys(reflect.TypeOf(Config{}), "")
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if len(data) > 0 {
+		// Strict first: unknown keys and type errors with their line.
+		var probe Config
+		if err := configs.Decode(data, name, &probe, nil); err != nil {
+			return Loaded{}, err
+		}
+		if err := v.ReadConfig(bytes.NewReader(data)); err != nil {
+			return Loaded{}, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	v.SetEnvPrefix(EnvPrefix)
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	known := map[string]string{} // env var → key
+	for k := range keys {
+		ev := EnvName(k)
+		known[ev] = k
+		if err := v.BindEnv(k, ev); err != nil {
+			return Loaded{}, err
+		}
+	}
+	var unknown []string
+	for ev := range envMap {
+		if _, ok := known[ev]; !ok && ev != EnvConfig {
+			unknown = append(unknown, ev)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return Loaded{}, fmt.Errorf("environment %s: unknown key (variables are LPICTL_ and a config key in upper case with _ for ., e.g. LPICTL_METRICS_LISTEN)", unknown[0])
+	}
+	changed := map[string]bool{}
+	if opts.Flags != nil {
+		for flag, key := range opts.FlagKeys {
+			f := opts.Flags.Lookup(flag)
+			if f == nil {
+				return Loaded{}, fmt.Errorf("internal: no flag --%s for %s", flag, key)
+			}
+			if err := v.BindPFlag(key, f); err != nil {
+				return Loaded{}, err
+			}
+			if f.Changed {
+				changed[key] = true
+			}
+		}
+	}
+
+	// viper resolves precedence (flag > env > file); the winning values of
+	// keys set by env or flags become overrides of the file's YAML tree,
+	// decoded with the same strict decoder.
+	var overrides []string
+	sorted := make([]string, 0, len(keys))
+	for k := range keys {
+		sorted = append(sorted, k)
+	}
+	sort.Strings(sorted)
+	for _, k := range sorted {
+		_, inEnv := envMap[EnvName(k)]
+		if !inEnv && !changed[k] {
+			continue
+		}
+		val, err := renderValue(v.Get(k), keys[k])
+		if err != nil {
+			return Loaded{}, fmt.Errorf("%s: %w", source(k, changed[k], opts.FlagKeys), err)
+		}
+		ov := k + "=" + val
+		var probe Config
+		if err := configs.Decode(nil, source(k, changed[k], opts.FlagKeys), &probe, []string{ov}); err != nil {
+			return Loaded{}, errors.New(strings.Replace(err.Error(), "a --set value: ", "", 1))
+		}
+		overrides = append(overrides, ov)
+	}
+	overrides = append(overrides, opts.Sets...)
+	var cfg Config
+	if err := configs.Decode(data, name, &cfg, overrides); err != nil {
+		return Loaded{}, err
+	}
+	cfg = cfg.WithDefaults()
+	if sd := envOf(env, "STATE_DIRECTORY"); sd != "" && !isSet(data, "state_dir") && !changed["state_dir"] && envMap[EnvName("state_dir")] == "" && !setsKey(opts.Sets, "state_dir") {
+		cfg.StateDir = strings.SplitN(sd, ":", 2)[0]
+	}
+	if err := cfg.Validate(); err != nil {
+		return Loaded{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return Loaded{Config: cfg, File: file}, nil
+}
+
+// EnvName is the environment variable of a config key.
+func EnvName(key string) string {
+	return EnvPrefix + "_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+func source(key string, flag bool, flagKeys map[string]string) string {
+	if flag {
+		for f, k := range flagKeys {
+			if k == key {
+				return "flag --" + f
+			}
+		}
+	}
+	return "environment " + EnvName(key)
+}
+
+func envOf(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+func unwrapPathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func isSet(data []byte, key string) bool {
+	var m map[string]any
+	if yaml.Unmarshal(data, &m) != nil {
+		return false
+	}
+	_, ok := m[key]
+	return ok
+}
+
+func setsKey(sets []string, key string) bool {
+	for _, s := range sets {
+		if k, _, _ := strings.Cut(s, "="); strings.TrimSpace(k) == key {
+			return true
+		}
+	}
+	return false
+}
+
+// renderValue writes a viper value as YAML for an override. Strings from
+// the environment or flags are taken as YAML ("0.02" is a number, "10us" a
+// duration); a list key also takes "a,b,c".
+func renderValue(val any, t reflect.Type) (string, error) {
+	switch x := val.(type) {
+	case string:
+		if t.Kind() == reflect.Slice && !strings.HasPrefix(strings.TrimSpace(x), "[") {
+			parts := []string{}
+			for _, p := range strings.Split(x, ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					parts = append(parts, p)
+				}
+			}
+			return flow(parts)
+		}
+		return x, nil
+	case []string:
+		return flow(x)
+	case nil:
+		return "", nil
+	}
+	return flow(val)
+}
+
+func flow(v any) (string, error) {
+	var n yaml.Node
+	if err := n.Encode(v); err != nil {
+		return "", err
+	}
+	setFlow(&n)
+	b, err := yaml.Marshal(&n)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+func setFlow(n *yaml.Node) {
+	if n.Kind == yaml.SequenceNode || n.Kind == yaml.MappingNode {
+		n.Style = yaml.FlowStyle
+	}
+	for _, c := range n.Content {
+		setFlow(c)
+	}
+}
+
+var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
+
+// schemaKeys lists the dotted leaf keys of a config type by YAML tag, with
+// the leaf's type: structs are walked, everything else is a leaf.
+func schemaKeys(t reflect.Type, prefix string) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		key := name
+		if prefix != "" {
+			key = prefix + "." + name
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Struct && !reflect.PointerTo(ft).Implements(unmarshalerType) {
+			for k, v := range schemaKeys(ft, key) {
+				out[k] = v
+			}
+			continue
+		}
+		out[key] = ft
+	}
+	return out
+}
+
+// Keys lists every config key (dotted), sorted: for documentation and the
+// environment variable check.
+func Keys() []string {
+	m := schemaKeys(reflect.TypeOf(Config{}), "")
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// YAML renders the configuration as YAML (what --print-config shows).
+func (c Config) YAML() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		return nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,198 @@
+package agent
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// gapBuckets are the upper bounds (seconds) of lpictl_idle_gap_seconds:
+// ×4 from 100 ns (400G link gaps) to 6.7 s (idle host links).
+var gapBuckets = prometheus.ExponentialBuckets(100e-9, 4, 14)
+
+const ns = "lpictl"
+
+var (
+	portLabels = []string{"device", "backend"}
+
+	descAgentInfo    = prometheus.NewDesc(ns+"_agent_info", "The agent's version, mode and backend (always 1).", []string{"version", "mode", "backend"}, nil)
+	descAgentPorts   = prometheus.NewDesc(ns+"_agent_ports", "Ports the agent controls.", nil, nil)
+	descAgentReady   = prometheus.NewDesc(ns+"_agent_ready", "1 while the decision loop runs.", nil, nil)
+	descReloads      = prometheus.NewDesc(ns+"_agent_reloads_total", "Configuration reloads (SIGHUP) by result.", []string{"result"}, nil)
+	descRestores     = prometheus.NewDesc(ns+"_agent_restores_total", "Restorations of original EEE settings by result.", []string{"result"}, nil)
+	descTickDuration = prometheus.NewDesc(ns+"_agent_round_duration_seconds", "Duration of the last decision round over all ports.", nil, nil)
+
+	descPortInfo     = prometheus.NewDesc(ns+"_port_info", "A controlled port: driver and observation method (always 1).", []string{"device", "backend", "driver", "observation"}, nil)
+	descActuation    = prometheus.NewDesc(ns+"_port_actuation_supported", "1 if the port's tx LPI timer can be set.", portLabels, nil)
+	descEEEEnabled   = prometheus.NewDesc(ns+"_eee_enabled", "EEE administratively enabled (advertised).", portLabels, nil)
+	descEEEActive    = prometheus.NewDesc(ns+"_eee_active", "EEE negotiated on the current link.", portLabels, nil)
+	descTxLPIEnabled = prometheus.NewDesc(ns+"_eee_tx_lpi_enabled", "The MAC may assert tx LPI.", portLabels, nil)
+	descTxLPITimer   = prometheus.NewDesc(ns+"_eee_tx_lpi_timer_seconds", "The port's tx LPI timer as last read (the t_PDT in force on the port).", portLabels, nil)
+	descPDT          = prometheus.NewDesc(ns+"_pdt_seconds", "t_PDT the controller decided (applied in enforce mode, would-be in observe mode).", portLabels, nil)
+	descPDTRec       = prometheus.NewDesc(ns+"_pdt_recommended_seconds", "The predictor's last raw answer, before register rounding, hysteresis and rate limits.", portLabels, nil)
+	descPDTMean      = prometheus.NewDesc(ns+"_pdt_mean_seconds", "Time-weighted mean of the decided t_PDT since the port was selected.", portLabels, nil)
+	descPredInfo     = prometheus.NewDesc(ns+"_predictor_info", "The port's predictor (always 1).", []string{"device", "backend", "predictor", "strategy", "bound"}, nil)
+	descPredBytes    = prometheus.NewDesc(ns+"_predictor_state_bytes", "Storage the predictor's state needs in hardware (SPEC §2.2).", portLabels, nil)
+	descIdle         = prometheus.NewDesc(ns+"_idle_periods_total", "Idle periods observed.", portLabels, nil)
+	descHits         = prometheus.NewDesc(ns+"_idle_hits_total", "Idle periods that ended before t_PDT expired (no wake-up).", portLabels, nil)
+	descMisses       = prometheus.NewDesc(ns+"_idle_misses_total", "Idle periods that outlasted t_PDT (the port slept and paid a wake-up).", portLabels, nil)
+	descDecisions    = prometheus.NewDesc(ns+"_decisions_total", "Predictor consultations.", portLabels, nil)
+	descPDTChanges   = prometheus.NewDesc(ns+"_pdt_changes_total", "Changes of the decided t_PDT.", portLabels, nil)
+	descHeld         = prometheus.NewDesc(ns+"_pdt_held_total", "New answers held back, by reason (hysteresis, rate_limit).", []string{"device", "backend", "reason"}, nil)
+	descClamps       = prometheus.NewDesc(ns+"_pdt_clamps_total", "Answers cut to a range, by stage (register: configured/driver limits; driver: the driver's own fit).", []string{"device", "backend", "stage"}, nil)
+	descEEEChanges   = prometheus.NewDesc(ns+"_eee_changes_total", "tx LPI timer writes to the port.", portLabels, nil)
+	descErrors       = prometheus.NewDesc(ns+"_errors_total", "Errors by kind (observe, eee_read, counters, apply, not_supported, state, restore, external_change).", []string{"device", "backend", "kind"}, nil)
+	descQuarantined  = prometheus.NewDesc(ns+"_port_quarantined", "1 if the port is quarantined after repeated link flaps.", portLabels, nil)
+	descBackoff      = prometheus.NewDesc(ns+"_port_backoff_seconds", "Remaining backoff before the next change may be applied.", portLabels, nil)
+	descFlaps        = prometheus.NewDesc(ns+"_link_flaps_total", "Carrier flaps that followed a change.", portLabels, nil)
+	descCarrier      = prometheus.NewDesc(ns+"_carrier_changes_total", "Carrier transitions seen since the port was opened.", portLabels, nil)
+	descLPITime      = prometheus.NewDesc(ns+"_lpi_time_seconds_total", "Time the port spent in low power (where the driver or simulator reports it).", portLabels, nil)
+	descLPIEntries   = prometheus.NewDesc(ns+"_lpi_entries_total", "Entries into low power (where the driver reports them).", portLabels, nil)
+	descGapHist      = prometheus.NewDesc(ns+"_idle_gap_seconds", "Idle gaps of the port's transmit side.", portLabels, nil)
+)
+
+// errorKinds are the kinds of lpictl_errors_total (all exported, 0 or not).
+var errorKinds = []string{"apply", "counters", "eee_read", "external_change", "not_supported", "observe", "restore", "state"}
+
+// collector exports the agent's state at scrape time.
+type collector struct{ a *Agent }
+
+func newRegistry(a *Agent) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collector{a},
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+func (c collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descAgentInfo, descAgentPorts, descAgentReady, descReloads, descRestores,
+		descTickDuration, descPortInfo, descActuation, descEEEEnabled, descEEEActive, descTxLPIEnabled, descTxLPITimer,
+		descPDT, descPDTRec, descPDTMean, descPredInfo, descPredBytes, descIdle, descHits, descMisses, descDecisions,
+		descPDTChanges, descHeld, descClamps, descEEEChanges, descErrors, descQuarantined, descBackoff, descFlaps,
+		descCarrier, descLPITime, descLPIEntries, descGapHist} {
+		ch <- d
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	a := c.a
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	be := a.backend.Name()
+	gauge := func(d *prometheus.Desc, v float64, l ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, l...)
+	}
+	counter := func(d *prometheus.Desc, v float64, l ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, l...)
+	}
+	gauge(descAgentInfo, 1, a.opts.Version, string(a.cfg.Mode), be)
+	gauge(descAgentPorts, float64(len(a.ports)))
+	gauge(descAgentReady, b2f(a.ready.Load()))
+	counter(descReloads, float64(a.reloads[0]), "success")
+	counter(descReloads, float64(a.reloads[1]), "failure")
+	counter(descRestores, float64(a.restore[0]), "success")
+	counter(descRestores, float64(a.restore[1]), "failure")
+	gauge(descTickDuration, a.tickDur.Seconds())
+	now := a.backend.Now()
+	for _, name := range a.sortedNames() {
+		p := a.ports[name]
+		l := []string{name, be}
+		st := p.ctl.Stats(now)
+		gauge(descPortInfo, 1, name, be, p.info.Driver, p.info.Observation)
+		gauge(descActuation, b2f(p.info.CanSet), l...)
+		if p.eeeKnown {
+			gauge(descEEEEnabled, b2f(p.eee.Enabled), l...)
+			gauge(descEEEActive, b2f(p.eee.Active), l...)
+			gauge(descTxLPIEnabled, b2f(p.eee.TxLPIEnabled), l...)
+			gauge(descTxLPITimer, p.eee.TxLPITimer.Seconds(), l...)
+		}
+		gauge(descPDT, st.Current.Seconds(), l...)
+		gauge(descPDTRec, st.Recommended.Seconds(), l...)
+		gauge(descPDTMean, st.Mean.Seconds(), l...)
+		pc := p.spec.Predictor
+		gauge(descPredInfo, 1, name, be, string(pc.Kind), string(pc.Histogram.Strategy), formatFloat(pc.Bound))
+		gauge(descPredBytes, float64(st.StateBytes), l...)
+		counter(descIdle, float64(st.IdlePeriods), l...)
+		counter(descHits, float64(st.Hits), l...)
+		counter(descMisses, float64(st.Misses), l...)
+		counter(descDecisions, float64(st.Decisions), l...)
+		counter(descPDTChanges, float64(st.Changes), l...)
+		counter(descHeld, float64(st.Suppressed), name, be, "hysteresis")
+		counter(descHeld, float64(st.RateLimited), name, be, "rate_limit")
+		counter(descClamps, float64(st.Clamps), name, be, "register")
+		counter(descClamps, float64(p.driverClamps), name, be, "driver")
+		counter(descEEEChanges, float64(p.changes), l...)
+		for _, k := range errorKinds {
+			counter(descErrors, float64(p.errors[k]), name, be, k)
+		}
+		gauge(descQuarantined, b2f(p.guard.quarantined), l...)
+		gauge(descBackoff, p.guard.backoffLeft(now).Seconds(), l...)
+		counter(descFlaps, float64(p.guard.totalFlaps), l...)
+		if p.countersOK {
+			counter(descCarrier, float64(p.counters.CarrierChanges), l...)
+			if p.counters.LowPowerKnown {
+				counter(descLPITime, p.counters.LowPowerTime.Seconds(), l...)
+			}
+			if p.counters.LPIEntriesKnown {
+				counter(descLPIEntries, float64(p.counters.LPIEntries), l...)
+			}
+		}
+		buckets := make(map[float64]uint64, len(gapBuckets))
+		var cum uint64
+		for i, ub := range gapBuckets {
+			cum += p.hist[i]
+			buckets[ub] = cum
+		}
+		ch <- prometheus.MustNewConstHistogram(descGapHist, p.histCount, p.histSum, buckets, l...)
+	}
+}
+
+func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// handler serves /metrics, /healthz and /readyz.
+func (a *Agent) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{Registry: a.reg, ErrorHandling: promhttp.ContinueOnError}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		last := a.lastTick.Load()
+		limit := max(5*time.Second, 3*a.interval())
+		if last != 0 && time.Since(time.Unix(0, last)) > limit {
+			http.Error(w, "decision loop stalled", http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ok\n")
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !a.ready.Load() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ready\n")
+	})
+	return mux
+}
+
+// NewLogger returns a slog logger writing cfg's format to w, and its level.
+func NewLogger(cfg LogConfig, w io.Writer) (*slog.Logger, *slog.LevelVar) {
+	lv := new(slog.LevelVar)
+	lv.Set(parseLevel(cfg.Level))
+	opts := &slog.HandlerOptions{Level: lv}
+	if cfg.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts)), lv
+	}
+	return slog.New(slog.NewTextHandler(w, opts)), lv
+}

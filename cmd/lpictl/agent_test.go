@@ -1,0 +1,565 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lpictl/lpictl/agent"
+	"github.com/lpictl/lpictl/agent/hwbackend"
+	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/hwlinktest"
+)
+
+func TestAgentConfigErrors(t *testing.T) {
+	bad := writeFile(t, "agent.yaml", "mode: enforce\nports:\n  names: [eth0]\n  nmaes: [eth1]\n")
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+		want []string
+	}{
+		{name: "unknown key", args: []string{"agent", "--check", "-c", bad}, want: []string{bad, "line 4", `unknown key "ports.nmaes"`}},
+		{name: "missing file", args: []string{"agent", "--check", "-c", "/nonexistent/agent.yaml"}, want: []string{"/nonexistent/agent.yaml", "no such file"}},
+		{name: "bad flag value", args: []string{"agent", "--check", "--mode", "sometimes"}, want: []string{"mode", "observe or enforce"}},
+		{name: "bad env", env: []string{"LPICTL_INTERVAL=soon"}, args: []string{"agent", "--print-config"}, want: []string{"LPICTL_INTERVAL", "invalid duration"}},
+		{name: "unknown env", env: []string{"LPICTL_MODES=enforce"}, args: []string{"agent", "--check"}, want: []string{"LPICTL_MODES", "unknown key"}},
+		{name: "bad set", args: []string{"agent", "--check", "--set", "limits.max=1us", "--set", "limits.min=2us"}, want: []string{"limits.max", "limits.min"}},
+		{name: "missing model", args: []string{"agent", "--check", "--set", "hw.eee_backend=model", "--set", "hw.model_file=/nonexistent/m.json"}, want: []string{"hw.model_file", "no such file"}},
+	}
+	t.Setenv("LPICTL_CONFIG", "")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, kv := range c.env {
+				k, v, _ := strings.Cut(kv, "=")
+				t.Setenv(k, v)
+			}
+			code, _, stderr := lpictl(t, c.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2 (stderr %q)", code, stderr)
+			}
+			if n := strings.Count(strings.TrimSpace(stderr), "\n"); n != 0 {
+				t.Errorf("error is not one line: %q", stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q lacks %q", stderr, w)
+				}
+			}
+		})
+	}
+}
+
+func TestAgentPrintConfigAndCheck(t *testing.T) {
+	file := writeFile(t, "agent.yaml", "mode: enforce\nports: {names: [eth0]}\n")
+	t.Setenv("LPICTL_METRICS_LISTEN", "127.0.0.1:9999")
+	code, out, stderr := lpictl(t, "agent", "--print-config", "-c", file, "--ports", "swp1,swp2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, w := range []string{"mode: enforce", "listen: 127.0.0.1:9999", "- swp1", "- swp2", "kind: perfboundcorrect"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("--print-config lacks %q:\n%s", w, out)
+		}
+	}
+	code, out, stderr = lpictl(t, "agent", "--check", "-c", file)
+	if code != 0 || !strings.Contains(out, "configuration OK") {
+		t.Errorf("--check: exit %d %q %q", code, out, stderr)
+	}
+}
+
+// --- the agent as a real process -------------------------------------------
+
+var (
+	buildOnce sync.Once
+	buildPath string
+	buildErr  error
+)
+
+// agentBinary builds lpictl once per test run.
+func agentBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "lpictl-agent-test-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		buildPath = filepath.Join(dir, "lpictl")
+		out, err := exec.Command("go", "build", "-o", buildPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildPath != "" {
+		os.RemoveAll(filepath.Dir(buildPath))
+	}
+	os.Exit(code)
+}
+
+// proc is a running agent process.
+type proc struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	logs bytes.Buffer
+	addr string
+	done chan struct{}
+	err  error
+}
+
+func startAgent(t *testing.T, config string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(agentBinary(t), append([]string{"agent", "-c", config}, args...)...)
+	cmd.Env = append(os.Environ(), "LPICTL_CONFIG=")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{t: t, cmd: cmd, done: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.logs.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+		}
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			t.Logf("agent log:\n%s", p.log())
+		}
+	})
+	m := p.waitLog(`msg="metrics listening" addr=(\S+)`)
+	p.addr = m[1]
+	p.waitLog(`msg="agent running"`)
+	return p
+}
+
+func (p *proc) log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logs.String()
+}
+
+func (p *proc) waitLog(pattern string) []string {
+	p.t.Helper()
+	re := regexp.MustCompile(pattern)
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(p.log()); m != nil {
+			return m
+		}
+		select {
+		case <-p.done:
+			if m := re.FindStringSubmatch(p.log()); m != nil {
+				return m
+			}
+			p.t.Fatalf("agent exited (%v) before logging %q", p.err, pattern)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	p.t.Fatalf("agent did not log %q", pattern)
+	return nil
+}
+
+// stop sends sig and returns the exit code.
+func (p *proc) stop(sig syscall.Signal) int {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		p.t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		p.t.Fatal("agent did not exit")
+	}
+	var ee *exec.ExitError
+	if errors.As(p.err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return -int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return 0
+}
+
+// scrape returns the value of the first sample of name whose labels
+// contain every fragment (e.g. `device="eth0"`), or -1.
+func (p *proc) scrape(name string, fragments ...string) float64 {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.addr+"/metrics", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return sample(string(body), name, fragments...)
+}
+
+func sample(body, name string, fragments ...string) float64 {
+next:
+	for _, line := range strings.Split(body, "\n") {
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		for _, f := range fragments {
+			if !strings.Contains(line, f) {
+				continue next
+			}
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err == nil {
+			return v
+		}
+	}
+	return -1
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// modelSetup writes a driver-model file and an enforce config using it.
+func modelSetup(t *testing.T, ports ...hwbackend.ModelPort) (config, model, stateDir string) {
+	t.Helper()
+	dir := t.TempDir()
+	model = filepath.Join(dir, "model.json")
+	if err := hwbackend.WriteModel(model, hwbackend.ModelDoc{Ports: ports}); err != nil {
+		t.Fatal(err)
+	}
+	stateDir = filepath.Join(dir, "state")
+	var names []string
+	for _, p := range ports {
+		names = append(names, p.Name)
+	}
+	config = filepath.Join(dir, "agent.yaml")
+	writeAgentConfig(t, config, fmt.Sprintf(`mode: enforce
+interval: 20ms
+state_dir: %s
+metrics: {listen: "127.0.0.1:0"}
+ports: {names: [%s]}
+predictor: {kind: fixed, pdt: 20us}
+limits: {min_change_interval: 0s}
+safety: {warmup: 0s}
+hw: {observe: none, eee_backend: model, model_file: %s}
+`, stateDir, strings.Join(names, ", "), model))
+	return config, model, stateDir
+}
+
+func writeAgentConfig(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func modelPort(name, driver, mac string, timer time.Duration) hwbackend.ModelPort {
+	return hwbackend.ModelPort{Name: name, Driver: driver, MAC: mac, EEE: hwlink.EEEState{
+		Supported: []string{"1000baseT/Full"}, Advertised: []string{"1000baseT/Full"}, LinkPartner: []string{"1000baseT/Full"},
+		Enabled: true, Active: true, TxLPIEnabled: true, TxLPITimer: timer, Source: "model"}}
+}
+
+func modelTimer(t *testing.T, model, name string) time.Duration {
+	t.Helper()
+	doc, err := hwbackend.ReadModel(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range doc.Ports {
+		if p.Name == name {
+			return p.EEE.TxLPITimer
+		}
+	}
+	t.Fatalf("no port %s in the model", name)
+	return 0
+}
+
+func statePorts(t *testing.T, dir string) map[string]agent.PortRecord {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, agent.StateFileName))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Ports map[string]agent.PortRecord `json:"ports"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Ports
+}
+
+const us = time.Microsecond
+
+// TestAgentProcessSIGTERMRestoresAndSIGHUPReloads runs the agent binary on
+// modelled drivers: it applies t_PDT, a SIGHUP swaps the selected ports
+// (restoring the deselected one), SIGTERM restores everything.
+func TestAgentProcessSIGTERMRestoresAndSIGHUPReloads(t *testing.T) {
+	config, model, stateDir := modelSetup(t,
+		modelPort("lpim0", "lan743x", "02:00:00:00:01:00", 250*us),
+		modelPort("lpim1", "mvneta", "02:00:00:00:01:01", 250*us),
+		modelPort("lpim2", "igc", "02:00:00:00:01:02", 0))
+	text, _ := os.ReadFile(config)
+	writeAgentConfig(t, config, strings.Replace(string(text), "names: [lpim0, lpim1, lpim2]", "names: [lpim0, lpim2]", 1))
+	p := startAgent(t, config)
+	eventually(t, "lpim0 set to 20µs", func() bool { return modelTimer(t, model, "lpim0") == 20*us })
+	if rec, ok := statePorts(t, stateDir)["lpim0"]; !ok || rec.Original.TxLPITimer != 250*us {
+		t.Errorf("state file: %+v", statePorts(t, stateDir))
+	}
+	eventually(t, "igc not-supported metric", func() bool {
+		return p.scrape("lpictl_errors_total", `device="lpim2"`, `kind="not_supported"`) == 1
+	})
+	if v := p.scrape("lpictl_eee_tx_lpi_timer_seconds", `device="lpim0"`); v != 20e-6 {
+		t.Errorf("timer metric %v", v)
+	}
+	if got := modelTimer(t, model, "lpim1"); got != 250*us {
+		t.Errorf("unselected port changed: %v", got)
+	}
+
+	// SIGHUP: lpim0 out (restored), lpim1 in.
+	writeAgentConfig(t, config, strings.Replace(string(text), "names: [lpim0, lpim1, lpim2]", "names: [lpim1]", 1))
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "lpim1 set", func() bool { return modelTimer(t, model, "lpim1") == 20*us })
+	eventually(t, "lpim0 restored", func() bool { return modelTimer(t, model, "lpim0") == 250*us })
+	eventually(t, "metrics follow", func() bool {
+		return p.scrape("lpictl_port_info", `device="lpim0"`) == -1 && p.scrape("lpictl_port_info", `device="lpim1"`) == 1
+	})
+
+	if code := p.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("exit %d after SIGTERM", code)
+	}
+	for _, n := range []string{"lpim0", "lpim1"} {
+		if got := modelTimer(t, model, n); got != 250*us {
+			t.Errorf("%s not restored: %v", n, got)
+		}
+	}
+	if s := statePorts(t, stateDir); len(s) != 0 {
+		t.Errorf("state file keeps %+v", s)
+	}
+}
+
+// TestAgentProcessKill9RestoresAtNextStart kills the agent with SIGKILL
+// after it changed three ports, renames one and removes another, and
+// starts it again (observe mode): the next start restores what it finds.
+func TestAgentProcessKill9RestoresAtNextStart(t *testing.T) {
+	config, model, stateDir := modelSetup(t,
+		modelPort("lpik0", "lan743x", "02:00:00:00:02:00", 250*us),
+		modelPort("lpik1", "st_gmac", "02:00:00:00:02:01", 1000*us),
+		modelPort("lpik2", "tg3", "02:00:00:00:02:02", 300*us))
+	p := startAgent(t, config)
+	for _, n := range []string{"lpik0", "lpik1", "lpik2"} {
+		eventually(t, n+" set", func() bool { return modelTimer(t, model, n) == 20*us })
+	}
+	if code := p.stop(syscall.SIGKILL); code != -int(syscall.SIGKILL) {
+		t.Fatalf("exit %d, want killed", code)
+	}
+	if got := modelTimer(t, model, "lpik0"); got != 20*us {
+		t.Fatalf("a killed agent restored lpik0 (%v)?", got)
+	}
+	if s := statePorts(t, stateDir); len(s) != 3 {
+		t.Fatalf("state file after kill: %+v", s)
+	}
+	// While it was down: lpik1 was renamed, lpik2 disappeared.
+	doc, err := hwbackend.ReadModel(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc.Ports[1].Name = "lpik1-renamed"
+	doc.Ports = doc.Ports[:2]
+	if err := hwbackend.WriteModel(model, doc); err != nil {
+		t.Fatal(err)
+	}
+
+	p = startAgent(t, config, "--mode", "observe")
+	if got := modelTimer(t, model, "lpik0"); got != 250*us {
+		t.Errorf("lpik0 not restored at start: %v", got)
+	}
+	if got := modelTimer(t, model, "lpik1-renamed"); got != 1000*us {
+		t.Errorf("renamed port not restored at start: %v", got)
+	}
+	p.waitLog(`port was renamed since it was changed.*device=lpik1 new_name=lpik1-renamed`)
+	p.waitLog(`port disappeared since it was changed.*device=lpik2`)
+	if v := p.scrape("lpictl_agent_restores_total", `result="success"`); v != 2 {
+		t.Errorf("restores %v, want 2", v)
+	}
+	if s := statePorts(t, stateDir); len(s) != 0 {
+		t.Errorf("state file keeps %+v", s)
+	}
+	if code := p.stop(syscall.SIGINT); code != 0 {
+		t.Errorf("exit %d after SIGINT", code)
+	}
+}
+
+// TestAgentProcessVeth runs the agent on a veth pair in namespaces the test
+// creates: observe mode sees the test's traffic; after a SIGHUP to enforce
+// the port reports that its timer cannot be set, and nothing breaks.
+func TestAgentProcessVeth(t *testing.T) {
+	pair := hwlinktest.NewPair(t) // skips unless root
+	dir := t.TempDir()
+	config := filepath.Join(dir, "agent.yaml")
+	base := fmt.Sprintf(`interval: 20ms
+state_dir: %s
+metrics: {listen: "127.0.0.1:0"}
+ports: {names: [%s]}
+predictor: {kind: perfboundcorrect, wake_time: 16us}
+safety: {warmup: 0s}
+hw: {netns: %s, poll_interval: 5ms}
+`, filepath.Join(dir, "state"), pair.NameA, pair.PathA)
+	writeAgentConfig(t, config, "mode: observe\n"+base)
+	p := startAgent(t, config)
+	dev := fmt.Sprintf(`device="%s"`, pair.NameA)
+	if v := p.scrape("lpictl_port_info", dev, `backend="hw"`, `driver="veth"`); v != 1 {
+		t.Fatalf("port_info %v", v)
+	}
+	hwlinktest.SendUDP(t, pair.NSA, pair.AddrA, pair.NSB, pair.AddrB, hwlinktest.Traffic{Count: 150, Interval: 2 * time.Millisecond, Payload: 200})
+	eventually(t, "idle periods observed", func() bool { return p.scrape("lpictl_idle_periods_total", dev) >= 50 })
+	if v := p.scrape("lpictl_idle_gap_seconds_count", dev); v < 50 {
+		t.Errorf("gap histogram count %v", v)
+	}
+	if v := p.scrape("lpictl_pdt_seconds", dev); v <= 0 {
+		t.Errorf("no decision: pdt %v", v)
+	}
+	if v := p.scrape("lpictl_port_actuation_supported", dev); v != 0 {
+		t.Errorf("veth actuation %v", v)
+	}
+	t.Logf("observation method: %s", p.waitLog(`msg="port selected".*observation=(\S+)`)[1])
+
+	writeAgentConfig(t, config, "mode: enforce\n"+base)
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	p.waitLog(`enforce: tx LPI timer cannot be set on this port; it stays observe-only.*device=` + pair.NameA)
+	eventually(t, "not_supported counted", func() bool {
+		return p.scrape("lpictl_errors_total", dev, `kind="not_supported"`) == 1
+	})
+	if v := p.scrape("lpictl_eee_changes_total", dev); v != 0 {
+		t.Errorf("changes on veth: %v", v)
+	}
+	if code := p.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+}
+
+// TestSystemdUnitVerifies runs scripts/verify-systemd.sh (systemd-analyze
+// verify on the unit and its drop-in examples, ExecStart pointing at a
+// freshly built binary). Without systemd-analyze the script installs it
+// when root and skips otherwise.
+func TestSystemdUnitVerifies(t *testing.T) {
+	out, err := exec.Command("../../scripts/verify-systemd.sh", agentBinary(t)).CombinedOutput()
+	if bytes.Contains(out, []byte("SKIP:")) {
+		t.Skip(strings.TrimSpace(string(out)))
+	}
+	if err != nil {
+		t.Fatalf("systemd-analyze verify: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+}
+
+// TestAgentProcessSim runs the agent on the simulator backend (a node's
+// NIC and a leaf switch port of configs/sim/quick.yaml, paced to
+// wall-clock time): in observe mode the metrics move with the workload and
+// nothing is applied; in enforce mode the decided t_PDT reaches the
+// simulated ports.
+func TestAgentProcessSim(t *testing.T) {
+	dir := t.TempDir()
+	for _, mode := range []string{"observe", "enforce"} {
+		t.Run(mode, func(t *testing.T) {
+			config := filepath.Join(dir, mode+".yaml")
+			writeAgentConfig(t, config, fmt.Sprintf(`mode: %s
+backend: sim
+state_dir: %s
+metrics: {listen: "127.0.0.1:0"}
+ports: {names: [node0, sw0p0]}
+limits: {min_change_interval: 200ms, hysteresis: 0}
+safety: {warmup: 0s}
+sim: {scenario: ../../configs/sim/quick.yaml, speed: 1}
+`, mode, filepath.Join(dir, "state")))
+			p := startAgent(t, config)
+			for _, d := range []string{`device="node0"`, `device="sw0p0"`} {
+				first := -1.0
+				eventually(t, "idle periods "+d, func() bool {
+					first = p.scrape("lpictl_idle_periods_total", d, `backend="sim"`)
+					return first > 0
+				})
+				eventually(t, "more idle periods "+d, func() bool { return p.scrape("lpictl_idle_periods_total", d) > first })
+				if v := p.scrape("lpictl_idle_gap_seconds_count", d); v <= 0 {
+					t.Errorf("%s gap histogram %v", d, v)
+				}
+				eventually(t, "time in low power "+d, func() bool { return p.scrape("lpictl_lpi_time_seconds_total", d) > 0 })
+			}
+			switch mode {
+			case "observe":
+				if v := p.scrape("lpictl_eee_changes_total", `device="node0"`); v != 0 {
+					t.Errorf("observe mode applied %v changes", v)
+				}
+				if v := p.scrape("lpictl_eee_tx_lpi_timer_seconds", `device="node0"`); v != 10e-6 {
+					t.Errorf("simulated port's timer %v, want its initial 10µs", v)
+				}
+			case "enforce":
+				eventually(t, "changes applied", func() bool {
+					return p.scrape("lpictl_eee_changes_total", `device="node0"`) >= 2
+				})
+				eventually(t, "timer follows decision", func() bool {
+					timer := p.scrape("lpictl_eee_tx_lpi_timer_seconds", `device="sw0p0"`)
+					return timer != 10e-6 && timer == p.scrape("lpictl_pdt_seconds", `device="sw0p0"`)
+				})
+			}
+			if code := p.stop(syscall.SIGTERM); code != 0 {
+				t.Errorf("exit %d", code)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "state", agent.StateFileName)); err == nil {
+				t.Error("the sim backend wrote a state file")
+			}
+		})
+	}
+}
