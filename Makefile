@@ -48,7 +48,7 @@ generate: ## regenerate bpf2go bindings (needs clang, llvm)
 	$(GO) generate ./...
 
 systemd-verify: build ## systemd-analyze verify on the unit and its drop-ins (installs systemd as root)
-	./scripts/verify-systemd.sh $(BIN)
+	./scripts/verify-systemd.sh $(abspath $(BIN))
 
 install: build ## install binary, systemd unit, default config, dashboard (DESTDIR-friendly)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/lpictl
