@@ -19,11 +19,9 @@ type NetNS string
 func (n NetNS) open() (netns.NsHandle, error) {
 	s := string(n)
 	if s == "" {
-		h, err := netns.Get()
-		if err != nil {
-			return netns.None(), fmt.Errorf("open current network namespace: %w", err)
-		}
-		return h, nil
+		// The caller's own namespace: a closed handle makes netlink stay
+		// where it is, so no setns (which needs CAP_SYS_ADMIN) happens.
+		return netns.None(), nil
 	}
 	path := s
 	if !strings.Contains(s, "/") {

@@ -101,9 +101,10 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	sctx, cancel := context.WithCancel(ctx)
 	b.cancel = cancel
 	if opts.NetNS == "" {
-		// Own namespace: the kernel's carrier_changes counter in sysfs needs
-		// no privilege (hwlink.SubscribeLinks enters the namespace with
-		// setns, which needs CAP_SYS_ADMIN even for the agent's own).
+		// Own namespace: the kernel's carrier_changes counter in sysfs
+		// counts every flap, even one shorter than an event round trip,
+		// and needs no capability; link events serve other namespaces,
+		// whose sysfs the agent does not see.
 		return b, nil
 	}
 	events, err := hwlink.SubscribeLinks(sctx, hwlink.SubscribeOptions{NetNS: opts.NetNS,
