@@ -33,6 +33,15 @@ func TestSpec(t *testing.T) {
 	if got, want := st.ValueSize, uint32(unsafe.Sizeof(IdlegapDirState{})); got != want {
 		t.Errorf("dir_state: C %d bytes, Go %d", got, want)
 	}
+	// Counters and histogram are per CPU, with the same value type; the
+	// shared state map only carries the transmitter clock.
+	pc := spec.Maps[IdlegapMapStats]
+	if pc == nil || pc.Type != ebpf.PerCPUArray || pc.MaxEntries != 2 {
+		t.Fatalf("stats map: %+v", pc)
+	}
+	if pc.ValueSize != st.ValueSize {
+		t.Errorf("stats value %d bytes, state value %d", pc.ValueSize, st.ValueSize)
+	}
 	if got := unsafe.Sizeof(IdlegapGapSample{}); got != 24 {
 		t.Errorf("gap_sample: Go %d bytes, want 24", got)
 	}

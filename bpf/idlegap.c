@@ -33,12 +33,21 @@
  * on the wire that skb->len (which includes the MAC header) leaves out. */
 #define WIRE_OVERHEAD 24
 
-/* Updated without locks: last_end_ns by compare-and-swap, everything else
- * by atomic adds, so several CPUs can transmit on one port at once. User
- * space reads the counters without a lock: each one is consistent, the set
- * is not a snapshot. */
+/* Per direction, in two maps (same value type, so that the layout is
+ * defined once):
+ *  - state (ARRAY, shared by all CPUs): only last_end_ns is used. It models
+ *    the one transmitter of the port, so every CPU must see every update: it
+ *    is advanced by compare-and-swap. The rest of the value stays zero (it
+ *    also keeps the two directions' clocks on different cache lines).
+ *  - stats (PERCPU_ARRAY): the counters and the histogram. Each CPU owns its
+ *    copy and increments it without atomics: the TC hooks run with bottom
+ *    halves disabled, so the program is not re-entered for the same
+ *    direction on one CPU. last_end_ns is unused there. User space sums the
+ *    copies.
+ * User space reads without a lock: each counter is consistent (8-byte
+ * copies), the set is not a snapshot. */
 struct dir_state {
-	__u64 last_end_ns;  /* estimated end of the last transmission */
+	__u64 last_end_ns;  /* estimated end of the last transmission (state only) */
 	__u64 packets;      /* packets seen */
 	__u64 bytes;        /* skb->len summed */
 	__u64 gaps;         /* packets that found the link idle (one idle gap each) */
@@ -66,6 +75,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct dir_state);
 } state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct dir_state);
+} stats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -103,64 +119,66 @@ static __always_inline __u32 hist_bucket(__u64 v)
 
 #define CAS_TRIES 4
 
+/* Cost per packet (docs/hwlink.md): bpf_ktime_get_ns, a real helper call,
+ * is most of it. Both map lookups are inlined by the verifier, the counters
+ * are plain per-CPU increments, the only atomic is the CAS on the shared
+ * clock, and each volatile setting is read once. Samples are written in
+ * place (bpf_ringbuf_reserve/submit, no copy through the stack). */
 static __always_inline int observe(struct __sk_buff *skb, __u32 dir)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u32 key = dir;
+	struct dir_state *sh = bpf_map_lookup_elem(&state, &key);
+	struct dir_state *st = bpf_map_lookup_elem(&stats, &key);
+	if (!sh || !st)
+		return LPI_ACT_CONTINUE;
+
 	__u32 len = skb->len;
 	__u64 tx_ns = ((__u64)(len + WIRE_OVERHEAD) * ns_per_byte_q16) >> 16;
-	__u32 key = dir;
-	__u64 last, start = now;
-	int won = 0;
+	__u64 now = bpf_ktime_get_ns();
+	__u64 last = *(volatile __u64 *)&sh->last_end_ns;
 
-	struct dir_state *st = bpf_map_lookup_elem(&state, &key);
-	if (!st)
-		return LPI_ACT_CONTINUE;
-
-	last = *(volatile __u64 *)&st->last_end_ns;
+	st->packets++;
+	st->bytes += len;
 #pragma unroll
 	for (int i = 0; i < CAS_TRIES; i++) {
-		start = now > last ? now : last;
-		__u64 seen = __sync_val_compare_and_swap(&st->last_end_ns, last, start + tx_ns);
-		if (seen == last) {
-			won = 1;
-			break;
-		}
+		__u64 start = now > last ? now : last;
+		__u64 seen = __sync_val_compare_and_swap(&sh->last_end_ns, last, start + tx_ns);
+		if (seen == last)
+			goto won;
 		last = seen;
 	}
+	st->races++;
+	return LPI_ACT_CONTINUE;
 
-	__sync_fetch_and_add(&st->packets, 1);
-	__sync_fetch_and_add(&st->bytes, len);
-	if (!won) {
-		__sync_fetch_and_add(&st->races, 1);
-		return LPI_ACT_CONTINUE;
-	}
-	if (last == 0)
-		return LPI_ACT_CONTINUE; /* first packet: no gap to measure yet */
+won:
 	if (now <= last) {
-		__sync_fetch_and_add(&st->busy, 1);
+		st->busy++;
 		return LPI_ACT_CONTINUE;
 	}
+	if (unlikely(last == 0))
+		return LPI_ACT_CONTINUE; /* first packet: no gap to measure yet */
 
 	__u64 gap = now - last;
 	__u32 b = hist_bucket(gap);
-	if (b >= HIST_BUCKETS)
+	if (b >= HIST_BUCKETS) /* cannot happen (max 495); bounds for the verifier */
 		b = HIST_BUCKETS - 1;
-	__sync_fetch_and_add(&st->gaps, 1);
-	__sync_fetch_and_add(&st->idle_ns, gap);
-	__sync_fetch_and_add(&st->hist[b], 1);
+	st->gaps++;
+	st->idle_ns += gap;
+	st->hist[b]++;
 
 	if (gap >= sample_floor_ns) {
-		struct gap_sample s = {
-			.end_ns = now,
-			.gap_ns = gap,
-			.dir = dir,
-			.len = len,
-		};
 		/* No wake-up: user space drains by polling. */
-		if (bpf_ringbuf_output(&samples, &s, sizeof(s), BPF_RB_NO_WAKEUP) == 0)
-			__sync_fetch_and_add(&st->samples, 1);
-		else
-			__sync_fetch_and_add(&st->samples_lost, 1);
+		struct gap_sample *s = bpf_ringbuf_reserve(&samples, sizeof(*s), 0);
+		if (likely(s)) {
+			s->end_ns = now;
+			s->gap_ns = gap;
+			s->dir = dir;
+			s->len = len;
+			bpf_ringbuf_submit(s, BPF_RB_NO_WAKEUP);
+			st->samples++;
+		} else {
+			st->samples_lost++;
+		}
 	}
 	return LPI_ACT_CONTINUE;
 }

@@ -41,6 +41,7 @@ type IdlegapGapSample struct {
 const (
 	IdlegapMapSamples         = "samples"
 	IdlegapMapState           = "state"
+	IdlegapMapStats           = "stats"
 	IdlegapProgLpiEgress      = "lpi_egress"
 	IdlegapProgLpiIngress     = "lpi_ingress"
 	IdlegapVarNsPerByteQ16    = "ns_per_byte_q16"
@@ -100,6 +101,7 @@ type IdlegapProgramSpecs struct {
 type IdlegapMapSpecs struct {
 	Samples *ebpf.MapSpec `ebpf:"samples"`
 	State   *ebpf.MapSpec `ebpf:"state"`
+	Stats   *ebpf.MapSpec `ebpf:"stats"`
 }
 
 // IdlegapVariableSpecs contains global variables before they are loaded into the kernel.
@@ -133,12 +135,14 @@ func (o *IdlegapObjects) Close() error {
 type IdlegapMaps struct {
 	Samples *ebpf.Map `ebpf:"samples"`
 	State   *ebpf.Map `ebpf:"state"`
+	Stats   *ebpf.Map `ebpf:"stats"`
 }
 
 func (m *IdlegapMaps) Close() error {
 	return _IdlegapClose(
 		m.Samples,
 		m.State,
+		m.Stats,
 	)
 }
 

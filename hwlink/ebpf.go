@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"runtime"
 	"time"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -89,8 +91,13 @@ type EBPFObserver struct {
 	tc     *tcAttachment
 	reader *ringbuf.Reader
 	rec    ringbuf.Record
-	key    uint32
-	raw    bpf.IdlegapDirState
+	// ReadStats buffer, allocated once in init: the stats map's per-CPU
+	// values (percpu, one per possible CPU) followed by one word for the
+	// lookup key. The kernel writes into it through addresses passed as
+	// integers, so it must be on the heap: a slice this large whose length
+	// is only known at run time always is.
+	statsBuf []uint64
+	percpu   []bpf.IdlegapDirState
 }
 
 var _ Observer = (*EBPFObserver)(nil)
@@ -240,13 +247,24 @@ func AttachEBPF(ctx context.Context, cfg EBPFConfig) (*EBPFObserver, error) {
 // sample reader.
 func (o *EBPFObserver) init(objs *bpf.IdlegapObjects, speed uint64, floor time.Duration) error {
 	o.objs = *objs
+	ncpu, err := ebpf.PossibleCPU()
+	if err != nil {
+		return fmt.Errorf("%s: possible CPUs: %w", o.ifname, err)
+	}
+	// The kernel copies one value per possible CPU, each rounded up to 8
+	// bytes; struct dir_state is all u64, so that is the Go layout.
+	if vs := o.objs.Stats.ValueSize(); uintptr(vs) != unsafe.Sizeof(bpf.IdlegapDirState{}) {
+		return fmt.Errorf("%s: stats map value %d bytes, Go mirror %d", o.ifname, vs, unsafe.Sizeof(bpf.IdlegapDirState{}))
+	}
+	words := int(unsafe.Sizeof(bpf.IdlegapDirState{}) / 8)
+	o.statsBuf = make([]uint64, ncpu*words+1)
+	o.percpu = unsafe.Slice((*bpf.IdlegapDirState)(unsafe.Pointer(&o.statsBuf[0])), ncpu)
 	if err := o.SetSpeed(speed); err != nil {
 		return err
 	}
 	if err := o.SetSampleFloor(floor); err != nil {
 		return err
 	}
-	var err error
 	o.reader, err = ringbuf.NewReader(o.objs.Samples)
 	if err != nil {
 		return fmt.Errorf("%s: ring buffer reader: %w", o.ifname, err)
@@ -447,19 +465,64 @@ func (o *EBPFObserver) DrainGaps(dst []GapSample) (int, error) {
 	return n, nil
 }
 
-// ReadStats implements Observer (one map lookup; counters are updated
-// atomically one by one, so the set is not a snapshot).
+// mapLookupAttr is the BPF_MAP_LOOKUP_ELEM part of union bpf_attr.
+type mapLookupAttr struct {
+	mapFD uint32
+	_     uint32
+	key   uint64 // pointer
+	value uint64 // pointer
+	flags uint64
+}
+
+// lookupPerCPU reads key's per-CPU values of the stats map into o.percpu.
+// It is BPF_MAP_LOOKUP_ELEM done directly: cilium/ebpf's per-CPU Lookup
+// allocates a buffer and decodes through reflection on every call, and
+// ReadStats must not allocate.
+func (o *EBPFObserver) lookupPerCPU(key uint32) error {
+	if o.objs.Stats == nil || len(o.statsBuf) == 0 {
+		return os.ErrClosed
+	}
+	k := &o.statsBuf[len(o.statsBuf)-1]
+	*k = 0
+	*(*uint32)(unsafe.Pointer(k)) = key // the map's key is a u32 at that address
+	attr := mapLookupAttr{
+		mapFD: uint32(o.objs.Stats.FD()),
+		key:   uint64(uintptr(unsafe.Pointer(k))),
+		value: uint64(uintptr(unsafe.Pointer(&o.statsBuf[0]))),
+	}
+	_, _, errno := unix.Syscall(unix.SYS_BPF, unix.BPF_MAP_LOOKUP_ELEM,
+		uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
+	// The buffer and the map's file descriptor must outlive the call.
+	runtime.KeepAlive(o.statsBuf)
+	runtime.KeepAlive(o.objs.Stats)
+	if errno != 0 {
+		return classifyErrno(errno)
+	}
+	return nil
+}
+
+// ReadStats implements Observer: one per-CPU map lookup, summed over the
+// CPUs (each CPU counts into its own copy). Counters are read one by one
+// while the program runs, so the set is not a snapshot.
 func (o *EBPFObserver) ReadStats(dir Direction, st *GapStats) error {
-	o.key = uint32(dir)
-	if err := o.objs.State.Lookup(&o.key, &o.raw); err != nil {
+	if err := o.lookupPerCPU(uint32(dir)); err != nil {
 		return fmt.Errorf("%s: read %s stats: %w", o.ifname, dir, err)
 	}
-	st.Packets, st.Bytes = o.raw.Packets, o.raw.Bytes
-	st.Gaps, st.Busy = o.raw.Gaps, o.raw.Busy
-	st.Idle = time.Duration(o.raw.IdleNs)
-	st.Samples, st.SamplesLost = o.raw.Samples, o.raw.SamplesLost
-	st.Races = o.raw.Races
-	st.Hist = o.raw.Hist
+	*st = GapStats{}
+	for i := range o.percpu {
+		c := &o.percpu[i]
+		st.Packets += c.Packets
+		st.Bytes += c.Bytes
+		st.Gaps += c.Gaps
+		st.Busy += c.Busy
+		st.Idle += time.Duration(c.IdleNs)
+		st.Samples += c.Samples
+		st.SamplesLost += c.SamplesLost
+		st.Races += c.Races
+		for b, n := range &c.Hist {
+			st.Hist[b] += n
+		}
+	}
 	return nil
 }
 

@@ -11,7 +11,9 @@ import (
 	"github.com/lpictl/lpictl/hwlink/hwlinktest"
 )
 
-func newBenchObserver(b *testing.B, floor time.Duration) *EBPFObserver {
+// newBenchObserver loads the program for BPF_PROG_TEST_RUN at the given
+// link speed (bits/s, 0 = unknown) and sample floor.
+func newBenchObserver(b *testing.B, speed uint64, floor time.Duration) *EBPFObserver {
 	b.Helper()
 	hwlinktest.RequireBPF(b)
 	objs, err := LoadIdlegap(1 << 20)
@@ -19,7 +21,7 @@ func newBenchObserver(b *testing.B, floor time.Duration) *EBPFObserver {
 		b.Fatal(err)
 	}
 	o := &EBPFObserver{ifname: "bench", ns: netns.None()}
-	if err := o.init(objs, 10_000_000_000, floor); err != nil {
+	if err := o.init(objs, speed, floor); err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { o.Close() })
@@ -27,10 +29,18 @@ func newBenchObserver(b *testing.B, floor time.Duration) *EBPFObserver {
 }
 
 // BenchmarkEBPFPerPacket measures the idlegap program per packet with
-// BPF_PROG_TEST_RUN (ns/packet). Every run finds the link idle, so the
-// gap/histogram path runs each time; "sampled" also writes every gap to
-// the ring buffer (until it is full, then counts the loss). "baseline" is
-// an empty sched_cls program: the harness's own cost per run, to subtract.
+// BPF_PROG_TEST_RUN (ns/packet). "baseline" is an empty sched_cls program:
+// the harness's own cost per run, to subtract.
+//
+// "histogram-only" and "sampled" run at unknown speed, so that a packet's
+// transmission takes no time and every run finds the link idle: the
+// gap/histogram path runs each time (checked). At a real speed the runs,
+// tens of ns apart, would find the link still sending the previous packet
+// (64+24 bytes take 70 ns at 10 Gb/s) and mostly measure the busy path.
+// "sampled" also writes every gap to the ring buffer (1 MiB, 32 Ki
+// samples) until it is full, then counts the loss. "busy" runs at 1 Mb/s:
+// every run after the first finds the link busy (the common path under
+// load).
 func BenchmarkEBPFPerPacket(b *testing.B) {
 	b.Run("baseline", func(b *testing.B) {
 		hwlinktest.RequireBPF(b)
@@ -51,10 +61,16 @@ func BenchmarkEBPFPerPacket(b *testing.B) {
 	})
 	for _, bc := range []struct {
 		name  string
+		speed uint64
 		floor time.Duration
-	}{{"histogram-only", time.Hour}, {"sampled", 0}} {
+		busy  bool
+	}{
+		{"histogram-only", 0, time.Hour, false},
+		{"sampled", 0, 0, false},
+		{"busy", 1_000_000, time.Hour, true},
+	} {
 		b.Run(bc.name, func(b *testing.B) {
-			o := newBenchObserver(b, bc.floor)
+			o := newBenchObserver(b, bc.speed, bc.floor)
 			pkt := make([]byte, 64)
 			b.ResetTimer()
 			_, per, err := o.objs.LpiEgress.Benchmark(pkt, b.N, b.ResetTimer)
@@ -62,6 +78,19 @@ func BenchmarkEBPFPerPacket(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ReportMetric(float64(per.Nanoseconds()), "ns/packet")
+			var st GapStats
+			if err := o.ReadStats(Egress, &st); err != nil {
+				b.Fatal(err)
+			}
+			path := st.Gaps
+			if bc.busy {
+				path = st.Busy
+			}
+			// All runs but the first (which has no gap to measure) must
+			// have taken the path this case is about.
+			if st.Packets > 1 && path*100 < (st.Packets-1)*99 {
+				b.Fatalf("%d packets: %d gaps, %d busy: not the path measured here", st.Packets, st.Gaps, st.Busy)
+			}
 		})
 	}
 }
@@ -69,7 +98,7 @@ func BenchmarkEBPFPerPacket(b *testing.B) {
 // BenchmarkDrainGaps measures user-space cost of draining gap samples
 // (ns and allocations per sample).
 func BenchmarkDrainGaps(b *testing.B) {
-	o := newBenchObserver(b, 0)
+	o := newBenchObserver(b, 0, 0) // unknown speed: every run is a gap, so 256 samples a batch
 	pkt := make([]byte, 64)
 	buf := make([]GapSample, 256)
 	const batch = 256
@@ -97,7 +126,7 @@ func BenchmarkDrainGaps(b *testing.B) {
 // BenchmarkDrainEmpty is the cost of a drain with nothing pending (the
 // common case when polling often).
 func BenchmarkDrainEmpty(b *testing.B) {
-	o := newBenchObserver(b, 0)
+	o := newBenchObserver(b, 10_000_000_000, 0)
 	buf := make([]GapSample, 64)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -108,9 +137,9 @@ func BenchmarkDrainEmpty(b *testing.B) {
 }
 
 // BenchmarkReadStats is the cost of reading one direction's counters and
-// histogram (one locked map lookup).
+// histogram (one per-CPU map lookup, summed over the CPUs).
 func BenchmarkReadStats(b *testing.B) {
-	o := newBenchObserver(b, 0)
+	o := newBenchObserver(b, 10_000_000_000, 0)
 	var st GapStats
 	b.ReportAllocs()
 	for b.Loop() {

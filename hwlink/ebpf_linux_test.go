@@ -2,6 +2,7 @@ package hwlink
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"github.com/lpictl/lpictl/hwlink/hwlinktest"
 )
@@ -45,7 +47,10 @@ func TestIdlegapProgram(t *testing.T) {
 	if err := o.SetSampleFloor(0); err != nil {
 		t.Fatal(err)
 	}
-	if ret := runProg(t, objs.LpiEgress, 100); ret != 0xFFFFFFFF {
+	first0 := MonotonicNow()
+	ret := runProg(t, objs.LpiEgress, 100)
+	first1 := MonotonicNow()
+	if ret != 0xFFFFFFFF {
 		t.Fatalf("verdict %#x, want TCX_NEXT/TC_ACT_UNSPEC (-1)", ret)
 	}
 	runProg(t, objs.LpiEgress, 100) // arrives while the first is on the wire
@@ -80,8 +85,13 @@ func TestIdlegapProgram(t *testing.T) {
 	if s.End < before || s.End > after {
 		t.Errorf("sample end %v outside [%v, %v]", s.End, before, after)
 	}
-	if s.Length < 1500*time.Microsecond || s.Length > 5*time.Millisecond {
-		t.Errorf("gap %v, want ≈ 4 ms minus 2 ms of transmission", s.Length)
+	// The first packet started at some time in [first0, first1]; two
+	// 100-byte packets at 1 Mb/s occupy (100+24)·8 µs each, so the link
+	// was busy until start + 1.984 ms and the gap is End minus that. These
+	// bounds do not depend on how long the sleep above really took.
+	const busy = 2 * 992 * time.Microsecond
+	if lo, hi := s.End-first1-busy, s.End-first0-busy; s.Length < lo || s.Length > hi {
+		t.Errorf("gap %v, want within [%v, %v] (end %v minus the end of 2 ms of transmission)", s.Length, lo, hi, s.End)
 	}
 	if s.PacketLen != 100 || s.Dir != Egress {
 		t.Errorf("sample %+v", s)
@@ -104,6 +114,74 @@ func TestIdlegapProgram(t *testing.T) {
 	}
 	if in.Packets != 1 || in.Bytes != 60 {
 		t.Errorf("ingress stats %+v", in)
+	}
+}
+
+// TestIdlegapPerCPUStats runs the program pinned to each CPU in turn: the
+// counters land in that CPU's copy and ReadStats sums them, without
+// allocating.
+func TestIdlegapPerCPUStats(t *testing.T) {
+	hwlinktest.RequireBPF(t)
+	objs, err := LoadIdlegap(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &EBPFObserver{ifname: "test", ns: netns.None()}
+	if err := o.init(objs, 10_000_000_000, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	var cpus unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &cpus); err != nil {
+		t.Fatal(err)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	defer unix.SchedSetaffinity(0, &cpus)
+	const perCPU = 3
+	want, used := 0, 0
+	for cpu := range len(o.percpu) {
+		if !cpus.IsSet(cpu) {
+			continue
+		}
+		var one unix.CPUSet
+		one.Set(cpu)
+		if err := unix.SchedSetaffinity(0, &one); err != nil {
+			t.Fatal(err)
+		}
+		for range perCPU {
+			runProg(t, objs.LpiEgress, 100)
+			want++
+		}
+		used++
+	}
+	var st GapStats
+	if err := o.ReadStats(Egress, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Packets != uint64(want) || st.Bytes != uint64(100*want) || st.Gaps+st.Busy != uint64(want-1) || st.Races != 0 {
+		t.Fatalf("%d runs on %d CPUs: %+v", want, used, st)
+	}
+	var hist uint64
+	for _, n := range st.Hist {
+		hist += n
+	}
+	if hist != st.Gaps {
+		t.Errorf("histogram holds %d gaps, counter %d", hist, st.Gaps)
+	}
+	withPackets := 0
+	for i := range o.percpu {
+		if n := o.percpu[i].Packets; n == perCPU {
+			withPackets++
+		} else if n != 0 {
+			t.Errorf("CPU %d counted %d packets, want 0 or %d", i, n, perCPU)
+		}
+	}
+	if withPackets != used {
+		t.Errorf("%d CPUs counted packets, %d ran the program", withPackets, used)
+	}
+	if a := testing.AllocsPerRun(100, func() { _ = o.ReadStats(Egress, &st) }); a != 0 {
+		t.Errorf("ReadStats: %v allocations", a)
 	}
 }
 

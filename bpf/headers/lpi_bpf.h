@@ -22,9 +22,10 @@ struct __sk_buff {
 
 /* enum bpf_map_type */
 #define BPF_MAP_TYPE_ARRAY 2
+#define BPF_MAP_TYPE_PERCPU_ARRAY 6
 #define BPF_MAP_TYPE_RINGBUF 27
 
-/* bpf_ringbuf_output flags */
+/* bpf_ringbuf_output / bpf_ringbuf_submit flags */
 #define BPF_RB_NO_WAKEUP (1ULL << 0)
 
 /* TC_ACT_UNSPEC (cls_bpf direct-action) and TCX_NEXT share the value -1:
@@ -33,6 +34,8 @@ struct __sk_buff {
 
 #define SEC(name) __attribute__((section(name), used))
 #define __always_inline inline __attribute__((always_inline))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
 #define __uint(name, val) int (*name)[val]
 #define __type(name, val) typeof(val) *name
 
@@ -40,5 +43,7 @@ struct __sk_buff {
 static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
 static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
 static long (*bpf_ringbuf_output)(void *ringbuf, void *data, __u64 size, __u64 flags) = (void *)130;
+static void *(*bpf_ringbuf_reserve)(void *ringbuf, __u64 size, __u64 flags) = (void *)131;
+static void (*bpf_ringbuf_submit)(void *data, __u64 flags) = (void *)132;
 
 #endif
