@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/renameio/v2"
 	"golang.org/x/sys/unix"
 )
 
@@ -158,26 +159,11 @@ func (s *StateFile) write() error {
 	if err != nil {
 		return err
 	}
+	if err := renameio.WriteFile(s.path, append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("state file: %w", err)
+	}
+	// The rename is durable only once the directory is synced.
 	dir := filepath.Dir(s.path)
-	tmp, err := os.CreateTemp(dir, ".state-*.json")
-	if err != nil {
-		return fmt.Errorf("state file: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("state file: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("state file: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("state file: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), s.path); err != nil {
-		return fmt.Errorf("state file: %w", err)
-	}
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("state file: %w", err)

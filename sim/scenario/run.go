@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/google/renameio/v2"
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/network"
 	"github.com/lpictl/lpictl/sim/power"
@@ -139,27 +140,19 @@ func (o *Outcome) WriteJSON(w io.Writer, perf bool) error {
 }
 
 func writeAtomic(path string, fill func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	pf, err := renameio.NewPendingFile(path, renameio.WithPermissions(0o644))
 	if err != nil {
-		return err
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	tmp := f.Name()
-	bw := bufio.NewWriterSize(f, 1<<16)
-	err = fill(bw)
-	if err == nil {
-		err = bw.Flush()
+	defer pf.Cleanup()
+	bw := bufio.NewWriterSize(pf, 1<<16)
+	if err := fill(bw); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err == nil {
-		err = f.Sync()
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := pf.CloseAtomicallyReplace(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
