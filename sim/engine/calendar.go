@@ -3,29 +3,60 @@ package engine
 import "math/bits"
 
 // Calendar is a calendar queue: a ring of buckets of width 2^k ps covering
-// one "year" ahead of the current bucket, each bucket a slice kept sorted by
-// (At, Seq), a bitmap of non-empty buckets to skip empty ones quickly, and a
-// 4-ary heap for events beyond the year, migrated into the ring as the year
-// slides. Equal inputs give the same order as the heap: (At, Seq).
+// one "year" ahead of the current bucket, a bitmap of non-empty buckets to
+// skip empty ones quickly, and a 4-ary heap for events beyond the year,
+// migrated into the ring as the year slides. Equal inputs give the same
+// order as the heap: (At, Seq).
+//
+// Storage is flat, so that an insertion touches one cache line of events:
+// every bucket owns a fixed run of slots in one array, kept sorted by
+// (At, Seq) from the bucket's head; a small per-bucket header (head, count)
+// lives in a separate dense array. An event whose bucket is full goes to a
+// spill heap, and Pop takes the earlier of the ring's first event and the
+// spill heap's. Spilled events are always earlier than the far heap's
+// (they were inside the year when pushed; far ones were not), so the far
+// heap only needs consulting when both ring and spill are empty. Runs start
+// at eight slots and double (the array is re-laid out, order unchanged)
+// when events keep spilling, up to maxSlotBytes for the whole array.
+// Pop never reads the slots of empty buckets, so only the runs near the
+// present are touched: the array's size matters little to the caches.
 type Calendar struct {
-	shift   uint  // bucket width = 1 << shift ps
-	mask    int64 // buckets − 1
-	buckets []bucket
-	bitmap  []uint64
-	cur     int64 // index (absolute bucket number) of the current bucket
-	inRing  int
-	far     Heap
+	shift  uint  // bucket width = 1 << shift ps
+	mask   int64 // buckets − 1
+	kshift uint  // slots per bucket = 1 << kshift
+	spills int   // events spilled since the runs last grew
+	puts   int   // events inserted (or spilled) since then
+	slots  []Event
+	meta   []bucketMeta
+	bitmap []uint64
+	cur    int64 // index (absolute bucket number) of the current bucket
+	inRing int
+	spill  Heap
+	far    Heap
 }
 
-type bucket struct {
-	ev   []Event
-	head int
+type bucketMeta struct {
+	head, n uint8 // live events are slots[head, head+n) of the bucket's run
 }
 
 // Default calendar geometry: 64 ps buckets, 2^16 of them (a 4.2 µs year).
 const (
 	DefaultBucketPS = 64
 	DefaultBuckets  = 1 << 16
+)
+
+// Slot array bounds (buckets × slots per bucket × 32 B): it starts within
+// initSlotBytes (with fewer than eight slots per bucket if there are very
+// many buckets) and stops growing at maxSlotBytes; a run holds at most
+// 1 << maxRunShift events (bucketMeta counts in a byte).
+const (
+	initSlotBytes = 8 << 20
+	maxSlotBytes  = 64 << 20
+	maxRunShift   = 7
+	// The runs double once growAfter events have spilled, if that is at
+	// least one in spillShare of the events put since they last grew.
+	growAfter  = 1024
+	spillShare = 64
 )
 
 // NewCalendar returns a calendar with buckets of about bucketPS picoseconds
@@ -43,17 +74,26 @@ func NewCalendar(bucketPS int64, buckets int) *Calendar {
 	for n < buckets {
 		n *= 2
 	}
+	// Eight slots per bucket, fewer for very many buckets (the spill heap
+	// takes the rest until the runs grow), within initSlotBytes.
+	kshift := uint(3)
+	for kshift > 0 && n<<kshift*32 > initSlotBytes {
+		kshift--
+	}
 	return &Calendar{
-		shift:   shift,
-		mask:    int64(n - 1),
-		buckets: make([]bucket, n),
-		bitmap:  make([]uint64, n/64),
-		far:     Heap{a: make([]Event, 0, 256)},
+		shift:  shift,
+		mask:   int64(n - 1),
+		kshift: kshift,
+		slots:  make([]Event, n<<kshift),
+		meta:   make([]bucketMeta, n),
+		bitmap: make([]uint64, n/64),
+		spill:  Heap{a: make([]Event, 0, 64)},
+		far:    Heap{a: make([]Event, 0, 256)},
 	}
 }
 
 // Len returns the number of events.
-func (c *Calendar) Len() int { return c.inRing + c.far.Len() }
+func (c *Calendar) Len() int { return c.inRing + c.spill.Len() + c.far.Len() }
 
 // yearEnd is the first time beyond the ring's window.
 func (c *Calendar) yearEnd() int64 { return (c.cur + c.mask + 1) << c.shift }
@@ -65,57 +105,113 @@ func (c *Calendar) Push(e Event) {
 		c.far.Push(e)
 		return
 	}
-	if abs < c.cur { // cannot happen for At ≥ now; keep order anyway
+	if abs < c.cur { // an event before the current bucket: keep order anyway
 		abs = c.cur
 	}
 	c.insert(abs&c.mask, e)
 }
 
 func (c *Calendar) insert(i int64, e Event) {
-	b := &c.buckets[i]
-	if len(b.ev) == b.head {
-		b.ev = b.ev[:0]
-		b.head = 0
-		c.bitmap[i>>6] |= 1 << (uint(i) & 63)
-	} else if len(b.ev) == cap(b.ev) && b.head > 0 {
-		// The current bucket refills while it drains: reuse its dead prefix.
-		n := copy(b.ev, b.ev[b.head:])
-		b.ev = b.ev[:n]
-		b.head = 0
+	m := &c.meta[i]
+	k := int(1) << c.kshift
+	head, n := int(m.head), int(m.n)
+	c.puts++
+	if n == k {
+		c.spill.Push(e)
+		if c.spills++; c.spills >= growAfter && c.spills*spillShare >= c.puts {
+			c.grow()
+		}
+		return
 	}
-	b.ev = append(b.ev, e)
+	run := c.slots[int(i)<<c.kshift : int(i+1)<<c.kshift : int(i+1)<<c.kshift]
+	if n == 0 {
+		head = 0
+		c.bitmap[i>>6] |= 1 << (uint(i) & 63)
+	} else if head+n == k {
+		// The current bucket refills while it drains: reuse its dead prefix.
+		copy(run, run[head:head+n])
+		head = 0
+	}
 	// Insertion sort from the end: new events are usually the latest.
-	j := len(b.ev) - 1
-	for j > b.head && e.before(&b.ev[j-1]) {
-		b.ev[j] = b.ev[j-1]
+	j := head + n
+	for j > head && e.before(&run[j-1]) {
+		run[j] = run[j-1]
 		j--
 	}
-	b.ev[j] = e
+	run[j] = e
+	m.head, m.n = uint8(head), uint8(n+1)
 	c.inRing++
+}
+
+// grow doubles every bucket's run of slots, if the bounds allow.
+func (c *Calendar) grow() {
+	c.spills, c.puts = 0, 0
+	n := len(c.meta)
+	if c.kshift >= maxRunShift || n<<(c.kshift+1)*32 > maxSlotBytes {
+		return
+	}
+	slots := make([]Event, n<<(c.kshift+1))
+	for i := range c.meta {
+		m := &c.meta[i]
+		if m.n > 0 {
+			from := i<<c.kshift + int(m.head)
+			copy(slots[i<<(c.kshift+1):], c.slots[from:from+int(m.n)])
+			m.head = 0
+		}
+	}
+	c.slots = slots
+	c.kshift++
 }
 
 // Pop removes and returns the first event.
 func (c *Calendar) Pop() Event {
 	if c.inRing == 0 {
+		if c.spill.Len() > 0 {
+			return c.spill.Pop()
+		}
 		// Jump to the far heap's first event and refill the new year.
 		c.cur = c.far.Peek().At >> c.shift
 		c.migrate()
+		if c.inRing == 0 { // every migrated event spilled (tiny buckets)
+			return c.spill.Pop()
+		}
 	}
 	i := c.cur & c.mask
-	if c.buckets[i].head == len(c.buckets[i].ev) {
+	if c.meta[i].n == 0 {
 		c.advance()
 		i = c.cur & c.mask
 	}
-	b := &c.buckets[i]
-	e := b.ev[b.head]
-	b.head++
-	if b.head == len(b.ev) {
-		b.ev = b.ev[:0]
-		b.head = 0
+	m := &c.meta[i]
+	p := int(i)<<c.kshift + int(m.head)
+	if c.spill.Len() > 0 && c.spill.Peek().before(&c.slots[p]) {
+		return c.spill.Pop()
+	}
+	e := c.slots[p]
+	m.head++
+	m.n--
+	if m.n == 0 {
+		m.head = 0
 		c.bitmap[i>>6] &^= 1 << (uint(i) & 63)
 	}
 	c.inRing--
 	return e
+}
+
+// peek guesses the next event: the head of the current bucket or of the
+// next non-empty one in the same bitmap word (nil beyond that). It ignores
+// the spill heap: it is a prefetch hint, not an answer.
+func (c *Calendar) peek() *Event {
+	i := c.cur & c.mask
+	if m := c.meta[i]; m.n > 0 {
+		return &c.slots[int(i)<<c.kshift+int(m.head)]
+	}
+	pos := (i + 1) & c.mask
+	w := c.bitmap[pos>>6] >> uint(pos&63)
+	if w == 0 {
+		return nil
+	}
+	j := pos + int64(bits.TrailingZeros64(w))
+	return &c.slots[int(j)<<c.kshift+int(c.meta[j].head)]
 }
 
 // advance moves cur to the next non-empty bucket (there is one: inRing > 0)

@@ -6,7 +6,9 @@
 // bitmap of non-empty buckets and a far-future heap ([Calendar]).
 //
 // Events carry no interface value: a kind, an object index and an argument
-// index, dispatched by one [Handler] the model registers. Models talk to
+// index, dispatched by one [Handler] the model registers (which may also be
+// a [Prefetcher], told the next event ahead so that it can start loading
+// that event's state: a large model is bound by memory latency). Models talk to
 // each other only through events scheduled at least one link latency ahead,
 // so that a partitioned conservative engine (lookahead = the minimum link
 // latency) could run them later without a model rewrite; this package is

@@ -36,6 +36,21 @@ type Handler interface {
 	Handle(e Event)
 }
 
+// Prefetcher is an optional extension of a Handler: the engine calls
+// Prefetch with (a hint of) the event it will run next, just before it runs
+// the current one, so that the handler can start loading the state that
+// event needs while the current one runs (a memory-bound model hides part
+// of a cache miss per event this way). It must not change anything.
+type Prefetcher interface {
+	Prefetch(next *Event)
+}
+
+// peeker is implemented by queues that can cheaply guess their next event
+// (nil when they cannot tell without work).
+type peeker interface {
+	peek() *Event
+}
+
 // Queue is a pending-event set ordered by (At, Seq).
 type Queue interface {
 	Push(e Event)
@@ -69,6 +84,9 @@ func NewQueue(kind QueueKind, bucketPS int64, buckets int) (Queue, error) {
 type Engine struct {
 	q       Queue
 	h       Handler
+	cal     *Calendar  // q, when it is a calendar (direct calls on the hot path)
+	pf      Prefetcher // h, if it prefetches and q can peek
+	pk      peeker
 	now     int64
 	seq     uint64
 	events  uint64
@@ -76,10 +94,23 @@ type Engine struct {
 }
 
 // New returns an engine at time 0 that runs events with h.
-func New(q Queue, h Handler) *Engine { return &Engine{q: q, h: h} }
+func New(q Queue, h Handler) *Engine {
+	e := &Engine{q: q}
+	e.cal, _ = q.(*Calendar)
+	e.SetHandler(h)
+	return e
+}
 
 // SetHandler replaces the handler (models built after the engine).
-func (e *Engine) SetHandler(h Handler) { e.h = h }
+func (e *Engine) SetHandler(h Handler) {
+	e.h = h
+	e.pf, e.pk = nil, nil
+	if pf, ok := h.(Prefetcher); ok {
+		if pk, ok := e.q.(peeker); ok {
+			e.pf, e.pk = pf, pk
+		}
+	}
+}
 
 // Now is the time of the event being run (or of the last one run).
 func (e *Engine) Now() int64 { return e.now }
@@ -96,6 +127,10 @@ func (e *Engine) Schedule(at int64, kind uint8, obj, arg int32) {
 		panic(fmt.Sprintf("engine: event kind %d scheduled at %d ps, before now (%d ps)", kind, at, e.now))
 	}
 	e.seq++
+	if e.cal != nil {
+		e.cal.Push(Event{At: at, Seq: e.seq, Obj: obj, Arg: arg, Kind: kind})
+		return
+	}
 	e.q.Push(Event{At: at, Seq: e.seq, Obj: obj, Arg: arg, Kind: kind})
 }
 
@@ -106,6 +141,9 @@ func (e *Engine) Stop() { e.stopped = true }
 // is later than until, or max events have run (max 0 = no limit). It
 // reports whether events remain.
 func (e *Engine) Run(until int64, max uint64) bool {
+	if e.cal != nil {
+		return e.runCalendar(until, max)
+	}
 	e.stopped = false
 	var n uint64
 	for e.q.Len() > 0 && !e.stopped {
@@ -120,7 +158,39 @@ func (e *Engine) Run(until int64, max uint64) bool {
 		e.now = ev.At
 		e.events++
 		n++
+		if e.pf != nil {
+			if next := e.pk.peek(); next != nil {
+				e.pf.Prefetch(next)
+			}
+		}
 		e.h.Handle(ev)
 	}
 	return e.q.Len() > 0
+}
+
+// runCalendar is Run with direct calls to the calendar queue.
+func (e *Engine) runCalendar(until int64, max uint64) bool {
+	e.stopped = false
+	c := e.cal
+	var n uint64
+	for c.Len() > 0 && !e.stopped {
+		if max != 0 && n >= max {
+			return true
+		}
+		ev := c.Pop()
+		if ev.At > until {
+			c.Push(ev) // keeps its sequence number: order unchanged
+			return true
+		}
+		e.now = ev.At
+		e.events++
+		n++
+		if e.pf != nil {
+			if next := c.peek(); next != nil {
+				e.pf.Prefetch(next)
+			}
+		}
+		e.h.Handle(ev)
+	}
+	return c.Len() > 0
 }

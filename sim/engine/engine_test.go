@@ -13,7 +13,7 @@ func TestQueuesOrder(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		spread int64
-	}{{"dense", 50}, {"sparse", 10 * Microsecond}, {"mixed", 5 * Millisecond}} {
+	}{{"ties", 3}, {"dense", 50}, {"sparse", 10 * Microsecond}, {"mixed", 5 * Millisecond}} {
 		t.Run(tc.name, func(t *testing.T) {
 			qs := map[string]Queue{"heap": NewHeap(0), "calendar": NewCalendar(16, 256),
 				"calendar-1ns": NewCalendar(1000, 64), "calendar-wide": NewCalendar(1<<20, 1024)}
@@ -122,4 +122,59 @@ func itoa(n int) string {
 		n /= 10
 	}
 	return s
+}
+
+// recorder schedules like counter, records what it runs and counts the
+// prefetch hints it gets, which must name pending events.
+type recorder struct {
+	e     *Engine
+	r     *rand.Rand
+	ran   []Event
+	hints int
+}
+
+func (c *recorder) Handle(ev Event) {
+	c.ran = append(c.ran, ev)
+	if len(c.ran) < 20000 {
+		for range 1 + c.r.IntN(2) {
+			d := c.r.Int64N(50 * Nanosecond)
+			if c.r.IntN(4) == 0 {
+				d = 0
+			}
+			c.e.Schedule(ev.At+d, ev.Kind, ev.Obj, ev.Arg)
+		}
+	}
+}
+
+func (c *recorder) Prefetch(next *Event) {
+	if next.At < c.e.Now() {
+		panic("prefetch hint in the past")
+	}
+	c.hints++
+}
+
+// TestEngineQueuesSameRun runs the same model on the heap and on calendars
+// of several geometries, in chunks (Run with until and max), with a
+// Prefetcher handler: the events run must be the same.
+func TestEngineQueuesSameRun(t *testing.T) {
+	var want []Event
+	for _, q := range []Queue{NewHeap(0), NewCalendar(64, 1024), NewCalendar(1, 64), NewCalendar(1<<20, 64)} {
+		c := &recorder{r: rand.New(rand.NewPCG(7, 8))}
+		c.e = New(q, c)
+		for i := range 50 {
+			c.e.Schedule(int64(i%7)*Nanosecond, 0, int32(i), 0)
+		}
+		for until := Microsecond; c.e.Run(until, 997); until += Microsecond {
+		}
+		if c.hints == 0 {
+			t.Errorf("%T: no prefetch hint", q)
+		}
+		if want == nil {
+			want = c.ran
+			continue
+		}
+		if !slices.Equal(c.ran, want) {
+			t.Fatalf("%T: ran %d events, differing from the heap's %d", q, len(c.ran), len(want))
+		}
+	}
 }

@@ -31,6 +31,13 @@ func (h *Heap) Push(e Event) {
 // Peek returns the first event without removing it; the heap must not be empty.
 func (h *Heap) Peek() *Event { return &h.a[0] }
 
+func (h *Heap) peek() *Event {
+	if len(h.a) == 0 {
+		return nil
+	}
+	return &h.a[0]
+}
+
 // Pop removes and returns the first event.
 func (h *Heap) Pop() Event {
 	a := h.a

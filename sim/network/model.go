@@ -28,29 +28,70 @@ const (
 	evInject              // Arg injected message
 )
 
-// port is one end of a link: a NIC or a switch port. A switch port has an
-// input side (buffer fed by the link) and an output side (buffer feeding it).
+// A port is one end of a link: a NIC or a switch port. A switch port has an
+// input side (buffer fed by the link) and an output side (buffer feeding
+// it). Its state is laid out so that an event touches as few cache lines as
+// possible: port is 128 bytes, its first line what every packet the port
+// sends touches, its second what the start and end of an idle period (and
+// the results) need; the hardware fetches the pair together. inPort (half
+// a line, another array) is what every packet the port receives touches.
 type port struct {
-	outQ, inQ                                                       fifo
-	ctl                                                             *controller.Port // built on first use (see ctlFor)
-	xbarFree                                                        int64            // output side: crossbar port busy until
-	inXbarFree                                                      int64            // input side: crossbar port busy until
-	idleStart                                                       int64            // when the output queue last emptied (−1: never sent)
-	pdt                                                             int64            // t_PDT in force (ps)
-	waitMask                                                        uint64           // inputs waiting for this output's crossbar port
-	sent                                                            uint64           // packets sent
-	peer                                                            int32            // port at the other end (−1: unconnected)
-	link                                                            int32
-	sw                                                              int32 // switch, or −1 for a NIC
-	outBytes                                                        int32 // output buffer bytes (reserved at crossbar grant)
-	inBytes                                                         int32 // input buffer bytes (counted from the first bit)
-	txSize                                                          int32 // size of the packet being sent
-	local                                                           uint8 // port number on its switch
-	end                                                             uint8 // 0 or 1: which end of the link
-	class                                                           uint8 // reporting class: 0 NIC, then switch roles
-	rr                                                              uint8 // round-robin pointer among equally old inputs
-	txBusy, paused, kickPending, oarbPending, pauseSent, arbPending bool
+	// Output side: one 64-byte line.
+	head, tail int32  // output queue: list of packets linked by packet.next (−1: empty)
+	xbarFree   int64  // crossbar port busy until
+	readyAt    int64  // the link carries bits from (set when the busy period starts)
+	waitMask   uint64 // inputs waiting for this output's crossbar port
+	// pendHops holds the hop counts (one byte each, oldest lowest) of up to
+	// eight packets sent but not yet reported to the controller: they are
+	// reported, in order, before its next decision (see flushSent).
+	pendHops uint64
+	peer     int32 // port at the other end (−1: unconnected)
+	link     int32
+	sw       int32 // switch, or −1 for a NIC
+	bytes    int32 // output buffer bytes (reserved at crossbar grant)
+	txSize   int32 // size of the packet being sent
+	local    uint8 // port number on its switch
+	end      uint8 // 0 or 1: which end of the link
+	rr       uint8 // round-robin pointer among equally old inputs
+	flags    uint8 // txBusy, paused, kickPending, oarbPending
+
+	// Idle periods and reporting: the second line.
+	ctl *controller.Port // built on first use (see ctlFor)
+	// The predictor's objects, when it is a PerfBound(Correct), only for
+	// Prefetch: it touches them in parallel instead of chasing pointers.
+	pbc       *predictor.PerfBoundCorrect
+	pb        *predictor.PerfBound
+	idleStart int64    // when the output queue last emptied (−1: never sent)
+	pdt       int64    // t_PDT in force (ps)
+	sent      uint64   // packets sent (reported to the controller)
+	class     uint8    // reporting class: 0 NIC, then switch roles
+	_         [15]byte // pad to 128 bytes: two whole lines
 }
+
+// inPort is the input side of a port.
+type inPort struct {
+	head, tail int32 // input queue (packet list, −1: empty)
+	xbarFree   int64 // crossbar port busy until
+	bytes      int32 // input buffer bytes (counted from the first bit)
+	sw         int32 // switch, or −1 for a NIC
+	peer       int32 // port at the other end
+	local      uint8 // port number on its switch
+	flags      uint8 // pauseSent, arbPending
+}
+
+// port flags.
+const (
+	txBusy uint8 = 1 << iota
+	paused
+	kickPending
+	oarbPending
+)
+
+// inPort flags.
+const (
+	pauseSent uint8 = 1 << iota
+	arbPending
+)
 
 // packet is one MTU-sized (or smaller, last) segment of a message.
 type packet struct {
@@ -60,6 +101,7 @@ type packet struct {
 	dst     int32
 	out     int32 // output port at the current switch
 	size    int32
+	next    int32 // next packet in the queue holding this one
 	hops    uint8 // links still to cross, counting the next one
 	last    bool  // last segment of its message
 }
@@ -76,6 +118,7 @@ type Network struct {
 	t       topo.Topology
 	eng     *engine.Engine
 	ports   []port
+	in      []inPort
 	links   []eee.Link
 	swBase  []int32
 	classes []string
@@ -87,6 +130,7 @@ type Network struct {
 	meanGap float64
 	injects []injected
 
+	sink                     uint8 // keeps Prefetch's loads alive
 	psPerByte, xbarPsPerByte float64
 	handshake                int64
 	initPDT                  int64
@@ -190,6 +234,12 @@ func New(t topo.Topology, p Params, traffic *Traffic, seed uint64) (*Network, er
 	for i := nodes; i < total; i++ {
 		n.ports[i].pdt = n.initPDT
 	}
+	n.in = make([]inPort, total)
+	for i := range n.ports {
+		pt := &n.ports[i]
+		pt.head, pt.tail = -1, -1
+		n.in[i] = inPort{head: -1, tail: -1, sw: pt.sw, peer: pt.peer, local: pt.local}
+	}
 	n.idle = make([]*logHist, len(n.classes))
 	for i := range n.idle {
 		n.idle[i] = newLogHist()
@@ -197,10 +247,13 @@ func New(t topo.Topology, p Params, traffic *Traffic, seed uint64) (*Network, er
 
 	bucket, buckets := p.CalendarBucketPS, p.CalendarBuckets
 	if bucket == 0 {
-		// About four pending events per bucket when every port is busy.
+		// 16 MTU serialisation times per port: near the present a bucket
+		// then holds tens of events at peak (the calendar's runs of slots
+		// grow to hold them); wider and fewer buckets keep the ring small
+		// and inserts local (measured better than narrower ones).
 		ser := Ser(int64(p.MTU), p.RateBps)
-		bucket = max(1, 4*ser/int64(max(1, total)))
-		bucket = min(bucket, engine.Nanosecond)
+		bucket = max(1, 16*ser/int64(max(1, total)))
+		bucket = min(bucket, 4*engine.Nanosecond)
 	}
 	if buckets == 0 {
 		// A year of two MTU serialisation times plus a switch traversal.
@@ -255,6 +308,12 @@ func (n *Network) ctlFor(i int32) *controller.Port {
 			panic(err) // validated by the prototype in New
 		}
 		pt.ctl = ctl
+		switch pr := ctl.Predictor().(type) {
+		case *predictor.PerfBoundCorrect:
+			pt.pbc, pt.pb = pr, pr.PerfBound()
+		case *predictor.PerfBound:
+			pt.pb = pr
+		}
 	}
 	return pt.ctl
 }
@@ -314,24 +373,26 @@ func (n *Network) Handle(e engine.Event) {
 	case evArrive:
 		n.arrive(e.Obj, e.Arg, now)
 	case evArb:
-		pi := &n.ports[e.Obj]
-		o := n.pkts[pi.inQ.front()].out
+		pi := &n.in[e.Obj]
+		o := n.pkts[pi.head].out
 		n.ports[o].waitMask |= 1 << pi.local
 		n.oarb(o, now)
 	case evOarb:
-		n.ports[e.Obj].oarbPending = false
+		n.ports[e.Obj].flags &^= oarbPending
 		n.oarb(e.Obj, now)
 	case evOutq:
 		n.enqueueOut(e.Obj, e.Arg, now)
 	case evTxEnd:
 		n.txEnd(e.Obj, now)
 	case evKick:
-		n.ports[e.Obj].kickPending = false
+		n.ports[e.Obj].flags &^= kickPending
 		n.tryStart(e.Obj, now)
 	case evPFC:
-		pt := &n.ports[e.Obj]
-		pt.paused = e.Arg == 1
-		if !pt.paused {
+		po := &n.ports[e.Obj]
+		if e.Arg == 1 {
+			po.flags |= paused
+		} else {
+			po.flags &^= paused
 			n.tryStart(e.Obj, now)
 		}
 	case evMsg:
@@ -342,13 +403,68 @@ func (n *Network) Handle(e engine.Event) {
 	}
 }
 
+// Prefetch touches the port (and packet) the next event will need, so
+// that its cache misses overlap the current event (engine.Prefetcher).
+func (n *Network) Prefetch(e *engine.Event) {
+	var v uint8
+	switch e.Kind {
+	case evArrive:
+		v = n.in[e.Obj].flags + n.pkts[e.Arg].hops
+	case evArb:
+		pi := &n.in[e.Obj]
+		v = pi.flags
+		if pi.head >= 0 {
+			v += n.ports[n.pkts[pi.head].out].flags
+		}
+	case evOutq, evTxEnd:
+		// Both may end or start an idle period: the controller and the
+		// link are needed too when the output queue is empty.
+		po := &n.ports[e.Obj]
+		v = po.flags
+		if e.Kind == evOutq {
+			v += n.pkts[e.Arg].hops
+		}
+		if po.head < 0 {
+			v += n.prefetchIdle(e.Obj, po.link)
+		}
+	case evOarb, evKick, evPFC:
+		v = n.ports[e.Obj].flags
+	}
+	n.sink += v
+}
+
+// prefetchIdle touches what the start or end of port i's idle period
+// needs: its link and its controller's objects (read-only accessors).
+func (n *Network) prefetchIdle(i, link int32) uint8 {
+	v := uint8(n.links[link].ReadyAt)
+	pt := &n.ports[i]
+	if pt.ctl == nil {
+		return v
+	}
+	v += uint8(pt.ctl.PDT())
+	if pt.pb != nil {
+		v += uint8(pt.pb.Records())
+	}
+	if pt.pbc != nil {
+		c, _ := pt.pbc.Outcomes()
+		v += uint8(c)
+	}
+	return v
+}
+
 // enqueueOut puts packet k into port i's output queue at now.
 func (n *Network) enqueueOut(i, k int32, now int64) {
-	pt := &n.ports[i]
-	if pt.outQ.n == 0 && !pt.txBusy {
-		n.needed(i, now)
+	po := &n.ports[i]
+	n.pkts[k].next = -1
+	if po.head < 0 {
+		if po.flags&txBusy == 0 {
+			n.needed(i, now)
+		}
+		po.head = k
+	} else {
+		n.pkts[po.tail].next = k
 	}
-	pt.outQ.push(k)
+	po.tail = k
 	n.tryStart(i, now)
 }
 
@@ -356,7 +472,10 @@ func (n *Network) enqueueOut(i, k int32, now int64) {
 // idle period ends and the link wakes if it must (SPEC §1.1).
 func (n *Network) needed(i int32, now int64) {
 	pt := &n.ports[i]
-	_, missed := n.links[pt.link].Need(&n.p.EEE, now, pt.end)
+	ready, missed := n.links[pt.link].Need(&n.p.EEE, now, pt.end)
+	// The link's ReadyAt cannot change while this end is busy (it only
+	// changes when both ends are idle), so the port keeps a copy.
+	pt.readyAt = ready
 	if pt.idleStart >= 0 {
 		length := now - pt.idleStart
 		n.idle[pt.class].add(length)
@@ -371,60 +490,99 @@ func (n *Network) needed(i int32, now int64) {
 
 // tryStart starts the next transmission of port i if it can.
 func (n *Network) tryStart(i int32, now int64) {
-	pt := &n.ports[i]
-	if pt.txBusy || pt.outQ.n == 0 || pt.paused {
+	po := &n.ports[i]
+	if po.flags&(txBusy|paused) != 0 || po.head < 0 {
 		return
 	}
-	if ready := n.links[pt.link].ReadyAt; ready > now {
-		if !pt.kickPending {
-			pt.kickPending = true
-			n.eng.Schedule(ready, evKick, i, 0)
+	if po.readyAt > now {
+		if po.flags&kickPending == 0 {
+			po.flags |= kickPending
+			n.eng.Schedule(po.readyAt, evKick, i, 0)
 		}
 		return
 	}
-	k := pt.outQ.pop()
+	k := po.head
 	pk := &n.pkts[k]
-	pt.txBusy = true
-	pt.txSize = pk.size
-	pt.sent++
-	if n.p.EEE.Mode != eee.AlwaysOn {
-		n.ctlFor(i).Sent(int(pk.hops), 1)
+	po.head = pk.next
+	po.flags |= txBusy
+	po.txSize = pk.size
+	// Sent(hops) is reported to the controller later, in order, before
+	// anything reads what it changes (flushSent): same calls, fewer cache
+	// misses.
+	if po.pendHops>>56 != 0 || pk.hops == 0 {
+		n.flushSent(i)
+	}
+	if pk.hops == 0 { // not with minimal routing; a zero byte cannot be queued
+		n.reportSent(i, 0)
+	} else {
+		po.pendHops |= uint64(pk.hops) << ((bits.Len64(po.pendHops) + 7) &^ 7)
 	}
 	pk.hops--
-	n.eng.Schedule(now+n.p.Propagation, evArrive, pt.peer, k)
+	n.eng.Schedule(now+n.p.Propagation, evArrive, po.peer, k)
 	n.eng.Schedule(now+n.ser(pk.size), evTxEnd, i, 0)
+}
+
+// flushSent reports port i's pending sent packets to its controller
+// (Sent(hops, 1) per packet, in sending order) and counts them. The
+// controller reads what Sent changes only when it decides, so reporting
+// late but before Decide (and before the results) is exact.
+func (n *Network) flushSent(i int32) {
+	pt := &n.ports[i]
+	h := pt.pendHops
+	if h == 0 {
+		return
+	}
+	pt.pendHops = 0
+	if n.p.EEE.Mode == eee.AlwaysOn {
+		pt.sent += uint64(bits.Len64(h)+7) / 8
+		return
+	}
+	ctl := n.ctlFor(i)
+	for ; h != 0; h >>= 8 {
+		pt.sent++
+		ctl.Sent(int(h&0xff), 1)
+	}
+}
+
+// reportSent reports one packet sent by port i at once.
+func (n *Network) reportSent(i int32, hops uint8) {
+	n.ports[i].sent++
+	if n.p.EEE.Mode != eee.AlwaysOn {
+		n.ctlFor(i).Sent(int(hops), 1)
+	}
 }
 
 // txEnd: the last bit of port i's packet has left.
 func (n *Network) txEnd(i int32, now int64) {
-	pt := &n.ports[i]
-	pt.txBusy = false
-	if pt.sw >= 0 {
-		pt.outBytes -= pt.txSize
-		if pt.waitMask != 0 {
+	po := &n.ports[i]
+	po.flags &^= txBusy
+	if po.sw >= 0 {
+		po.bytes -= po.txSize
+		if po.waitMask != 0 {
 			n.oarb(i, now)
 		}
 	}
-	if pt.outQ.n > 0 {
+	if po.head >= 0 {
 		n.tryStart(i, now)
 		return
 	}
 	// Output queue empty after the last bit: the PDT timer is armed.
+	n.flushSent(i)
 	pdt := eee.Never
 	if n.p.EEE.Mode != eee.AlwaysOn {
 		pdt = toPS(n.ctlFor(i).Decide(toDur(now)))
 	}
-	pt.pdt = pdt
-	pt.idleStart = now
-	n.links[pt.link].Release(now, pt.end, pdt)
+	po.pdt = pdt
+	po.idleStart = now
+	n.links[po.link].Release(now, po.end, pdt)
 }
 
 // arrive: the first bit of packet k reaches port i from the link.
 func (n *Network) arrive(i, k int32, now int64) {
-	pt := &n.ports[i]
+	pi := &n.in[i]
 	pk := &n.pkts[k]
 	done := now + n.ser(pk.size)
-	if pt.sw < 0 { // a NIC: delivered when the last bit is in
+	if pi.sw < 0 { // a NIC: delivered when the last bit is in
 		n.delivered++
 		n.latency.add(done - pk.created)
 		if pk.last {
@@ -434,22 +592,28 @@ func (n *Network) arrive(i, k int32, now int64) {
 		n.free = append(n.free, k)
 		return
 	}
-	pt.inBytes += pk.size
-	if pt.inBytes > n.p.QueueBytes {
+	pi.bytes += pk.size
+	if pi.bytes > n.p.QueueBytes {
 		n.overflows++
 	}
-	if !pt.pauseSent && pt.inBytes >= n.p.PFCStop {
-		pt.pauseSent = true
+	if pi.flags&pauseSent == 0 && pi.bytes >= n.p.PFCStop {
+		pi.flags |= pauseSent
 		n.pauses++
-		n.eng.Schedule(now+n.handshake, evPFC, pt.peer, 1)
+		n.eng.Schedule(now+n.handshake, evPFC, pi.peer, 1)
 	}
 	pk.ready = done
-	pk.out = n.swBase[pt.sw] + int32(n.t.Route(int(pt.sw), int(pk.dst)))
-	pt.inQ.push(k)
-	if pt.inQ.n == 1 && !pt.arbPending {
-		pt.arbPending = true
-		n.eng.Schedule(max(done, pt.inXbarFree), evArb, i, 0)
+	pk.out = n.swBase[pi.sw] + int32(n.t.Route(int(pi.sw), int(pk.dst)))
+	pk.next = -1
+	if pi.head < 0 {
+		pi.head, pi.tail = k, k
+		if pi.flags&arbPending == 0 {
+			pi.flags |= arbPending
+			n.eng.Schedule(max(done, pi.xbarFree), evArb, i, 0)
+		}
+		return
 	}
+	n.pkts[pi.tail].next = k
+	pi.tail = k
 }
 
 // oarb arbitrates output port o's crossbar port among waiting inputs:
@@ -460,8 +624,8 @@ func (n *Network) oarb(o int32, now int64) {
 		return
 	}
 	if po.xbarFree > now {
-		if !po.oarbPending {
-			po.oarbPending = true
+		if po.flags&oarbPending == 0 {
+			po.flags |= oarbPending
 			n.eng.Schedule(po.xbarFree, evOarb, o, 0)
 		}
 		return
@@ -472,39 +636,39 @@ func (n *Network) oarb(o int32, now int64) {
 	for m != 0 {
 		j := (bits.TrailingZeros64(m) + int(po.rr)) & 63
 		m &= m - 1
-		age := n.pkts[n.ports[base+int32(j)].inQ.front()].ready
+		age := n.pkts[n.in[base+int32(j)].head].ready
 		if best < 0 || age < bestAge {
 			best, bestAge = j, age
 		}
 	}
 	in := base + int32(best)
-	pi := &n.ports[in]
-	k := pi.inQ.front()
+	pi := &n.in[in]
+	k := pi.head
 	pk := &n.pkts[k]
-	if po.outBytes+pk.size > n.p.QueueBytes {
+	if po.bytes+pk.size > n.p.QueueBytes {
 		return // txEnd frees space and calls back
 	}
 	po.waitMask &^= 1 << uint(best)
 	po.rr = uint8(best + 1)
 	// Grant: move the packet across the crossbar.
-	pi.inQ.pop()
-	pi.inBytes -= pk.size
-	if pi.pauseSent && pi.inBytes <= n.p.PFCGo {
-		pi.pauseSent = false
+	pi.head = pk.next
+	pi.bytes -= pk.size
+	if pi.flags&pauseSent != 0 && pi.bytes <= n.p.PFCGo {
+		pi.flags &^= pauseSent
 		n.eng.Schedule(now+n.handshake, evPFC, pi.peer, 0)
 	}
 	x := n.xbar(pk.size)
-	pi.inXbarFree = now + x
+	pi.xbarFree = now + x
 	po.xbarFree = now + x
-	po.outBytes += pk.size
+	po.bytes += pk.size
 	n.eng.Schedule(max(now+x, pk.ready+n.p.SwitchLatency), evOutq, o, k)
-	if pi.inQ.n > 0 {
-		n.eng.Schedule(max(n.pkts[pi.inQ.front()].ready, now+x), evArb, in, 0)
+	if pi.head >= 0 {
+		n.eng.Schedule(max(n.pkts[pi.head].ready, now+x), evArb, in, 0)
 	} else {
-		pi.arbPending = false
+		pi.flags &^= arbPending
 	}
 	if po.waitMask != 0 {
-		po.oarbPending = true
+		po.flags |= oarbPending
 		n.eng.Schedule(po.xbarFree, evOarb, o, 0)
 	}
 }
@@ -555,6 +719,9 @@ func (n *Network) finish() {
 	}
 	end = max(end, n.eng.Now())
 	n.endTime = end
+	for i := range n.ports {
+		n.flushSent(int32(i))
+	}
 	for i := range n.links {
 		n.links[i].Finish(&n.p.EEE, end)
 	}

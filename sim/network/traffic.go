@@ -70,7 +70,9 @@ func (t *Traffic) Validate() error {
 
 // generator is one node's message source.
 type generator struct {
-	rng     *rand.Rand
+	pcg     rand.PCG   // rng's source, kept inline with the generator
+	src     rand.Rand  // rng's value (rng points here)
+	rng     *rand.Rand // arrival times and destinations
 	phase   *rand.Rand // ON/OFF period lengths (shared seed when Sync)
 	left    int64      // messages still to send (−1: unlimited)
 	dest    int32      // permutation destination
@@ -101,7 +103,9 @@ func (n *Network) setupTraffic(tr *Traffic, seed uint64) {
 	}
 	for i := range n.gens {
 		g := &n.gens[i]
-		g.rng = rand.New(rand.NewPCG(seed, uint64(i)))
+		g.pcg.Seed(seed, uint64(i))
+		g.src = *rand.New(&g.pcg)
+		g.rng = &g.src
 		g.phase = g.rng
 		if tr.Sync {
 			g.phase = rand.New(rand.NewPCG(seed, math.MaxUint64-1))
