@@ -17,10 +17,16 @@ type PerfBound struct {
 	wake    time.Duration
 	hist    histogram
 
-	// Observed hop counts: Σ packets/h and Σ packets. The static
-	// distribution from the config stands in until packets are observed.
-	hopWeighted float64
+	// Observed hop counts: packets per hop count (1..len-1; longer paths
+	// count in farPackets with their Σ packets/h in farWeighted). Integer
+	// counts make recording a packet an add and reports batchable exactly;
+	// Σ p_i/h_i is formed when a decision needs it (hopDirty).
+	hopCounts   [16]uint64
+	farPackets  uint64
+	farWeighted float64
 	hopPackets  uint64
+	hopDirty    bool
+	hopSum      float64 // Σ packets/h over all observed packets, when !hopDirty
 	staticHop   float64 // Σ p_i/h_i of the configured distribution, normalised
 
 	counterBytes, elementBytes int
@@ -60,7 +66,16 @@ func (p *PerfBound) HopFactor() float64 {
 	if p.hopPackets == 0 {
 		return p.bound * p.staticHop
 	}
-	return p.bound * p.hopWeighted / float64(p.hopPackets)
+	if p.hopDirty {
+		sum := p.farWeighted
+		for h := 1; h < len(p.hopCounts); h++ {
+			if c := p.hopCounts[h]; c != 0 {
+				sum += float64(c) / float64(h)
+			}
+		}
+		p.hopSum, p.hopDirty = sum, false
+	}
+	return p.bound * p.hopSum / float64(p.hopPackets)
 }
 
 // Budget returns N = l × X / t_w at now.
@@ -79,8 +94,14 @@ func (p *PerfBound) ObserveHops(hops int, packets uint64) {
 		return
 	}
 	hops = min(max(hops, 1), maxHops)
-	p.hopWeighted += float64(packets) / float64(hops)
+	if hops < len(p.hopCounts) {
+		p.hopCounts[hops] += packets
+	} else {
+		p.farPackets += packets
+		p.farWeighted += float64(packets) / float64(hops)
+	}
 	p.hopPackets += packets
+	p.hopDirty = true
 }
 
 // Predict runs the bin search; an empty histogram answers the initial t_PDT.
@@ -117,11 +138,12 @@ func (p *PerfBound) Records() int { return p.hist.n }
 //	cf    = miss_rate × geometric_mean(t_inac/t_PDT of the misses)
 //	t_PDT = min(t_PB × (1 + cf), h_maxval)
 //
-// over the last n_R outcomes. Readings (SPEC §2.3): with t_PDT = 0 a miss's
+// over the last n_R outcomes. It holds slices into its own inline storage,
+// so it is used by pointer and never copied. Readings (SPEC §2.3): with t_PDT = 0 a miss's
 // ratio is taken against t_w; a ratio below 1 (possible only then) counts
 // as 1, since the correction only ever lengthens t_PDT.
 type PerfBoundCorrect struct {
-	pb       *PerfBound
+	pb       PerfBound
 	maxValue time.Duration
 	wake     time.Duration
 
@@ -133,21 +155,38 @@ type PerfBoundCorrect struct {
 	misses   int
 
 	// FIFO of ln(ratio) for the misses in the register, in step with it.
-	// Logs make the geometric mean a sum; summing the ≤ n_R values at each
-	// decision keeps it exact (no drift from incremental updates).
+	// Logs make the geometric mean a sum; summing the ≤ n_R values when the
+	// register changes keeps it exact (no drift from incremental updates).
 	logRatios []float64
 	logHead   int
+	cf        float64 // CorrectionFactor, valid while !cfDirty
+	cfDirty   bool
+
+	// Storage for registers of up to inlineHistory outcomes, so that the
+	// predictor is one allocation and a decision touches few cache lines.
+	inlineOutcomes [1]uint64
+	inlineLogs     [inlineHistory]float64
 }
 
+// inlineHistory is the longest outcome register stored inside the
+// predictor (the default n_R is 32).
+const inlineHistory = 64
+
 func newPerfBoundCorrect(c Config) *PerfBoundCorrect {
-	return &PerfBoundCorrect{
-		pb:        newPerfBound(c),
-		maxValue:  c.Histogram.MaxValue.D(),
-		wake:      c.WakeTime.D(),
-		outcomes:  make([]uint64, (c.History+63)/64),
-		nR:        c.History,
-		logRatios: make([]float64, c.History),
+	p := &PerfBoundCorrect{
+		pb:       *newPerfBound(c),
+		maxValue: c.Histogram.MaxValue.D(),
+		wake:     c.WakeTime.D(),
+		nR:       c.History,
 	}
+	if c.History <= inlineHistory {
+		p.outcomes = p.inlineOutcomes[:]
+		p.logRatios = p.inlineLogs[:c.History]
+	} else {
+		p.outcomes = make([]uint64, (c.History+63)/64)
+		p.logRatios = make([]float64, c.History)
+	}
+	return p
 }
 
 // Observe feeds the histogram and the outcome register.
@@ -164,6 +203,7 @@ func (p *PerfBoundCorrect) Observe(ip IdlePeriod) {
 	pos := (p.head + p.count) % p.nR
 	p.setBit(pos, ip.Missed)
 	p.count++
+	p.cfDirty = true
 	if ip.Missed {
 		ref := ip.PDT
 		if ref <= 0 {
@@ -191,6 +231,11 @@ func (p *PerfBoundCorrect) ObserveHops(hops int, packets uint64) { p.pb.ObserveH
 // CorrectionFactor returns cf = miss_rate × geometric mean of the miss
 // ratios in the register (0 with no miss).
 func (p *PerfBoundCorrect) CorrectionFactor() float64 {
+	if !p.cfDirty {
+		return p.cf
+	}
+	p.cfDirty = false
+	p.cf = 0
 	if p.misses == 0 {
 		return 0
 	}
@@ -199,7 +244,8 @@ func (p *PerfBoundCorrect) CorrectionFactor() float64 {
 		sum += p.logRatios[(p.logHead+i)%p.nR]
 	}
 	missRate := float64(p.misses) / float64(p.count)
-	return missRate * math.Exp(sum/float64(p.misses))
+	p.cf = missRate * math.Exp(sum/float64(p.misses))
+	return p.cf
 }
 
 // Predict returns min(t_PB × (1 + cf), h_maxval).
@@ -222,7 +268,7 @@ func (p *PerfBoundCorrect) StateBytes() int {
 func (p *PerfBoundCorrect) Kind() Kind { return KindPerfBoundCorrect }
 
 // PerfBound returns the underlying PerfBound predictor.
-func (p *PerfBoundCorrect) PerfBound() *PerfBound { return p.pb }
+func (p *PerfBoundCorrect) PerfBound() *PerfBound { return &p.pb }
 
 // Outcomes returns how many outcomes the register holds and how many are misses.
 func (p *PerfBoundCorrect) Outcomes() (count, misses int) { return p.count, p.misses }

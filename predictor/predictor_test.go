@@ -41,6 +41,14 @@ func TestHopFactorWorkedExample(t *testing.T) {
 	if l := newPerfBound(pbConfig(Unbounded, 0.01)).HopFactor(); l != 0.01 {
 		t.Errorf("no hops: l = %v, want 0.01", l)
 	}
+	// Long paths (≥ 16 hops) count apart from the per-hop counters.
+	far := newPerfBound(pbConfig(Unbounded, 1))
+	far.ObserveHops(20, 2)
+	far.ObserveHops(2, 2)
+	far.ObserveHops(300, 1) // clamped to 255 hops
+	if l, want := far.HopFactor(), (2.0/20+2.0/2+1.0/255)/5; math.Abs(l-want) > 1e-15 {
+		t.Errorf("far hops: l = %v, want %v", l, want)
+	}
 	// Observed hops replace the static distribution.
 	static.ObserveHops(2, 1)
 	if l := static.HopFactor(); l != 0.005 {
