@@ -45,6 +45,9 @@ type ObservationPlan struct {
 	Attach     string        `json:"attach,omitempty"` // tcx or tc for MethodEBPF
 	Resolution time.Duration `json:"resolution_ns"`
 	Reason     string        `json:"reason"`
+	// Fallback is the method to use if Method fails at attach time
+	// (MethodHWCounters for MethodPSample), "" if none.
+	Fallback Method `json:"fallback,omitempty"`
 }
 
 // DiscoverOptions configure Discover.
@@ -57,6 +60,9 @@ type DiscoverOptions struct {
 	// observation (default 10 ms).
 	PollInterval time.Duration
 	Logger       *slog.Logger
+	// SysfsRoot is where sysfs is mounted (default /sys), read to find the
+	// switch driver of DSA user ports.
+	SysfsRoot string
 }
 
 // isPortKind reports whether an rtnetlink kind is listed by default.
@@ -86,7 +92,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) ([]PortInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list links: %w", classifyErrno(err))
 	}
-	be, err := NewEthtoolBackend(BackendOptions{NetNS: opts.NetNS, Logger: log})
+	be, err := NewEthtoolBackend(BackendOptions{NetNS: opts.NetNS, Logger: log, SysfsRoot: opts.SysfsRoot})
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +106,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) ([]PortInfo, error) {
 		log.Debug("switchdev attributes unavailable", "error", err)
 	}
 	bpfPlan := probeBPF()
+	var psPlan *PSampleSupport // probed on the first switchdev port
 
 	var ports []PortInfo
 	for _, lk := range links {
@@ -139,7 +146,15 @@ func Discover(ctx context.Context, opts DiscoverOptions) ([]PortInfo, error) {
 		if c, err := act.Probe(ctx, a.Name); err == nil || c.Reason != "" {
 			p.Actuation = c
 		}
-		p.Observation = planObservation(p, bpfPlan, opts.PollInterval)
+		if p.Switchdev && psPlan == nil {
+			ps := ProbePSample(opts.NetNS)
+			psPlan = &ps
+		}
+		var ps PSampleSupport
+		if psPlan != nil {
+			ps = *psPlan
+		}
+		p.Observation = planObservation(p, bpfPlan, ps, opts.PollInterval)
 		ports = append(ports, p)
 	}
 	return ports, nil
@@ -190,11 +205,24 @@ func kernelAtLeast(release string, major, minor int) bool {
 	return ma > major || (ma == major && mi >= minor)
 }
 
-func planObservation(p PortInfo, b bpfSupport, poll time.Duration) ObservationPlan {
+// planObservation plans a port's observation. A switchdev port uses
+// psample when the kernel has it (psample family, act_sample, cls_matchall)
+// and its driver offloads the sample action to the ASIC; otherwise its
+// hardware counters are polled (software sampling, like eBPF, would only
+// see CPU-bound packets).
+func planObservation(p PortInfo, b bpfSupport, ps PSampleSupport, poll time.Duration) ObservationPlan {
 	switch {
+	case p.Switchdev && ps.OK && PSampleOffloads(p.Driver.TableName()):
+		return ObservationPlan{Method: MethodPSample, Resolution: time.Nanosecond, Fallback: MethodHWCounters,
+			Reason: "switchdev port: " + p.Driver.TableName() + " offloads tc sample, packets sampled by the ASIC through psample " +
+				"(rate 1: exact gaps from kernel timestamps taken after the trap; rate N > 1: statistical); hardware counters as fallback"}
 	case p.Switchdev:
+		why := "psample: " + ps.Reason
+		if ps.OK {
+			why = "psample available, but driver " + p.Driver.TableName() + " is not known to offload tc sample (software sampling sees only CPU-bound packets)"
+		}
 		return ObservationPlan{Method: MethodHWCounters, Resolution: poll,
-			Reason: "switchdev/DSA port forwards in hardware (eBPF sees only CPU-bound packets): hardware counters polled"}
+			Reason: "switchdev/DSA port forwards in hardware (eBPF sees only CPU-bound packets): hardware counters polled; " + why}
 	case b.ok:
 		return ObservationPlan{Method: MethodEBPF, Attach: b.attach, Resolution: time.Nanosecond,
 			Reason: "every packet through the host stack, timestamped at the " + b.attach + " hook"}

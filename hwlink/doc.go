@@ -2,11 +2,14 @@
 // ports and switch ports that Linux exposes as netdevs (switchdev, DSA).
 //
 // It discovers ports ([Discover]), observes idle gaps ([AttachEBPF] with the
-// eBPF program of package bpf, [NewCounterObserver] where eBPF cannot be used
-// or the port forwards in hardware), reads and applies the EEE tx LPI timer
-// ([Actuator] over an [EEEBackend]: ethtool netlink with the ETHTOOL_GEEE /
-// ETHTOOL_SEEE ioctl as fallback), reports link events ([SubscribeLinks]) and
-// looks up hop counts for PerfBound's hop factor ([HopTable], SPEC §2.2).
+// eBPF program of package bpf, [AttachPSample] with tc sample and psample
+// where a switch ASIC offloads sampling, [NewCounterObserver] where eBPF
+// cannot be used or the port forwards in hardware), reads and applies the
+// EEE tx LPI timer ([Actuator] over an [EEEBackend]: ethtool netlink with the
+// ETHTOOL_GEEE / ETHTOOL_SEEE ioctl as fallback; DSA user ports are looked up
+// by their switch's driver, [ResolveSwitchDriver]), reports link events
+// ([SubscribeLinks]) and EEE changes ([SubscribeEEE]) and looks up hop counts
+// for PerfBound's hop factor ([HopTable], SPEC §2.2).
 //
 // hwlink decides no policy: it reports what a port can do (observation
 // method and resolution, whether and within which range the timer can be

@@ -70,6 +70,9 @@ var driverTable = func() map[string]DriverCaps {
 		"mt7530-mdio": "mt7530",
 		"mt7530-mmio": "mt7530",
 		"mt7531":      "mt7530",
+		// The an8855 switch's driver as sysfs names it (MFD child
+		// "an8855-switch"; unverified).
+		"an8855-switch": "an8855",
 	}
 	virtual := []string{"veth", "bridge", "bond", "team", "dummy", "tun", "vxlan", "macvlan", "ipvlan", "8021q", "openvswitch", "virtio_net", "vrf", "geneve", "wireguard", "nlmon"}
 	t := make(map[string]DriverCaps, len(entries)+len(aliases)+len(virtual))

@@ -25,6 +25,9 @@ type BackendOptions struct {
 	// ForceIoctl skips ethtool netlink and uses ETHTOOL_GEEE/SEEE.
 	ForceIoctl bool
 	Logger     *slog.Logger
+	// SysfsRoot is where sysfs is mounted (default /sys); it is read to
+	// find the switch driver behind DSA user ports.
+	SysfsRoot string
 }
 
 // EthtoolBackend is the kernel EEEBackend: ethtool netlink
@@ -36,6 +39,7 @@ type EthtoolBackend struct {
 	ns         netns.NsHandle
 	forceIoctl bool
 	log        *slog.Logger
+	sysRoot    string
 
 	mu       sync.Mutex
 	conn     *genetlink.Conn
@@ -50,7 +54,7 @@ var _ EEEBackend = (*EthtoolBackend)(nil)
 // NewEthtoolBackend opens a backend for the interfaces of opts.NetNS.
 // Sockets are opened lazily.
 func NewEthtoolBackend(opts BackendOptions) (*EthtoolBackend, error) {
-	b := &EthtoolBackend{ns: netns.None(), forceIoctl: opts.ForceIoctl, log: opts.Logger, ioctlFD: -1}
+	b := &EthtoolBackend{ns: netns.None(), forceIoctl: opts.ForceIoctl, log: opts.Logger, ioctlFD: -1, sysRoot: opts.SysfsRoot}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
@@ -244,18 +248,8 @@ func (b *EthtoolBackend) ioctl(ifname string, v *ethtoolEEE) error {
 	if err := checkIfname(ifname); err != nil {
 		return err
 	}
-	if b.ioctlFD < 0 {
-		err := inNetNS(b.ns, func() error {
-			fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
-			if err != nil {
-				return fmt.Errorf("ethtool ioctl socket: %w", err)
-			}
-			b.ioctlFD = fd
-			return nil
-		})
-		if err != nil {
-			return err
-		}
+	if err := b.ioctlSocket(); err != nil {
+		return err
 	}
 	var ifr ifreqData
 	copy(ifr.name[:], ifname)
@@ -265,6 +259,37 @@ func (b *EthtoolBackend) ioctl(ifname string, v *ethtoolEEE) error {
 		return os.NewSyscallError("ioctl SIOCETHTOOL", errno)
 	}
 	return nil
+}
+
+// ioctlSocket opens the ioctl socket in b's namespace. Callers hold b.mu.
+func (b *EthtoolBackend) ioctlSocket() error {
+	if b.ioctlFD >= 0 {
+		return nil
+	}
+	return inNetNS(b.ns, func() error {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("ethtool ioctl socket: %w", err)
+		}
+		b.ioctlFD = fd
+		return nil
+	})
+}
+
+// ifindex returns ifname's index in b's namespace (SIOCGIFINDEX). Callers
+// hold b.mu.
+func (b *EthtoolBackend) ifindex(ifname string) (int, error) {
+	if err := b.ioctlSocket(); err != nil {
+		return 0, err
+	}
+	ifr, err := unix.NewIfreq(ifname)
+	if err != nil {
+		return 0, err
+	}
+	if err := unix.IoctlIfreq(b.ioctlFD, unix.SIOCGIFINDEX, ifr); err != nil {
+		return 0, classifyErrno(err)
+	}
+	return int(ifr.Uint32()), nil
 }
 
 // ethtoolIoctl returns the safchain/ethtool handle (socket in b's
@@ -290,6 +315,20 @@ type DriverInfo struct {
 	Version  string `json:"version"`
 	Firmware string `json:"firmware"`
 	BusInfo  string `json:"bus_info"`
+	// SwitchDriver is, for a DSA user port (Driver "dsa"), the driver of
+	// the switch behind it, found through sysfs (ResolveSwitchDriver);
+	// SwitchDriverVia says how, or why it could not be found.
+	SwitchDriver    string `json:"switch_driver,omitempty"`
+	SwitchDriverVia string `json:"switch_driver_via,omitempty"`
+}
+
+// TableName is the name to look the port's driver up by: the switch
+// driver for a DSA user port when known, else the ethtool driver.
+func (d DriverInfo) TableName() string {
+	if d.SwitchDriver != "" {
+		return d.SwitchDriver
+	}
+	return d.Driver
 }
 
 // DriverInfo reads ifname's driver information.
@@ -307,13 +346,27 @@ func (b *EthtoolBackend) DriverInfo(ctx context.Context, ifname string) (DriverI
 	if err != nil {
 		return DriverInfo{}, fmt.Errorf("%s: driver info: %w", ifname, classifyErrno(err))
 	}
-	return DriverInfo{Driver: di.Driver, Version: di.Version, Firmware: di.FwVersion, BusInfo: di.BusInfo}, nil
+	out := DriverInfo{Driver: di.Driver, Version: di.Version, Firmware: di.FwVersion, BusInfo: di.BusInfo}
+	if out.Driver == dsaEthtoolDriver {
+		idx, err := b.ifindex(ifname)
+		if err == nil {
+			var sd SwitchDriver
+			sd, err = ResolveSwitchDriver(b.sysRoot, ifname, idx)
+			out.SwitchDriver, out.SwitchDriverVia = sd.Driver, sd.Via
+		}
+		if err != nil {
+			out.SwitchDriverVia = "unresolved: " + err.Error()
+			b.log.Debug("DSA switch driver", "device", ifname, "error", err)
+		}
+	}
+	return out, nil
 }
 
-// DriverName implements EEEBackend.
+// DriverName implements EEEBackend: the driver name for the driver table,
+// i.e. the switch driver behind a DSA user port (ethtool says only "dsa").
 func (b *EthtoolBackend) DriverName(ctx context.Context, ifname string) (string, error) {
 	di, err := b.DriverInfo(ctx, ifname)
-	return di.Driver, err
+	return di.TableName(), err
 }
 
 // LinkSpeed returns ifname's speed in bits per second, 0 if unknown (no

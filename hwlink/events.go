@@ -18,6 +18,9 @@ const (
 	LinkCarrierUp   LinkEventType = "carrier-up"
 	LinkCarrierDown LinkEventType = "carrier-down"
 	LinkRenamed     LinkEventType = "renamed"
+	// LinkEEEChanged: the port's EEE settings changed (ETHTOOL_MSG_EEE_NTF;
+	// only with SubscribeOptions.EEE). LinkEvent.EEE holds the new state.
+	LinkEEEChanged LinkEventType = "eee-changed"
 )
 
 // LinkEvent is one change of a link.
@@ -30,6 +33,8 @@ type LinkEvent struct {
 	// Existing: the link was there when the subscription started.
 	Existing bool
 	Time     time.Time
+	// EEE is the port's EEE state after a LinkEEEChanged event.
+	EEE *EEEState
 }
 
 // SubscribeOptions configure SubscribeLinks.
@@ -37,6 +42,9 @@ type SubscribeOptions struct {
 	NetNS NetNS
 	// OnError receives errors from the netlink socket (optional).
 	OnError func(error)
+	// EEE also reports EEE changes (LinkEEEChanged), from ethtool
+	// netlink's monitor group as in SubscribeEEE.
+	EEE bool
 }
 
 // SubscribeLinks reports link changes in opts.NetNS until ctx ends, then
@@ -66,12 +74,23 @@ func SubscribeLinks(ctx context.Context, opts SubscribeOptions) (<-chan LinkEven
 	for _, l := range current {
 		existing[l.Attrs().Index] = true
 	}
+	var eeeEvents <-chan EEEEvent
+	eeeCtx, eeeCancel := context.WithCancel(ctx)
+	if opts.EEE {
+		eeeEvents, err = SubscribeEEE(eeeCtx, EEESubscribeOptions{NetNS: opts.NetNS, OnError: opts.OnError})
+		if err != nil {
+			eeeCancel()
+			nsh.Close()
+			return nil, err
+		}
+	}
 	updates := make(chan netlink.LinkUpdate, 64)
 	done := make(chan struct{})
 	lso := netlink.LinkSubscribeOptions{Namespace: &nsh, ListExisting: true, ErrorCallback: opts.OnError}
 	err = netlink.LinkSubscribeWithOptions(updates, done, lso)
 	nsh.Close()
 	if err != nil {
+		eeeCancel()
 		close(done)
 		return nil, fmt.Errorf("subscribe to link events: %w", classifyErrno(err))
 	}
@@ -79,6 +98,7 @@ func SubscribeLinks(ctx context.Context, opts SubscribeOptions) (<-chan LinkEven
 	go func() {
 		defer close(out)
 		defer close(done)
+		defer eeeCancel()
 		type known struct {
 			name    string
 			carrier bool
@@ -102,6 +122,16 @@ func SubscribeLinks(ctx context.Context, opts SubscribeOptions) (<-chan LinkEven
 				if !ok {
 					return
 				}
+			case ev, ok := <-eeeEvents:
+				if !ok {
+					eeeEvents = nil
+					continue
+				}
+				st := ev.State
+				if !send(LinkEvent{Type: LinkEEEChanged, Index: ev.Index, Name: ev.Name, Carrier: links[ev.Index].carrier, EEE: &st, Time: ev.Time}) {
+					return
+				}
+				continue
 			}
 			if u.Link == nil {
 				continue

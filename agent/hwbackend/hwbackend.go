@@ -181,7 +181,8 @@ func (b *Backend) Ports(ctx context.Context) ([]agent.PortInfo, error) {
 		return out, nil
 	}
 	for _, p := range disc {
-		in := agent.PortInfo{Name: p.Name, Index: p.Index, MAC: p.MAC, Driver: p.Driver.Driver, Observation: b.method(p)}
+		// TableName: a DSA port's switch driver rather than "dsa".
+		in := agent.PortInfo{Name: p.Name, Index: p.Index, MAC: p.MAC, Driver: p.Driver.TableName(), Observation: b.method(p)}
 		b.fill(&in, p.Actuation)
 		out = append(out, in)
 	}
@@ -252,6 +253,18 @@ func (b *Backend) Open(ctx context.Context, in agent.PortInfo) (agent.Port, erro
 		}
 		b.log.Warn("eBPF observation unavailable; polling counters", "device", in.Name, "error", err)
 		p.method = string(hwlink.MethodCounters)
+	}
+	if p.method == string(hwlink.MethodPSample) {
+		// Offloaded switch ports (switchdev) whose driver samples in the
+		// ASIC: timestamped packet samples, else the plan's fallback.
+		obs, err := hwlink.AttachPSample(ctx, hwlink.PSampleConfig{Interface: in.Name, NetNS: b.opts.NetNS,
+			Ingress: b.opts.Ingress, Speed: speed, Logger: b.log})
+		if err == nil {
+			p.obs = obs
+			return p, nil
+		}
+		b.log.Warn("psample observation unavailable; polling hardware counters", "device", in.Name, "error", err)
+		p.method = string(hwlink.MethodHWCounters)
 	}
 	if p.method == string(hwlink.MethodCounters) || p.method == string(hwlink.MethodHWCounters) {
 		obs, err := hwlink.NewCounterObserver(hwlink.CounterConfig{Interface: in.Name, NetNS: b.opts.NetNS,

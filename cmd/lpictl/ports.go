@@ -26,7 +26,7 @@ func newPortsCommand() *cobra.Command {
 		Use:   "ports",
 		Short: "List local ports: driver, speed, carrier, EEE state and what lpictl can do there",
 		Long: "ports lists the network ports of this host (or of --netns): name, driver, speed, carrier,\n" +
-			"EEE supported/enabled/active, the tx LPI timer, how lpictl would observe idle gaps (eBPF or\n" +
+			"EEE supported/enabled/active, the tx LPI timer, how lpictl would observe idle gaps (eBPF, psample or\n" +
 			"counters, and at which resolution) and whether it can set the timer (or why not).\n" +
 			"It only reads; nothing is changed.",
 		Args: cobra.NoArgs,
@@ -73,6 +73,9 @@ func writePortsTable(w io.Writer, ports []hwlink.PortInfo) error {
 		drv := p.Driver.Driver
 		if drv == "" {
 			drv = "-"
+		}
+		if p.Driver.SwitchDriver != "" {
+			drv += "/" + p.Driver.SwitchDriver // DSA user port: the switch's driver
 		}
 		eee, timer := "n/a", "-"
 		if p.EEE != nil {
