@@ -82,6 +82,7 @@ type portState struct {
 	eeeReadAt    time.Duration
 	counters     PortCounters
 	countersAt   time.Duration
+	countersWall time.Time // wall-clock time of the last read
 	countersOK   bool
 	requested    time.Duration // last t_PDT asked of the port
 	hasRequested bool
@@ -542,7 +543,10 @@ func (a *Agent) tickPort(ctx context.Context, p *portState, now time.Duration) {
 			a.portError(p, "eee_read", err)
 		}
 	}
-	if !p.countersOK || p.guard.inFlapWindow(now, cfg.Safety) || now-p.countersAt >= time.Second {
+	// Once a second of the backend's time, or of wall-clock time when the
+	// backend's runs slower (a simulation that cannot keep up).
+	if !p.countersOK || p.guard.inFlapWindow(now, cfg.Safety) || now-p.countersAt >= time.Second ||
+		time.Since(p.countersWall) >= time.Second {
 		a.readCounters(ctx, p, now)
 	}
 
@@ -559,7 +563,7 @@ func (a *Agent) readCounters(ctx context.Context, p *portState, now time.Duratio
 		a.portError(p, "counters", err)
 		return
 	}
-	p.counters, p.countersAt, p.countersOK = c, now, true
+	p.counters, p.countersAt, p.countersOK, p.countersWall = c, now, true, time.Now()
 	flap, quarantine := p.guard.carrier(now, c.CarrierChanges, a.cfg.Safety)
 	if !flap {
 		return

@@ -1,17 +1,24 @@
 // Package simbackend is the agent's simulator backend (backend: sim): a
 // dry run of lpictl before it touches hardware. It loads a simulator
-// scenario (sim/scenario), names its ports — node<i> for node i's NIC,
-// sw<s>p<j> for port j of switch s, with the switch's role (leaf, spine, …)
-// as the driver label — and runs each port the agent selects as the
-// simulator's link power model (sim/eee.Link: power-down threshold,
-// handshake, t_s and t_w of the scenario's preset and mode) under the
-// scenario's workload, paced to wall-clock time × sim.speed. Each ended
-// idle period reaches the agent with its length, end, the t_PDT in force
-// and whether the port had gone to low power (a miss); SetPDT changes the
-// t_PDT armed at the next idle period, as on hardware.
+// scenario (sim/scenario) and runs its whole network — topology, workload,
+// NICs, CIOQ switches, routing, PFC and the EEE links of sim/network — paced
+// to wall-clock time × sim.speed (as fast as it can when it cannot keep
+// up). Ports are named node<i> (node i's NIC) and sw<s>p<j> (port j of
+// switch s), with "nic" or the switch's role (leaf, spine, …) as the
+// driver label.
 //
-// Limits: the selected ports are modelled one by one at the scenario's
-// per-node offered load; the network's queueing, routing and PFC
-// (sim/network) do not shape their traffic, because sim/network has no
-// per-port hook for an external controller yet (docs/agent.md).
+// A port the agent opens is externally controlled in the network
+// (network.Externalize): its t_PDT is no longer decided by the scenario's
+// predictor but held at the value in force when it was opened (the
+// scenario's initial t_PDT at the start) until the agent sets another
+// (enforce mode), which is armed at the port's next idle period as the
+// power-down threshold timer is (SPEC §1.1). Each ended idle period reaches
+// the agent with its end, length, the t_PDT in force and whether the
+// packet that ended it paid a wake-up (a miss), and the hop counts of the
+// packets the port sent feed the predictor's hop factor. Ports the agent
+// does not control run the scenario's predictor, as in `lpictl sim run`.
+//
+// When the workload has ended and the network has drained, the scenario
+// starts again (sim.loop, the default: a fresh network replaying the same
+// workload, on a clock that continues) or the network idles.
 package simbackend

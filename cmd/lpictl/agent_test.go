@@ -506,10 +506,11 @@ func TestSystemdUnitVerifies(t *testing.T) {
 }
 
 // TestAgentProcessSim runs the agent on the simulator backend (a node's
-// NIC and a leaf switch port of configs/sim/quick.yaml, paced to
-// wall-clock time): in observe mode the metrics move with the workload and
-// nothing is applied; in enforce mode the decided t_PDT reaches the
-// simulated ports.
+// NIC and a leaf switch port of configs/sim/quick.yaml on a 20-node
+// Megafly, the whole network simulated as fast as it can: the agent's
+// durations are simulated time): in observe mode the metrics move with the
+// workload and nothing is applied; in enforce mode the decided t_PDT
+// reaches the simulated ports.
 func TestAgentProcessSim(t *testing.T) {
 	dir := t.TempDir()
 	for _, mode := range []string{"observe", "enforce"} {
@@ -519,10 +520,11 @@ func TestAgentProcessSim(t *testing.T) {
 backend: sim
 state_dir: %s
 metrics: {listen: "127.0.0.1:0"}
+interval: 20ms
 ports: {names: [node0, sw0p0]}
-limits: {min_change_interval: 200ms, hysteresis: 0}
+limits: {min_change_interval: 200us, hysteresis: 0}
 safety: {warmup: 0s}
-sim: {scenario: ../../configs/sim/quick.yaml, speed: 1}
+sim: {scenario: ../../configs/sim/quick.yaml, set: [topology.radix=4], speed: 1}
 `, mode, filepath.Join(dir, "state")))
 			p := startAgent(t, config)
 			for _, d := range []string{`device="node0"`, `device="sw0p0"`} {

@@ -15,6 +15,7 @@ import (
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/network"
 	"github.com/lpictl/lpictl/sim/scenario"
+	"github.com/lpictl/lpictl/sim/workload/vef"
 )
 
 func newSimCommand() *cobra.Command {
@@ -51,10 +52,16 @@ func loadScenario(o *simOptions) (*scenario.Scenario, error) {
 	return s, nil
 }
 
-// runError tells a configuration problem found while building (bad
-// input) from a failure of the run itself.
+// runError tells bad input (a scenario that cannot be built, a bad trace
+// record found while streaming: FILE:LINE, exit 2) from a failure of the
+// run itself (a network or replay deadlock, an interrupt: exit 1).
 func runError(err error) error {
-	if errors.Is(err, network.ErrDeadlock) || errors.Is(err, context.Canceled) {
+	var ve *vef.Error
+	if errors.As(err, &ve) {
+		return badInput(err)
+	}
+	var re *scenario.RunError
+	if errors.As(err, &re) || errors.Is(err, network.ErrDeadlock) || errors.Is(err, context.Canceled) {
 		return err
 	}
 	return badInput(err)
@@ -66,12 +73,15 @@ func newSimRunCommand() *cobra.Command {
 		Use:   "run [-c SCENARIO] [--set key=value …]",
 		Short: "Run one scenario and print its summary",
 		Long: `Runs a scenario (default: configs/sim/megafly-4160.yaml, built in) and prints a summary
-table, or with --json one JSON object. -o DIR also writes summary.json (deterministic: the same
-scenario and seed give the same bytes), perf.json (wall time, events/s, peak RSS), ports.csv
-and idle_hist.csv. A progress line goes to stderr when it is a terminal.`,
+table, or with --json one JSON object. The network replays the scenario's workload (synthetic
+traffic, an application model, a VEF trace or several jobs: docs/workloads.md). -o DIR also
+writes summary.json (deterministic: the same scenario and seed give the same bytes), perf.json
+(wall time, events/s, peak RSS), ports.csv, idle_hist.csv and idle_log.csv. A progress line
+goes to stderr when it is a terminal. A bad trace record exits 2 naming FILE:LINE.`,
 		Example: `  lpictl sim run -c configs/sim/quick.yaml
   lpictl sim run -c configs/sim/quick.yaml --set power.mode=fast-wake --set seed=2 --json
-  lpictl sim run --set workload.load=0.5 -o out/megafly`,
+  lpictl sim run --set workload.synthetic.load=0.5 -o out/megafly
+  lpictl sim run -c configs/sim/apps/mlwf.yaml --set predictor.kind=fixed --set predictor.pdt=0`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := loadScenario(&o)
@@ -99,10 +109,10 @@ and idle_hist.csv. A progress line goes to stderr when it is a terminal.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.config, "config", "c", "", "scenario file (default: the built-in configs/sim/megafly-4160.yaml)")
-	f.StringArrayVar(&o.sets, "set", nil, "override a scenario key, e.g. workload.load=0.5 (repeatable)")
+	f.StringArrayVar(&o.sets, "set", nil, "override a scenario key, e.g. workload.synthetic.load=0.5 (repeatable)")
 	f.BoolVar(&o.json, "json", false, "print one JSON object instead of the table")
 	f.BoolVar(&o.deterministic, "deterministic", false, "with --json, leave out wall_s, events_per_s and peak_rss_bytes")
-	f.StringVarP(&o.out, "output", "o", "", "write summary.json, perf.json, ports.csv and idle_hist.csv to this directory")
+	f.StringVarP(&o.out, "output", "o", "", "write summary.json, perf.json, ports.csv, idle_hist.csv and idle_log.csv to this directory")
 	return cmd
 }
 

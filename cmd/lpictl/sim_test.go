@@ -11,7 +11,7 @@ import (
 const smallScenario = `
 name: small
 topology: {kind: megafly, groups: 5, leaves: 2, spines: 2, nodes_per_switch: 2, global_links: 2}
-workload: {load: 0.2, duration: 20us}
+workload: {kind: synthetic, duration: 20us, synthetic: {load: 0.2}}
 `
 
 func TestSimRunJSONDeterministic(t *testing.T) {
@@ -76,7 +76,7 @@ func TestSimBadInput(t *testing.T) {
 		{"network: {colour: blue}\n", nil, `unknown key "network.colour"`},
 		{"topology: {kind: megafly, radix: 1}\n", nil, "topology.radix"},
 		{"network: {link_rate: -1}\n", nil, "network.link_rate"},
-		{smallScenario, []string{"--set", "workload.load=-1"}, "workload.load"},
+		{smallScenario, []string{"--set", "workload.synthetic.load=-1"}, "workload.synthetic.load"},
 		{smallScenario, []string{"--set", "bogus=1"}, `unknown key "bogus"`},
 		{smallScenario, []string{"--fixed-pdt", "x"}, "--fixed-pdt"},
 	} {
@@ -111,5 +111,34 @@ func TestTopoDescribe(t *testing.T) {
 	}
 	if code, _, _ := lpictl(t, "topo", "describe", "--set", "topology.radix=-3"); code != 2 {
 		t.Errorf("negative radix: exit %d, want 2", code)
+	}
+}
+
+// TestSimRunWorkload: a VEF trace next to the scenario runs through the
+// network; a bad record exits 2 naming FILE:LINE.
+func TestSimRunWorkload(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "w.yaml")
+	doc := "topology: {kind: megafly, groups: 5, leaves: 2, spines: 2, nodes_per_switch: 2, global_links: 2}\n" +
+		"workload: {kind: vef, file: w.vef}\n"
+	if err := os.WriteFile(cfg, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trace := "VEF 2 2 1 0 0 FALSE\nC0 0 1\n0 0 1 20000 0 1000 -1\n1 1 0 0 2 500 0\n"
+	if err := os.WriteFile(filepath.Join(dir, "w.vef"), []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := lpictl(t, "sim", "run", "-c", cfg, "--json", "--deterministic")
+	var r map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil || r["messages"].(float64) != 2 || r["workload"] != "vef" {
+		t.Fatalf("exit %d (%s):\n%s", code, errs, out)
+	}
+	bad := strings.Replace(trace, "1 1 0 0 2 500 0", "1 1 0 0 2 500 5", 1)
+	if err := os.WriteFile(filepath.Join(dir, "w.vef"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = lpictl(t, "sim", "run", "-c", cfg)
+	if code != 2 || !strings.Contains(errs, "w.vef:4:") {
+		t.Errorf("bad record: exit %d, stderr %q; want 2 and w.vef:4", code, errs)
 	}
 }

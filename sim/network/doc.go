@@ -14,8 +14,11 @@
 //   - at every port (NIC and switch port) a controller.Port from the
 //     scenario's predictor/controller configuration decides t_PDT, and the
 //     link power state machine of package eee applies it lazily;
-//   - synthetic traffic (uniform random or fixed permutation destinations,
-//     Poisson or on/off arrivals) and an Inject API for other workloads;
+//   - workloads: the network is a sim/workload Host (workload.go): VEF
+//     traces (SPEC §5), the application models and synthetic traffic are
+//     replayed through it, with the replay's execution time (SPEC §4) and
+//     per-node compute utilisation (SPEC §3.3); Inject adds single
+//     messages (tests);
 //   - per-state times, energy, latency and idle-period statistics.
 //
 // Components interact only through events scheduled at least one link

@@ -17,15 +17,17 @@ import (
 
 // Event kinds.
 const (
-	evMsg    uint8 = iota // Obj node: generate a message
-	evArrive              // Obj receiving port, Arg packet: first bit arrives
-	evArb                 // Obj switch input port: its head packet requests the crossbar
-	evOarb                // Obj switch output port: its crossbar port is free again
-	evOutq                // Obj output port, Arg packet: packet enters the output queue
-	evTxEnd               // Obj port: last bit of the packet being sent leaves
-	evKick                // Obj port: the link is awake, try to transmit
-	evPFC                 // Obj port (sender), Arg 1 PAUSE / 0 resume
-	evInject              // Arg injected message
+	evArrive   uint8 = iota // Obj receiving port, Arg packet: first bit arrives
+	evArb                   // Obj switch input port: its head packet requests the crossbar
+	evOarb                  // Obj switch output port: its crossbar port is free again
+	evOutq                  // Obj output port, Arg packet: packet enters the output queue
+	evTxEnd                 // Obj port: last bit of the packet being sent leaves
+	evKick                  // Obj port: the link is awake, try to transmit
+	evPFC                   // Obj port (sender), Arg 1 PAUSE / 0 resume
+	evInject                // Arg injected message
+	evWSend                 // Arg workload message (workload.go): enters the NIC queue
+	evWDeliver              // Arg workload message: its last packet is in
+	evWTimer                // Obj, Arg: a workload timer's tag (high, low 32 bits)
 )
 
 // A port is one end of a link: a NIC or a switch port. A switch port has an
@@ -53,7 +55,7 @@ type port struct {
 	local    uint8 // port number on its switch
 	end      uint8 // 0 or 1: which end of the link
 	rr       uint8 // round-robin pointer among equally old inputs
-	flags    uint8 // txBusy, paused, kickPending, oarbPending
+	flags    uint8 // txBusy, paused, kickPending, oarbPending, watched, extPDT
 
 	// Idle periods and reporting: the second line.
 	ctl *controller.Port // built on first use (see ctlFor)
@@ -85,6 +87,8 @@ const (
 	paused
 	kickPending
 	oarbPending
+	watched // idle periods and hops are queued for the external controller (external.go)
+	extPDT  // t_PDT comes from SetPDT, not from the port's controller (external.go)
 )
 
 // inPort flags.
@@ -97,7 +101,7 @@ const (
 type packet struct {
 	created int64 // message generation time
 	ready   int64 // last bit in at the current switch (its age)
-	src     int32
+	msg     int32 // workload message record (workload.go), −1 for other traffic
 	dst     int32
 	out     int32 // output port at the current switch
 	size    int32
@@ -125,9 +129,8 @@ type Network struct {
 	pkts    []packet
 	free    []int32
 
-	traffic Traffic
-	gens    []generator
-	meanGap float64
+	wl      workloadState // an attached workload (workload.go)
+	ext     external      // external control of chosen ports (external.go)
 	injects []injected
 
 	sink                     uint8 // keeps Prefetch's loads alive
@@ -138,6 +141,8 @@ type Network struct {
 	// statistics
 	latency      *logHist
 	idle         []*logHist // per class
+	histPort     int32      // port with its own idle histogram (−1: none)
+	portIdle     *logHist
 	created      uint64
 	delivered    uint64
 	msgsSent     uint64
@@ -150,19 +155,14 @@ type Network struct {
 	endTime      int64
 }
 
-// New builds the network t with parameters p; traffic may be nil (use
-// Inject). seed seeds every random stream.
-func New(t topo.Topology, p Params, traffic *Traffic, seed uint64) (*Network, error) {
+// New builds the network t with parameters p. Traffic comes from an
+// attached workload (AttachWorkload) or from Inject.
+func New(t topo.Topology, p Params) (*Network, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if traffic != nil {
-		if err := traffic.Validate(); err != nil {
-			return nil, err
-		}
-	}
 	p.EEE.Prepare()
-	n := &Network{p: p, t: t, latency: newLogHist()}
+	n := &Network{p: p, t: t, latency: newLogHist(), histPort: -1}
 	n.psPerByte = 8e12 / p.RateBps
 	n.xbarPsPerByte = n.psPerByte / p.Speedup
 	n.handshake = Ser(int64(p.ControlBytes), p.RateBps) + p.Propagation
@@ -265,9 +265,6 @@ func New(t topo.Topology, p Params, traffic *Traffic, seed uint64) (*Network, er
 		return nil, fmt.Errorf("engine.queue: %w", err)
 	}
 	n.eng = engine.New(q, n)
-	if traffic != nil {
-		n.setupTraffic(traffic, seed)
-	}
 	return n, nil
 }
 
@@ -349,8 +346,9 @@ func (n *Network) alloc() int32 {
 	return int32(len(n.pkts) - 1)
 }
 
-// sendMessage segments a message at the MTU into src's NIC output queue.
-func (n *Network) sendMessage(now, created int64, src, dst int32, bytes int64) {
+// sendMessage segments a message at the MTU into src's NIC output queue;
+// msg is its workload message record, or −1.
+func (n *Network) sendMessage(now, created int64, src, dst int32, bytes int64, msg int32) {
 	if src == dst || bytes <= 0 {
 		return
 	}
@@ -360,7 +358,7 @@ func (n *Network) sendMessage(now, created int64, src, dst int32, bytes int64) {
 		size := int32(min(rem, int64(n.p.MTU)))
 		rem -= int64(size)
 		k := n.alloc()
-		n.pkts[k] = packet{created: created, src: src, dst: dst, size: size, hops: hops, last: rem == 0}
+		n.pkts[k] = packet{created: created, msg: msg, dst: dst, size: size, hops: hops, last: rem == 0}
 		n.created++
 		n.enqueueOut(src, k, now)
 	}
@@ -395,11 +393,11 @@ func (n *Network) Handle(e engine.Event) {
 			po.flags &^= paused
 			n.tryStart(e.Obj, now)
 		}
-	case evMsg:
-		n.generate(e.Obj, now)
 	case evInject:
 		m := n.injects[e.Arg]
-		n.sendMessage(now, m.created, m.src, m.dst, m.bytes)
+		n.sendMessage(now, m.created, m.src, m.dst, m.bytes, -1)
+	case evWSend, evWDeliver, evWTimer:
+		n.workloadEvent(e)
 	}
 }
 
@@ -479,7 +477,12 @@ func (n *Network) needed(i int32, now int64) {
 	if pt.idleStart >= 0 {
 		length := now - pt.idleStart
 		n.idle[pt.class].add(length)
-		if n.p.EEE.Mode != eee.AlwaysOn {
+		if i == n.histPort {
+			n.portIdle.add(length)
+		}
+		if pt.flags&watched != 0 {
+			n.extIdleEnded(i, now, length, missed)
+		} else if n.p.EEE.Mode != eee.AlwaysOn {
 			n.ctlFor(i).IdleEnded(predictor.IdlePeriod{
 				End: toDur(now), Length: toDur(length), Missed: missed, PDT: toDur(pt.pdt),
 			})
@@ -533,6 +536,10 @@ func (n *Network) flushSent(i int32) {
 		return
 	}
 	pt.pendHops = 0
+	if pt.flags&watched != 0 {
+		n.extSent(i, h)
+		return
+	}
 	if n.p.EEE.Mode == eee.AlwaysOn {
 		pt.sent += uint64(bits.Len64(h)+7) / 8
 		return
@@ -546,6 +553,10 @@ func (n *Network) flushSent(i int32) {
 
 // reportSent reports one packet sent by port i at once.
 func (n *Network) reportSent(i int32, hops uint8) {
+	if n.ports[i].flags&watched != 0 {
+		n.extSentOne(i, hops)
+		return
+	}
 	n.ports[i].sent++
 	if n.p.EEE.Mode != eee.AlwaysOn {
 		n.ctlFor(i).Sent(int(hops), 1)
@@ -570,7 +581,11 @@ func (n *Network) txEnd(i int32, now int64) {
 	n.flushSent(i)
 	pdt := eee.Never
 	if n.p.EEE.Mode != eee.AlwaysOn {
-		pdt = toPS(n.ctlFor(i).Decide(toDur(now)))
+		if po.flags&extPDT != 0 {
+			pdt = n.extPDTFor(i)
+		} else {
+			pdt = toPS(n.ctlFor(i).Decide(toDur(now)))
+		}
 	}
 	po.pdt = pdt
 	po.idleStart = now
@@ -589,6 +604,9 @@ func (n *Network) arrive(i, k int32, now int64) {
 			n.msgsDone++
 		}
 		n.lastDelivery = max(n.lastDelivery, done)
+		if pk.msg >= 0 {
+			n.packetIn(pk.msg, done)
+		}
 		n.free = append(n.free, k)
 		return
 	}
@@ -694,7 +712,8 @@ func (n *Network) Run(ctx context.Context, chunk uint64, progress func(Progress)
 		chunk = 1 << 20
 	}
 	start := time.Now()
-	for n.eng.Run(engine.Forever, chunk) {
+	n.start()
+	for n.eng.Run(engine.Forever, chunk) && !n.workloadFailed() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -704,6 +723,9 @@ func (n *Network) Run(ctx context.Context, chunk uint64, progress func(Progress)
 	}
 	n.wall = time.Since(start)
 	n.finish()
+	if err := n.workloadErr(); err != nil {
+		return err
+	}
 	if n.delivered != n.created {
 		return fmt.Errorf("%w: %d of %d packets undelivered at %d ps", ErrDeadlock, n.created-n.delivered, n.created, n.eng.Now())
 	}
@@ -713,11 +735,10 @@ func (n *Network) Run(ctx context.Context, chunk uint64, progress func(Progress)
 // finish accounts every link's states up to the end of the run.
 func (n *Network) finish() {
 	n.finished = true
-	end := n.lastDelivery
-	if n.delivered == 0 {
-		end = n.traffic.Start + n.traffic.Duration
+	end := max(n.lastDelivery, n.eng.Now())
+	if n.wl.rep != nil {
+		end = n.workloadEnd()
 	}
-	end = max(end, n.eng.Now())
 	n.endTime = end
 	for i := range n.ports {
 		n.flushSent(int32(i))

@@ -78,9 +78,9 @@ func run(t *testing.T, n *Network) Result {
 	return n.Result()
 }
 
-func build(t *testing.T, tp topo.Topology, p Params, tr *Traffic) *Network {
+func build(t *testing.T, tp topo.Topology, p Params) *Network {
 	t.Helper()
-	n, err := New(tp, p, tr, 1)
+	n, err := New(tp, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ const perHop = 192*ns + 10*ns + 100*ns
 func TestZeroLoadLatency(t *testing.T) {
 	for _, mode := range []eee.Mode{eee.AlwaysOn, eee.DeepSleep, eee.Hybrid} {
 		for _, c := range []struct{ src, dst, hops int }{{0, 1, 2}, {0, 2, 3}, {3, 0, 3}} {
-			n := build(t, line{}, table6(mode, time.Millisecond), nil)
+			n := build(t, line{}, table6(mode, time.Millisecond))
 			n.Inject(0, c.src, c.dst, 9600)
 			r := run(t, n)
 			want := float64(int64(c.hops)*perHop) * 1e-12
@@ -120,7 +120,7 @@ func TestZeroLoadLatencyMegafly(t *testing.T) {
 			continue
 		}
 		seen[h] = true
-		n := build(t, tp, table6(eee.FastWake, time.Millisecond), nil)
+		n := build(t, tp, table6(eee.FastWake, time.Millisecond))
 		n.Inject(0, 0, dst, 9600)
 		r := run(t, n)
 		if want := float64(int64(h)*perHop) * 1e-12; r.LatencyS.Max != want {
@@ -138,7 +138,7 @@ func latencies(t *testing.T, p Params, msgs ...[3]int64) []int64 {
 	t.Helper()
 	var out []int64
 	for i := range msgs {
-		n := build(t, line{}, p, nil)
+		n := build(t, line{}, p)
 		for _, m := range msgs[:i+1] {
 			n.Inject(m[0], int(m[1]), int(m[2]), 9600)
 		}
@@ -215,7 +215,7 @@ func TestPFCLosslessOverload(t *testing.T) {
 	for _, q := range []engine.QueueKind{engine.QueueHeap, engine.QueueCalendar} {
 		p := table6(eee.FastWake, 100*time.Nanosecond)
 		p.Queue = q
-		n := build(t, line{}, p, nil)
+		n := build(t, line{}, p)
 		for _, src := range []int{0, 1, 3} {
 			for i := range 20 {
 				n.Inject(int64(i)*us, src, 2, 100_000)
@@ -238,7 +238,8 @@ func TestUniformOverloadMegafly(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := table6(eee.Hybrid, 200*time.Nanosecond)
-	n := build(t, tp, p, &Traffic{Pattern: "uniform", MessageBytes: 30000, Load: 1.5, Arrivals: "poisson", Messages: 40})
+	n := build(t, tp, p)
+	attach(t, n, newOpenLoop(tp.Nodes(), 30000, 1.5, 40, 1))
 	r := run(t, n)
 	if want := uint64(tp.Nodes() * 40); r.Messages != want || r.Dropped != 0 || r.Packets != want*4 {
 		t.Errorf("delivered %d messages / %d packets (want %d / %d), %d dropped", r.Messages, r.Packets, want, want*4, r.Dropped)
@@ -252,8 +253,13 @@ func TestEnergyIsStateTimeTimesPower(t *testing.T) {
 	for _, mode := range []eee.Mode{eee.AlwaysOn, eee.FastWake, eee.DeepSleep, eee.Hybrid} {
 		p := table6(mode, 500*time.Nanosecond)
 		p.EEE.HybridHold = 2 * us
-		p.Power.NodeUtilisation = 0.25
-		n := build(t, line{}, p, &Traffic{Pattern: "uniform", MessageBytes: 20000, Load: 0.05, Arrivals: "onoff", OnTime: 5 * us, OffTime: 20 * us, Duration: 300 * us})
+		p.Power.NodeUtilisation = 0.25 // no workload: every node
+		n := build(t, line{}, p)
+		src := newOpenLoop(4, 20000, 0.05, 0, 1)
+		src.onoff(5*us, 20*us, 300*us)
+		for _, m := range src.recs {
+			n.Inject(m.Time, int(m.Src), int(m.Dst), m.Bytes)
+		}
 		r := run(t, n)
 		end := n.endTime
 		var links float64
@@ -300,10 +306,8 @@ func TestDeterminism(t *testing.T) {
 		p := table6(eee.DeepSleep, 0)
 		p.Queue = q
 		p.Predictor = predictor.Config{Kind: predictor.KindPerfBoundCorrect, WakeTime: predictor.Duration(4480 * time.Nanosecond)}
-		n, err := New(tp, p, &Traffic{Pattern: "uniform", MessageBytes: 20000, Load: 0.3, Arrivals: "poisson", Duration: 50 * us}, seed)
-		if err != nil {
-			t.Fatal(err)
-		}
+		n := build(t, tp, p)
+		attachConfig(t, n, synthetic("uniform", 20000, 0.3, 50*time.Microsecond), seed)
 		return run(t, n)
 	}
 	a, b := res(7, engine.QueueCalendar), res(7, engine.QueueHeap)

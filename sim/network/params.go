@@ -42,7 +42,7 @@ type Power struct {
 	WakeW, FastWakeW, DeepSleepW float64
 	SwitchW                      float64
 	NodeMinW, NodeMaxW           float64
-	NodeUtilisation              float64 // fraction of time nodes compute
+	NodeUtilisation              float64 // fraction of time nodes compute, without a workload (Inject only)
 }
 
 // StateW returns the link power of state s.
@@ -107,7 +107,7 @@ func (p *Params) Validate() error {
 		}
 	}
 	if !(pw.NodeUtilisation >= 0 && pw.NodeUtilisation <= 1) {
-		return fmt.Errorf("workload.node_utilisation: must be in [0, 1], got %v", pw.NodeUtilisation)
+		return fmt.Errorf("power: node utilisation must be in [0, 1], got %v", pw.NodeUtilisation)
 	}
 	e := p.EEE
 	if e.Mode != eee.AlwaysOn {

@@ -51,9 +51,12 @@ type Result struct {
 	Misses    uint64 `json:"misses"`
 	PFCPauses uint64 `json:"pfc_pauses"`
 	Dropped   uint64 `json:"dropped"` // always 0: PFC is lossless
-	Events    uint64 `json:"events"`
-	Links     int    `json:"links"`
-	Ports     int    `json:"ports"`
+	// NodeUtilisation is the nodes' mean compute utilisation (SPEC §3.3):
+	// from the workload's replay (Power.NodeUtilisation without one).
+	NodeUtilisation float64 `json:"node_utilisation"`
+	Events          uint64  `json:"events"`
+	Links           int     `json:"links"`
+	Ports           int     `json:"ports"`
 }
 
 // Perf is the part of a run's report that differs from run to run.
@@ -108,8 +111,7 @@ func (n *Network) Result() Result {
 	pw := n.p.Power
 	r.EnergyJ.Switches = float64(n.t.Switches()) * pw.SwitchW * secs
 	r.EnergyJ.Network = r.EnergyJ.Links + r.EnergyJ.Switches
-	nodeW := pw.NodeMinW + (pw.NodeMaxW-pw.NodeMinW)*pw.NodeUtilisation
-	r.EnergyJ.Nodes = float64(n.t.Nodes()) * nodeW * secs
+	r.EnergyJ.Nodes, r.NodeUtilisation = n.nodeEnergy(secs)
 	r.EnergyJ.Total = r.EnergyJ.Network + r.EnergyJ.Nodes
 	for i := range n.ports {
 		if c := n.ports[i].ctl; c != nil {
@@ -284,5 +286,50 @@ func (n *Network) IdleHistogram(bins int) []IdleRow {
 	for c, h := range n.idle {
 		emit(n.classes[c], h)
 	}
+	if n.portIdle != nil {
+		emit(idlePortClass(n.histPort), n.portIdle)
+	}
 	return rows
+}
+
+// TrackIdlePort gives port i (its index in ports.csv) its own idle-period
+// histogram, reported as class "port<i>" in idle_hist.csv and
+// idle_log.csv (paper 000 Fig. 1 is the histogram of one port). Call it
+// before Run.
+func (n *Network) TrackIdlePort(i int) error {
+	if i < 0 || i >= len(n.ports) || n.ports[i].link < 0 {
+		return fmt.Errorf("output.idle_hist_port: %d is not a cabled port (0…%d; see ports.csv)", i, len(n.ports)-1)
+	}
+	n.histPort, n.portIdle = int32(i), newLogHist()
+	return nil
+}
+
+// idlePortClass is the class name of port i's own idle histogram.
+func idlePortClass(i int32) string { return fmt.Sprintf("port%d", i) }
+
+// IdleLogCSVHeader is the header line of idle_log.csv.
+const IdleLogCSVHeader = "class,lo_ns,hi_ns,count,idle_s"
+
+// IdleLog calls f with every non-empty bucket of the exact log-linear
+// idle-period histograms (buckets ≤ 1/64 of their value wide) of all
+// ports and of the tracked port, as idle_log.csv lines: for shares below
+// any threshold (e.g. t_w of Fast Wake) without the coarse fixed bins.
+func (n *Network) IdleLog(f func(line string)) {
+	all := newLogHist()
+	for _, h := range n.idle {
+		all.merge(h)
+	}
+	emit := func(class string, h *logHist) {
+		for b, c := range h.counts {
+			if c == 0 {
+				continue
+			}
+			hi := bucketLow(b + 1)
+			f(fmt.Sprintf("%s,%.6g,%.6g,%d,%.12g", class, float64(bucketLow(b))/1000, float64(hi)/1000, c, h.sums[b]*psToS))
+		}
+	}
+	emit("all", all)
+	if n.portIdle != nil {
+		emit(idlePortClass(n.histPort), n.portIdle)
+	}
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/network"
 	"github.com/lpictl/lpictl/sim/power"
+	"github.com/lpictl/lpictl/sim/workload"
+	"github.com/lpictl/lpictl/sim/workload/apps"
 )
 
 // Report is the deterministic summary of a run: the same scenario and seed
@@ -26,6 +28,10 @@ type Report struct {
 	Mode      string `json:"mode"`
 	Predictor string `json:"predictor"`
 	Seed      uint64 `json:"seed"`
+	// Workload is the workload's kind (multi for jobs) and Ranks its rank
+	// count.
+	Workload string `json:"workload"`
+	Ranks    int    `json:"ranks"`
 	network.Result
 }
 
@@ -45,19 +51,34 @@ type Outcome struct {
 	Perf     network.Perf
 }
 
-// Run builds and runs the scenario. progress, if not nil, is called every
-// million events or so.
+// RunError is a failure of a run itself (a network or replay deadlock, a
+// cancelled context), as opposed to a scenario that cannot be built; a bad
+// record found while streaming a trace is reported as a *vef.Error inside.
+type RunError struct{ Err error }
+
+func (e *RunError) Error() string { return e.Err.Error() }
+func (e *RunError) Unwrap() error { return e.Err }
+
+// Run builds and runs the scenario: the network replays the workload
+// (sim/workload) as its workload.Host. progress, if not nil, is called
+// every million events or so.
 func Run(ctx context.Context, s *Scenario, progress func(network.Progress)) (*Outcome, error) {
 	b, err := s.Build()
 	if err != nil {
 		return nil, err
 	}
-	n, err := network.New(b.Topology, b.Params, &b.Traffic, s.Seed)
+	n, release, err := b.NewNetwork()
 	if err != nil {
 		return nil, err
 	}
+	defer release()
+	if p := s.Output.IdleHistPort; p != nil {
+		if err := n.TrackIdlePort(*p); err != nil {
+			return nil, err
+		}
+	}
 	if err := n.Run(ctx, 1<<20, progress); err != nil {
-		return nil, err
+		return nil, &RunError{Err: err}
 	}
 	kind := string(b.Params.Predictor.WithDefaults().Kind)
 	if s.Power.Mode == string(power.AlwaysOn) {
@@ -67,22 +88,39 @@ func Run(ctx context.Context, s *Scenario, progress func(network.Progress)) (*Ou
 	o.Report = Report{
 		Scenario: s.Name, Topology: b.Topology.Name(), Nodes: b.Topology.Nodes(), Switches: b.Topology.Switches(),
 		Preset: b.Preset.Name, Mode: s.Power.Mode, Predictor: kind, Seed: s.Seed,
+		Workload: workloadKind(&s.Workload), Ranks: b.Workload.Ranks,
 		Result: n.Result(),
 	}
 	return o, nil
 }
 
-// ExpectedEnd is the simulated time generation stops (ps), for progress
-// estimates; 0 when the workload is bounded by a message count only.
-func (s *Scenario) ExpectedEnd() int64 {
-	if s.Workload.Duration == nil {
-		return 0
+func workloadKind(c *workload.Config) string {
+	if len(c.Jobs) > 0 {
+		return workload.KindMulti
 	}
-	return ps(*s.Workload.Duration)
+	return c.Kind
 }
 
-// WriteDir writes summary.json, perf.json, ports.csv and idle_hist.csv to
-// dir, each atomically (a temporary file renamed into place).
+// ExpectedEnd is the workload's nominal duration (ps) for progress
+// estimates: workload.duration, or steps × step_time; 0 when unknown.
+func (s *Scenario) ExpectedEnd() int64 {
+	w := s.Workload
+	if w.Duration > 0 {
+		return ps(w.Duration)
+	}
+	if w.Steps > 0 && w.StepTime > 0 {
+		return int64(w.Steps) * ps(w.StepTime)
+	}
+	if w.Kind == apps.KindSynthetic {
+		_, d := apps.Defaults(w.Kind)
+		return ps(predictor.Duration(d))
+	}
+	return 0
+}
+
+// WriteDir writes summary.json, perf.json, ports.csv, idle_hist.csv and
+// idle_log.csv to dir, each atomically (a temporary file renamed into
+// place).
 func (o *Outcome) WriteDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -105,6 +143,20 @@ func (o *Outcome) WriteDir(dir string) error {
 		o.Net.Ports(func(r *network.PortRow) {
 			if werr == nil {
 				_, werr = fmt.Fprintln(w, r.CSV())
+			}
+		})
+		return werr
+	}); err != nil {
+		return err
+	}
+	if err := writeAtomic(filepath.Join(dir, "idle_log.csv"), func(w io.Writer) error {
+		if _, err := fmt.Fprintln(w, network.IdleLogCSVHeader); err != nil {
+			return err
+		}
+		var werr error
+		o.Net.IdleLog(func(line string) {
+			if werr == nil {
+				_, werr = fmt.Fprintln(w, line)
 			}
 		})
 		return werr
@@ -164,6 +216,7 @@ func (o *Outcome) WriteTable(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	p := func(k, format string, a ...any) { fmt.Fprintf(bw, "%-22s "+format+"\n", append([]any{k}, a...)...) }
 	p("scenario", "%s (seed %d)", r.Scenario, r.Seed)
+	p("workload", "%s, %d ranks, mean node utilisation %.2f%%", r.Workload, r.Ranks, 100*r.NodeUtilisation)
 	p("topology", "%s: %d nodes, %d switches, %d links", r.Topology, r.Nodes, r.Switches, r.Links)
 	p("power", "%s, mode %s, predictor %s", r.Preset, r.Mode, r.Predictor)
 	p("execution time", "%s", fmtS(r.ExecTimeS))

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -17,6 +18,8 @@ import (
 	"github.com/lpictl/lpictl/sim/network"
 	"github.com/lpictl/lpictl/sim/power"
 	"github.com/lpictl/lpictl/sim/topo"
+	"github.com/lpictl/lpictl/sim/workload"
+	"github.com/lpictl/lpictl/sim/workload/apps"
 )
 
 // DefaultFile is the shipped scenario used when none is given.
@@ -32,7 +35,7 @@ type Scenario struct {
 	Power      Power             `yaml:"power" json:"power"`
 	Predictor  predictor.Config  `yaml:"predictor" json:"predictor"`
 	Controller controller.Config `yaml:"controller" json:"controller"`
-	Workload   Workload          `yaml:"workload" json:"workload"`
+	Workload   workload.Config   `yaml:"workload" json:"workload"`
 	Engine     Engine            `yaml:"engine" json:"engine"`
 	Output     Output            `yaml:"output" json:"output"`
 }
@@ -58,21 +61,6 @@ type Power struct {
 	HybridHold *predictor.Duration `yaml:"hybrid_hold" json:"hybrid_hold"`
 }
 
-// Workload is the synthetic traffic.
-type Workload struct {
-	Kind            string              `yaml:"kind" json:"kind"`
-	Pattern         string              `yaml:"pattern" json:"pattern"`
-	MessageSize     int64               `yaml:"message_size" json:"message_size"`
-	Load            float64             `yaml:"load" json:"load"`
-	Arrivals        string              `yaml:"arrivals" json:"arrivals"`
-	OnTime          predictor.Duration  `yaml:"on_time" json:"on_time"`
-	OffTime         predictor.Duration  `yaml:"off_time" json:"off_time"`
-	Sync            bool                `yaml:"sync" json:"sync"`
-	Messages        int64               `yaml:"messages" json:"messages"`
-	Duration        *predictor.Duration `yaml:"duration" json:"duration"`
-	NodeUtilisation float64             `yaml:"node_utilisation" json:"node_utilisation"`
-}
-
 // Engine selects the event queue.
 type Engine struct {
 	Queue            string `yaml:"queue" json:"queue"`
@@ -83,6 +71,9 @@ type Engine struct {
 // Output tunes the reports.
 type Output struct {
 	IdleHistBins int `yaml:"idle_hist_bins" json:"idle_hist_bins"`
+	// IdleHistPort gives one port (its index in ports.csv; nodes' NICs are
+	// 0…nodes−1) its own rows in idle_hist.csv and idle_log.csv.
+	IdleHistPort *int `yaml:"idle_hist_port" json:"idle_hist_port"`
 }
 
 // Defaults not given by the preset (SPEC §3 Table 6 and "ours").
@@ -98,9 +89,6 @@ const (
 	DefaultControlBytes = 64
 	DefaultMode         = power.DeepSleep
 	DefaultHybridHold   = 10 * time.Microsecond
-	DefaultMessageSize  = 9600
-	DefaultLoad         = 0.3
-	DefaultDuration     = 20 * time.Microsecond
 	DefaultIdleBins     = 50
 	DefaultSeed         = 1
 )
@@ -120,7 +108,14 @@ func Load(path string, sets []string) (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Parse(data, name, sets)
+	s, err := Parse(data, name, sets)
+	if err != nil {
+		return nil, err
+	}
+	if path != "" {
+		s.Workload.Resolve(filepath.Dir(path))
+	}
+	return s, nil
 }
 
 // Parse decodes a scenario, applies overrides, fills defaults and checks it.
@@ -219,39 +214,11 @@ func (s *Scenario) normalize() error {
 		p.HybridHold = dur(DefaultHybridHold)
 	}
 	w := &s.Workload
-	if w.Kind == "" {
-		w.Kind = "synthetic"
+	if w.Kind == "" && len(w.Jobs) == 0 {
+		w.Kind = apps.KindSynthetic
 	}
-	if w.Kind != "synthetic" {
-		return fmt.Errorf("workload.kind: unknown workload %q (want synthetic)", w.Kind)
-	}
-	if w.Pattern == "" {
-		w.Pattern = "uniform"
-	}
-	if w.Arrivals == "" {
-		w.Arrivals = "poisson"
-	}
-	if w.MessageSize == 0 {
-		w.MessageSize = DefaultMessageSize
-	}
-	if w.MessageSize < 0 {
-		return fmt.Errorf("workload.message_size: must be > 0 bytes, got %d", w.MessageSize)
-	}
-	if w.Load == 0 {
-		w.Load = DefaultLoad
-	}
-	if w.Load < 0 || math.IsNaN(w.Load) || math.IsInf(w.Load, 0) {
-		return fmt.Errorf("workload.load: must be > 0 (a fraction of the link rate), got %v", w.Load)
-	}
-	if w.Messages < 0 {
-		return fmt.Errorf("workload.messages: must be ≥ 0, got %d", w.Messages)
-	}
-	if w.Duration == nil {
-		if w.Messages == 0 {
-			w.Duration = dur(DefaultDuration)
-		} else {
-			w.Duration = dur(0)
-		}
+	if err := w.Validate(); err != nil {
+		return err
 	}
 	if e := &s.Engine; e.Queue == "" {
 		e.Queue = string(engine.QueueCalendar)
@@ -264,6 +231,9 @@ func (s *Scenario) normalize() error {
 	}
 	if s.Output.IdleHistBins < 0 || s.Output.IdleHistBins > 100000 {
 		return fmt.Errorf("output.idle_hist_bins: must be in 1..100000, got %d", s.Output.IdleHistBins)
+	}
+	if p := s.Output.IdleHistPort; p != nil && *p < 0 {
+		return fmt.Errorf("output.idle_hist_port: must be a port index ≥ 0, got %d", *p)
 	}
 	tc, err := s.Topology.Normalized()
 	if err != nil {
@@ -278,7 +248,8 @@ type Built struct {
 	Topology topo.Topology
 	Preset   *power.Preset
 	Params   network.Params
-	Traffic  network.Traffic
+	// Workload is the built workload: the network replays it.
+	Workload *workload.Workload
 }
 
 func ps(d predictor.Duration) int64 { return int64(d) * 1000 }
@@ -315,7 +286,6 @@ func (s *Scenario) Build() (*Built, error) {
 		Power: network.Power{
 			SwitchW:  pre.System.SwitchW,
 			NodeMinW: pre.System.NodeMinW, NodeMaxW: pre.System.NodeMaxW,
-			NodeUtilisation: s.Workload.NodeUtilisation,
 		},
 		Controller:       s.Controller,
 		Queue:            engine.QueueKind(s.Engine.Queue),
@@ -344,16 +314,27 @@ func (s *Scenario) Build() (*Built, error) {
 			return nil, err
 		}
 	}
-	w := s.Workload
-	tr := network.Traffic{
-		Pattern: w.Pattern, MessageBytes: w.MessageSize, Load: w.Load, Arrivals: w.Arrivals,
-		OnTime: ps(w.OnTime), OffTime: ps(w.OffTime), Sync: w.Sync, Messages: w.Messages, Duration: ps(*w.Duration),
-	}
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if err := tr.Validate(); err != nil {
+	if err := s.checkRanks(t.Nodes()); err != nil {
 		return nil, err
 	}
-	return &Built{Topology: t, Preset: pre, Params: p, Traffic: tr}, nil
+	wl, err := workload.Build(s.Workload, t.Nodes(), s.Seed)
+	if err != nil {
+		return nil, err
+	}
+	return &Built{Topology: t, Preset: pre, Params: p, Workload: wl}, nil
+}
+
+// checkRanks refuses more ranks than nodes before anything is generated.
+func (s *Scenario) checkRanks(nodes int) error {
+	ranks := s.Workload.Ranks
+	for _, j := range s.Workload.Jobs {
+		ranks += j.Ranks
+	}
+	if ranks > nodes {
+		return fmt.Errorf("workload.ranks: %d ranks do not fit on %d nodes (one rank per node)", ranks, nodes)
+	}
+	return nil
 }
