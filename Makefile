@@ -38,8 +38,8 @@ bench: ## benchmarks: ns/decision, allocs, events/s, peak memory
 fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
 	@./scripts/fuzz-all.sh $(or $(FUZZTIME),20s)
 
-demo: build ## the main job on a built-in default: a small Megafly under four policies
-	./$(BIN) sim compare -c configs/sim/quick.yaml
+demo: build ## the main job on a built-in default: LAMMPS on a small Megafly under four policies
+	./$(BIN) sim compare -c configs/sim/demo.yaml
 
 demo-predict: build ## replay a captured idle-gap file through PerfBoundCorrect
 	./$(BIN) predict --predictor perfboundcorrect configs/predict/gaps-demo.txt
