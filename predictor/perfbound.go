@@ -164,13 +164,13 @@ type PerfBoundCorrect struct {
 
 	// Storage for registers of up to inlineHistory outcomes, so that the
 	// predictor is one allocation and a decision touches few cache lines.
-	inlineOutcomes [1]uint64
+	inlineOutcomes [(inlineHistory + 63) / 64]uint64
 	inlineLogs     [inlineHistory]float64
 }
 
 // inlineHistory is the longest outcome register stored inside the
-// predictor (the default n_R is 32).
-const inlineHistory = 64
+// predictor: the default n_R; longer registers are allocated apart.
+const inlineHistory = DefaultHistory
 
 func newPerfBoundCorrect(c Config) *PerfBoundCorrect {
 	p := &PerfBoundCorrect{
