@@ -127,8 +127,12 @@ func Build(cfg Config, nodes int, seed uint64) (*Workload, error) {
 			if err != nil {
 				return nil, err
 			}
+			// An open-loop job (no compute) lasts its span.
 			nominal[i] = s.MaxCompute
-			longest = max(longest, s.MaxCompute)
+			if nominal[i] == 0 {
+				nominal[i] = s.Span
+			}
+			longest = max(longest, nominal[i])
 		}
 		opens := make([]func() (vef.Source, error), len(bs))
 		for i, b := range bs {
@@ -231,9 +235,13 @@ type Summary struct {
 	// Collectives counts operations by op name.
 	Collectives map[string]int64 `json:"collectives"`
 	// Compute per rank: the delays after dependencies plus the time before
-	// each rank's first record; MaxCompute and MeanCompute over ranks (ps).
+	// each rank's first record, except for open-loop ranks (every record
+	// with dependency 0), which compute nothing; MaxCompute and
+	// MeanCompute over ranks (ps).
 	MaxCompute  int64 `json:"max_compute_ps"`
 	MeanCompute int64 `json:"mean_compute_ps"`
+	// Span is the latest absolute (dependency-0) time of any record (ps).
+	Span int64 `json:"span_ps"`
 }
 
 func summarize(open func() (vef.Source, error)) (Summary, error) {
@@ -245,7 +253,9 @@ func summarize(open func() (vef.Source, error)) (Summary, error) {
 	s := Summary{Collectives: map[string]int64{}}
 	h := vef.Header{Tasks: src.Tasks(), Comms: len(src.Comms()), OnlySend: true}
 	compute := make([]int64, h.Tasks)
+	first := make([]int64, h.Tasks) // time before the first record
 	seen := make([]bool, h.Tasks)
+	closed := make([]bool, h.Tasks)
 	var r vef.Record
 	for {
 		err := src.Next(&r)
@@ -258,8 +268,15 @@ func summarize(open func() (vef.Source, error)) (Summary, error) {
 		if r.Dep == vef.DepRecv {
 			h.OnlySend = false
 		}
-		if r.Dep != vef.DepNone || !seen[r.Src] {
+		switch {
+		case r.Dep != vef.DepNone:
 			compute[r.Src] += r.Time
+			closed[r.Src] = true
+		case !seen[r.Src]:
+			first[r.Src] = r.Time
+		}
+		if r.Dep == vef.DepNone {
+			s.Span = max(s.Span, r.Time)
 		}
 		seen[r.Src] = true
 		if r.Kind == vef.Message {
@@ -277,7 +294,10 @@ func summarize(open func() (vef.Source, error)) (Summary, error) {
 		}
 	}
 	var sum int64
-	for _, c := range compute {
+	for t, c := range compute {
+		if closed[t] {
+			c += first[t]
+		}
 		s.MaxCompute = max(s.MaxCompute, c)
 		sum += c
 	}

@@ -205,9 +205,9 @@ func (c *Config) validateParams(p string) error {
 		errs = append(errs, neg("input_bytes", int64(c.PATMOS.InputBytes)), neg("tally_bytes", int64(c.PATMOS.TallyBytes)))
 	case c.MLWF != nil:
 		m := c.MLWF
-		errs = append(errs, neg("layers", int64(m.Layers)), neg("gather_bytes", int64(m.GatherBytes)),
+		errs = append(errs, neg("cycle_time", int64(m.CycleTime)), neg("gather_bytes", int64(m.GatherBytes)),
 			neg("request_bytes", int64(m.RequestBytes)), neg("response_bytes", int64(m.ResponseBytes)),
-			neg("gradient_bytes", int64(m.GradientBytes)))
+			neg("gradient_bytes", int64(m.GradientBytes)), neg("fusion_bytes", int64(m.FusionBytes)))
 	case c.AlexNet != nil:
 		a := c.AlexNet
 		if a.ForwardFraction < 0 || a.ForwardFraction >= 1 || math.IsNaN(a.ForwardFraction) {
@@ -215,6 +215,18 @@ func (c *Config) validateParams(p string) error {
 		}
 		for i, b := range a.LayerBytes {
 			errs = append(errs, neg(fmt.Sprintf("layer_bytes[%d]", i), int64(b)))
+		}
+		layers := len(a.LayerBytes)
+		if layers == 0 {
+			layers = 8 // AlexNet's
+		}
+		if n := len(a.LayerCompute); n > 0 && n != layers {
+			errs = append(errs, fmt.Errorf("%s.alexnet.layer_compute: %d weights for %d layers", p, n, layers))
+		}
+		for i, w := range a.LayerCompute {
+			if !(w >= 0) || math.IsInf(w, 0) {
+				errs = append(errs, fmt.Errorf("%s.alexnet.layer_compute[%d]: must be ≥ 0, got %v", p, i, w))
+			}
 		}
 	case c.Stencil != nil:
 		s := c.Stencil

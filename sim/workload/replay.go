@@ -124,6 +124,8 @@ type Replayer struct {
 	rhead int
 
 	started     []bool
+	closed      []bool  // the task has a record with a dependency (not open-loop)
+	initBusy    []int64 // compute before the task's first record (dependency 0)
 	busyUntil   []int64
 	outstanding int64
 	pending     int64
@@ -160,6 +162,8 @@ func NewReplayer(src vef.Source, nodes []int, opts Options) (*Replayer, error) {
 		gdone:     make([]gdone, tasks*vef.CollectiveHistory),
 		gdnext:    make([]uint8, tasks),
 		started:   make([]bool, tasks),
+		closed:    make([]bool, tasks),
+		initBusy:  make([]int64, tasks),
 		busyUntil: make([]int64, tasks),
 	}
 	for i := range r.ring {
@@ -455,10 +459,16 @@ func (r *Replayer) prepare(op *opState) {
 func (r *Replayer) resolve(ref int64, task int32, dep vef.Dep, depID, delay int64) {
 	first := !r.started[task]
 	r.started[task] = true
+	if dep != vef.DepNone {
+		r.closed[task] = true
+	}
 	switch dep {
 	case vef.DepNone:
 		if first {
+			// Compute only if the task turns out to be closed-loop (see
+			// Stats): an open-loop task merely waits for its first send.
 			r.compute(task, 0, delay)
+			r.initBusy[task] = r.stats.RankBusy[task]
 		}
 		r.schedule(ref, delay)
 	case vef.DepSend, vef.DepRecv:

@@ -411,3 +411,74 @@ func TestMultiJobInterleaved(t *testing.T) {
 		t.Errorf("only %d messages", st.P2P)
 	}
 }
+
+// TestOpenLoopNoCompute: open-loop traffic (every record of a task at an
+// absolute time) computes nothing, alone, next to closed-loop tasks, and
+// repeated in a multi-job workload; closed-loop tasks keep the time before
+// their first record as compute.
+func TestOpenLoopNoCompute(t *testing.T) {
+	// Synthetic traffic alone: no compute, utilisation 0.
+	w, err := Build(Config{Kind: apps.KindSynthetic, Ranks: 8, Duration: 100_000}, 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := runIdeal(t, w)
+	if st.P2P == 0 {
+		t.Fatal("no messages")
+	}
+	for r, b := range st.RankBusy {
+		if b != 0 {
+			t.Errorf("synthetic rank %d busy %d ps", r, b)
+		}
+	}
+	for n, u := range st.Utilisation(8) {
+		if u != 0 {
+			t.Errorf("synthetic node %d utilisation %v", n, u)
+		}
+	}
+	if sum, err := w.Summarize(); err != nil || sum.MaxCompute != 0 || sum.Span <= 0 {
+		t.Errorf("summary %+v %v", sum, err)
+	}
+
+	// A trace: task 0 open-loop (two absolute-time sends), task 1 computes
+	// 2 µs before its first send, then 1 µs after a receipt; task 2 only
+	// receives.
+	const text = `VEF 3 4 1 0 0 FALSE
+C0 0 1 2
+0 0 2 8 0 5000 -1
+1 1 0 8 0 2000 -1
+2 1 2 8 2 1000 1
+3 0 2 8 0 9000 -1
+`
+	r := replayText(t, text, &timedHost{IdealHost: IdealHost{Latency: 1000}})
+	st = r.Stats()
+	if st.RankBusy[0] != 0 || st.RankBusy[1] != 3_000_000 || st.RankBusy[2] != 0 {
+		t.Errorf("busy %v, want [0 3000000 0]", st.RankBusy)
+	}
+
+	// Multi-job: a repeated synthetic job stays open-loop (its repeats are
+	// shifted in time, not chained by compute); the stencil computes.
+	w, err = Build(Config{Jobs: []Config{
+		{Kind: apps.KindStencil, Ranks: 8, Steps: 10, StepTime: 10000},
+		{Kind: apps.KindSynthetic, Ranks: 4, Duration: 20000, Repeat: 3},
+		{Kind: apps.KindSynthetic, Ranks: 4, Duration: 20000}, // auto: about as long as the stencil
+	}}, 16, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Jobs[2].Repeat != 5 {
+		t.Errorf("auto repeat of the open-loop job: %d, want 100 µs / 20 µs = 5", w.Jobs[2].Repeat)
+	}
+	st = runIdeal(t, w)
+	for r, b := range st.RankBusy {
+		if r < 8 && b < 10*10_000_000 {
+			t.Errorf("stencil rank %d busy %d ps", r, b)
+		}
+		if r >= 8 && b != 0 {
+			t.Errorf("synthetic rank %d busy %d ps", r, b)
+		}
+	}
+	if f := maxOf(st.RankFinish[8:12]); f < 2*20_000_000 {
+		t.Errorf("3 repeats of 20 µs ended at %d ps", f)
+	}
+}

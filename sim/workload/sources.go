@@ -189,6 +189,10 @@ type anchor struct {
 // into a dependency on that task's latest event (its last event of the
 // previous iteration, then its own earlier dependency-0 record) delayed by
 // the difference of their absolute times: causality replaces timestamps.
+// An open-loop task (every record of its first iteration has dependency
+// 0: synthetic injection) stays open-loop: its records keep dependency 0,
+// shifted by i × the first iteration's span (its latest absolute time), so
+// its waits never become compute.
 type repeatSource struct {
 	open       func() (vef.Source, error)
 	cur        vef.Source
@@ -197,6 +201,8 @@ type repeatSource struct {
 	gBase      int64
 	msgs, gs   int64 // counts in the current iteration
 	last, base []anchor
+	closed     []bool // per task: a record with a dependency in iteration 0
+	span       int64  // latest absolute time of iteration 0
 }
 
 func newRepeatSource(open func() (vef.Source, error), n int) (*repeatSource, error) {
@@ -205,7 +211,7 @@ func newRepeatSource(open func() (vef.Source, error), n int) (*repeatSource, err
 		return nil, err
 	}
 	t := s.Tasks()
-	return &repeatSource{open: open, cur: s, n: n, last: make([]anchor, t), base: make([]anchor, t)}, nil
+	return &repeatSource{open: open, cur: s, n: n, last: make([]anchor, t), base: make([]anchor, t), closed: make([]bool, t)}, nil
 }
 
 func (s *repeatSource) Tasks() int       { return s.cur.Tasks() }
@@ -244,13 +250,22 @@ func (s *repeatSource) Next(r *vef.Record) error {
 		break
 	}
 	abs, rewritten := r.Time, false
+	if s.i == 0 {
+		if r.Dep == vef.DepNone {
+			s.span = max(s.span, r.Time)
+		} else {
+			s.closed[r.Src] = true
+		}
+	}
 	switch r.Dep {
 	case vef.DepSend, vef.DepRecv:
 		r.DepID += s.msgBase
 	case vef.DepColl:
 		r.DepID += s.gBase
 	case vef.DepNone:
-		if s.i > 0 {
+		if s.i > 0 && !s.closed[r.Src] {
+			r.Time = abs + int64(s.i)*s.span
+		} else if s.i > 0 {
 			if a := s.base[r.Src]; a.dep != vef.DepNone {
 				r.Dep, r.DepID, r.Time = a.dep, a.id, max(0, abs-a.abs)
 				rewritten = true

@@ -26,7 +26,9 @@ type Stats struct {
 	ExecTime   int64
 	// RankBusy is each rank's compute time: the delays of its records
 	// after their dependencies, and the time before its first record
-	// (merged where they overlap).
+	// (merged where they overlap). A rank whose records all have
+	// dependency 0 is open-loop traffic (synthetic injection at absolute
+	// times): it computes nothing, its waits are not compute.
 	RankBusy []int64
 	// Node maps rank → node.
 	Node []int32
@@ -37,6 +39,11 @@ func (r *Replayer) Stats() Stats {
 	s := r.stats
 	s.RankFinish = slices.Clone(s.RankFinish)
 	s.RankBusy = slices.Clone(s.RankBusy)
+	for t, c := range r.closed {
+		if !c { // open-loop: its only "compute" is the wait before its first send
+			s.RankBusy[t] -= r.initBusy[t]
+		}
+	}
 	s.Node = slices.Clone(s.Node)
 	if !r.done {
 		s.ExecTime = slices.Max(append(s.RankFinish, 0))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/lpictl/lpictl/sim/workload/vef"
 )
@@ -80,6 +81,9 @@ func TestModelsScale(t *testing.T) {
 		s := Spec{Kind: k, Ranks: 4160, Steps: 1, Duration: 0}
 		if k == KindSynthetic {
 			s.Steps, s.Duration = 0, 1000
+		}
+		if k == KindMLWF { // 4 negotiation cycles (the default 5 s step has 1000)
+			s.StepTime = 20 * time.Millisecond
 		}
 		src, err := New(s)
 		if err != nil {

@@ -5,9 +5,10 @@
 // Application models follow paper 000 §4.4–4.7: lammps (halo exchange,
 // frequent small Allreduce, occasional Bcast and FFT Alltoall after a quiet
 // first phase; Fig. 6), patmos (network only at start and end: Bcast, then
-// Allreduce and Reduce; Fig. 9), mlwf (Gather–Gatherv–Bcast–Bcast per layer,
-// then Allreduce; §4.6) and alexnet (compute-heavy steps with per-layer
-// gradient Allreduce bursts; Fig. 15). Micro-benchmarks: stencil and
+// Allreduce and Reduce; Fig. 9), mlwf (Horovod's Gather–Gatherv–Bcast–Bcast
+// negotiation every 5 ms cycle, then the fused gradient Allreduce at the
+// end of each step; §4.6) and alexnet (compute-heavy steps with per-layer
+// gradient Allreduce bursts of AlexNet's real sizes; Fig. 15). Micro-benchmarks: stencil and
 // alltoall. Synthetic open-loop traffic (papers 001 and 004): uniform,
 // permutation, tornado, bit-reverse and hotspot patterns, Poisson or bursty
 // ON/OFF arrivals with exponential or Pareto periods.

@@ -56,8 +56,8 @@ func Defaults(kind string) (stepTime, duration time.Duration) {
 		return 5 * time.Millisecond, 2431300 * time.Microsecond
 	case KindPATMOS: // paper 000 §4.5: 1290.64 s, one long compute phase
 		return 1290640 * time.Millisecond, 1290640 * time.Millisecond
-	case KindMLWF:
-		return 4 * time.Millisecond, time.Second
+	case KindMLWF: // ours: CPU training steps of seconds (§4.6: ms-range gaps)
+		return 5 * time.Second, 50 * time.Second
 	case KindAlexNet: // paper 000 §4.7 energy figures imply ≈ 97 s
 		return 100 * time.Millisecond, 97 * time.Second
 	case KindStencil, KindAlltoall:
@@ -315,21 +315,36 @@ func (p *patmos) gen(e *emitter, k int) bool {
 
 // ---------------------------------------------------------------- MLWF
 
-// MLWF shapes paper 000 §4.6: Horovod training; per layer a negotiation
-// Gather (sizes) – Gatherv (requests) – Bcast (size) – Bcast (response),
-// then an Allreduce of the gradients at the end of the step.
+// MLWF shapes paper 000 §4.6 and Fig. 12: Horovod data-parallel training
+// (MPI controller). Horovod's background thread negotiates every cycle
+// (HOROVOD_CYCLE_TIME), whether or not a tensor is ready: a Gather of
+// the request-list sizes, a Gatherv of the request lists, a Bcast of the
+// response size and a Bcast of the response list ("a repetitive sequence
+// of Gather-Gatherv-Broadcast-Broadcast … then the AllReduce"). Compute
+// goes on between the cycles; at the end of each training step the
+// gradients are averaged with an Allreduce (fused up to FusionBytes, as
+// Horovod's tensor fusion does). The constant negotiation traffic is what
+// Fig. 12 shows at every rate; the cycle gaps are the ms-range idle
+// periods (§4.6: 99 % of them).
 type MLWF struct {
-	Layers        int   `yaml:"layers,omitempty" json:"layers,omitempty"`                 // default 8
-	GatherBytes   Bytes `yaml:"gather_bytes,omitempty" json:"gather_bytes,omitempty"`     // default 4
-	RequestBytes  Bytes `yaml:"request_bytes,omitempty" json:"request_bytes,omitempty"`   // mean Gatherv share, default 256
-	ResponseBytes Bytes `yaml:"response_bytes,omitempty" json:"response_bytes,omitempty"` // default 1KiB
-	GradientBytes Bytes `yaml:"gradient_bytes,omitempty" json:"gradient_bytes,omitempty"` // default 4MiB
+	// CycleTime between negotiation cycles (default 5ms, Horovod's
+	// HOROVOD_CYCLE_TIME default); a step is step_time / cycle_time cycles.
+	CycleTime     Duration `yaml:"cycle_time,omitempty" json:"cycle_time,omitempty"`
+	GatherBytes   Bytes    `yaml:"gather_bytes,omitempty" json:"gather_bytes,omitempty"`     // default 4
+	RequestBytes  Bytes    `yaml:"request_bytes,omitempty" json:"request_bytes,omitempty"`   // mean Gatherv share, default 256
+	ResponseBytes Bytes    `yaml:"response_bytes,omitempty" json:"response_bytes,omitempty"` // default 1KiB
+	// GradientBytes per step (default 32MB: an 8 M-parameter U-Net in
+	// float32, our estimate), in Allreduces of at most FusionBytes
+	// (default 64MiB, HOROVOD_FUSION_THRESHOLD).
+	GradientBytes Bytes `yaml:"gradient_bytes,omitempty" json:"gradient_bytes,omitempty"`
+	FusionBytes   Bytes `yaml:"fusion_bytes,omitempty" json:"fusion_bytes,omitempty"`
 }
 
 type mlwf struct {
 	p      MLWF
 	n      int
-	layer  int64
+	cycle  int64
+	cycles int
 	nsteps int
 	jit    jitter
 	req    []int64
@@ -340,37 +355,45 @@ func newMLWF(s Spec) *source {
 	if s.Params.MLWF != nil {
 		p = *s.Params.MLWF
 	}
-	p.Layers = orInt(p.Layers, 8)
+	if p.CycleTime <= 0 {
+		p.CycleTime = Duration(5 * time.Millisecond)
+	}
 	p.GatherBytes = Bytes(orBytes(p.GatherBytes, 4))
 	p.RequestBytes = Bytes(orBytes(p.RequestBytes, 256))
 	p.ResponseBytes = Bytes(orBytes(p.ResponseBytes, 1<<10))
-	p.GradientBytes = Bytes(orBytes(p.GradientBytes, 4<<20))
+	p.GradientBytes = Bytes(orBytes(p.GradientBytes, 32_000_000))
+	p.FusionBytes = Bytes(orBytes(p.FusionBytes, 64<<20))
 	steps, step := s.resolve()
-	m := &mlwf{p: p, n: s.Ranks, layer: step / int64(p.Layers), nsteps: steps, jit: newJitter(s.Seed, 3, s.Imbalance), req: make([]int64, s.Ranks)}
+	cycle := ps(time.Duration(p.CycleTime))
+	m := &mlwf{p: p, n: s.Ranks, cycle: cycle, cycles: max(1, int(math.Round(float64(step)/float64(cycle)))),
+		nsteps: steps, jit: newJitter(s.Seed, 3, s.Imbalance), req: make([]int64, s.Ranks)}
 	return newSource(s.Ranks, m)
 }
 
 func (m *mlwf) steps() int { return m.nsteps }
 
+// gen emits one training step: its negotiation cycles, each after a
+// cycle of compute, then the fused gradient Allreduces.
 func (m *mlwf) gen(e *emitter, k int) bool {
 	g, resp := int64(m.p.GatherBytes), int64(m.p.ResponseBytes)
-	for l := 0; l < m.p.Layers; l++ {
+	for c := 0; c < m.cycles; c++ {
+		var total int64
 		for t := 0; t < m.n; t++ {
-			e.compute(t, m.jit.of(m.layer))
+			e.compute(t, m.jit.of(m.cycle))
 			// Gatherv shares vary by rank: ±50 % around the mean.
 			m.req[t] = max(1, int64(float64(m.p.RequestBytes)*(0.5+m.jit.rng.Float64())))
-		}
-		var total int64
-		for _, v := range m.req {
-			total += v
+			total += m.req[t]
 		}
 		e.coll(0, vef.Gather, constant(g), rootOnly(g*int64(m.n)))
 		e.coll(0, vef.Gather, func(r int) int64 { return m.req[r] }, rootOnly(total))
 		e.coll(0, vef.Bcast, rootOnly(4), nonRoot(4))
 		e.coll(0, vef.Bcast, rootOnly(resp), nonRoot(resp))
 	}
-	b := int64(m.p.GradientBytes)
-	e.coll(0, vef.Allreduce, constant(b), constant(b))
+	for left := int64(m.p.GradientBytes); left > 0; {
+		b := min(left, int64(m.p.FusionBytes))
+		left -= b
+		e.coll(0, vef.Allreduce, constant(b), constant(b))
+	}
 	return k+1 < m.nsteps
 }
 
@@ -385,10 +408,21 @@ type AlexNet struct {
 	LayerBytes []Bytes `yaml:"layer_bytes,omitempty" json:"layer_bytes,omitempty"`
 	// ForwardFraction of the step's compute is the forward pass (default 1/3).
 	ForwardFraction float64 `yaml:"forward_fraction,omitempty" json:"forward_fraction,omitempty"`
+	// LayerCompute: relative back-propagation compute per layer, same
+	// order (default AlexNet's multiply-accumulates per layer: the fully
+	// connected layers hold 96 % of the parameters but 8 % of the compute).
+	// Empty with custom LayerBytes: equal shares.
+	LayerCompute []float64 `yaml:"layer_compute,omitempty" json:"layer_compute,omitempty"`
 }
 
 // alexnetParams: parameters per layer (weights + biases), fc8 … conv1.
 var alexnetParams = []int64{4097000, 16781312, 37752832, 442624, 663936, 885120, 307456, 34944}
+
+// alexnetMACs: forward multiply-accumulates per image and layer, fc8 …
+// conv1 (Krizhevsky et al.: conv1 55·55·96·11·11·3, conv2 27·27·256·5·5·48,
+// conv3 13·13·384·3·3·256, conv4 13·13·384·3·3·192, conv5
+// 13·13·256·3·3·192, fc6 9216·4096, fc7 4096·4096, fc8 4096·1000).
+var alexnetMACs = []float64{4.096e6, 16.777e6, 37.749e6, 74.760e6, 112.140e6, 149.520e6, 223.949e6, 105.415e6}
 
 type alexnet struct {
 	p      AlexNet
@@ -407,6 +441,19 @@ func newAlexNet(s Spec) *source {
 		for _, n := range alexnetParams {
 			p.LayerBytes = append(p.LayerBytes, Bytes(4*n))
 		}
+		if len(p.LayerCompute) == 0 {
+			p.LayerCompute = alexnetMACs
+		}
+	}
+	var sum float64
+	for _, w := range p.LayerCompute {
+		sum += w
+	}
+	if len(p.LayerCompute) != len(p.LayerBytes) || !(sum > 0) {
+		p.LayerCompute = make([]float64, len(p.LayerBytes))
+		for i := range p.LayerCompute {
+			p.LayerCompute[i] = 1
+		}
 	}
 	p.ForwardFraction = orFloat(p.ForwardFraction, 1.0/3)
 	steps, step := s.resolve()
@@ -417,11 +464,21 @@ func (a *alexnet) steps() int { return a.nsteps }
 
 func (a *alexnet) gen(e *emitter, k int) bool {
 	fwd := int64(float64(a.step) * a.p.ForwardFraction)
-	back := (a.step - fwd) / int64(len(a.p.LayerBytes))
+	var sum float64
+	for _, w := range a.p.LayerCompute {
+		sum += w
+	}
 	for t := 0; t < a.n; t++ {
 		e.compute(t, a.jit.of(fwd))
 	}
-	for _, b := range a.p.LayerBytes {
+	var cum float64
+	done := int64(0)
+	for i, b := range a.p.LayerBytes {
+		// Cumulative rounding: the layers add up to the step exactly.
+		cum += a.p.LayerCompute[i]
+		upTo := int64(math.Round(float64(a.step-fwd) * cum / sum))
+		back := upTo - done
+		done = upTo
 		for t := 0; t < a.n; t++ {
 			e.compute(t, a.jit.of(back))
 		}
