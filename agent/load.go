@@ -168,6 +168,18 @@ func Load(opts LoadOptions) (Loaded, error) {
 	if sd := envOf(env, "STATE_DIRECTORY"); sd != "" && !isSet(data, "state_dir") && !changed["state_dir"] && envMap[EnvName("state_dir")] == "" && !setsKey(opts.Sets, "state_dir") {
 		cfg.StateDir = strings.SplitN(sd, ":", 2)[0]
 	}
+	// A relative file named in the config file is relative to that file's
+	// folder (as a scenario's trace files are); from flags, the environment
+	// or --set it is relative to the working directory.
+	for _, f := range []struct {
+		key string
+		val *string
+	}{{"sim.scenario", &cfg.Sim.Scenario}, {"hw.hops_file", &cfg.HW.HopsFile}, {"hw.model_file", &cfg.HW.ModelFile}} {
+		fromFile := file != "" && !changed[f.key] && envMap[EnvName(f.key)] == "" && !setsKey(opts.Sets, f.key)
+		if fromFile && *f.val != "" && !filepath.IsAbs(*f.val) {
+			*f.val = filepath.Join(filepath.Dir(file), *f.val)
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", name, err)
 	}

@@ -269,3 +269,28 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// TestRelativePathsFollowTheConfigFile: files named in the config file
+// resolve against its folder; from flags or --set, against the working
+// directory.
+func TestRelativePathsFollowTheConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "agent.yaml")
+	if err := os.WriteFile(file, []byte("backend: sim\nsim: {scenario: sim/quick.yaml}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := agent.Load(agent.LoadOptions{File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "sim/quick.yaml"); l.Config.Sim.Scenario != want {
+		t.Errorf("from the file: %q, want %q", l.Config.Sim.Scenario, want)
+	}
+	l, err = agent.Load(agent.LoadOptions{File: file, Sets: []string{"sim.scenario=other.yaml"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Config.Sim.Scenario != "other.yaml" {
+		t.Errorf("from --set: %q, want other.yaml as given", l.Config.Sim.Scenario)
+	}
+}

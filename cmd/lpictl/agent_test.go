@@ -513,6 +513,11 @@ func TestSystemdUnitVerifies(t *testing.T) {
 // reaches the simulated ports.
 func TestAgentProcessSim(t *testing.T) {
 	dir := t.TempDir()
+	// A relative scenario in a config file is relative to that file.
+	scenarioFile, err := filepath.Abs("../../configs/sim/quick.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, mode := range []string{"observe", "enforce"} {
 		t.Run(mode, func(t *testing.T) {
 			config := filepath.Join(dir, mode+".yaml")
@@ -524,8 +529,8 @@ interval: 20ms
 ports: {names: [node0, sw0p0]}
 limits: {min_change_interval: 200us, hysteresis: 0}
 safety: {warmup: 0s}
-sim: {scenario: ../../configs/sim/quick.yaml, set: [topology.radix=4], speed: 1}
-`, mode, filepath.Join(dir, "state")))
+sim: {scenario: %s, set: [topology.radix=4], speed: 1}
+`, mode, filepath.Join(dir, "state"), scenarioFile))
 			p := startAgent(t, config)
 			for _, d := range []string{`device="node0"`, `device="sw0p0"`} {
 				first := -1.0
