@@ -25,30 +25,66 @@ type Stats struct {
 }
 
 // Port controls the t_PDT of one link end.
+//
+// Its layout puts what Decide, IdleEnded and Sent touch in its first two
+// cache lines (the register's range is kept resolved); the configuration
+// and the rarely changed counters follow.
 type Port struct {
-	cfg   Config
-	pred  predictor.Predictor
-	stats Stats
+	// First line: the decision.
+	pred        predictor.Predictor
+	current     time.Duration // t_PDT in force (Stats.Current)
+	recommended time.Duration // the predictor's last raw answer
+	decisions   uint64
+	lo, hi, res time.Duration // the register's range and resolution
 
+	// Second line: observations and changes.
 	trafficSince bool // an observation arrived since the last computation
-	lastCompute  time.Duration
-	lastChange   time.Duration
 	changed      bool
+	onInterval   bool // cfg.Recompute == OnInterval
+	lastCompute  time.Duration
+	hits, misses uint64
+	clamps       uint64
+	changes      uint64
+	lastChange   time.Duration
+	since        time.Duration // when current took effect
 
-	start, since time.Duration // port start; when Current took effect
-	weighted     float64       // ∫ t_PDT dt before since, in ns²
+	// Cold: changes held back, the time-weighted mean, the configuration.
+	weighted    float64 // ∫ t_PDT dt before since, in ns²
+	interval    time.Duration
+	minChange   time.Duration
+	hysteresis  float64
+	suppressed  uint64
+	rateLimited uint64
+	start       time.Duration
+	cfg         Config
 }
 
 // NewPort returns a port that starts at now with the predictor's first answer.
 func NewPort(cfg Config, pred predictor.Predictor, now time.Duration) (*Port, error) {
-	cfg = cfg.WithDefaults()
-	if err := cfg.Validate(); err != nil {
+	p := new(Port)
+	if err := InitPort(p, cfg, pred, now); err != nil {
 		return nil, err
 	}
-	p := &Port{cfg: cfg, pred: pred, start: now, since: now, lastCompute: now}
-	v := p.consult(now)
-	p.stats.Current = v
 	return p, nil
+}
+
+// InitPort makes *p the port NewPort(cfg, pred, now) returns, in place
+// (e.g. in an array of ports, or next to its predictor). *p must not be in
+// use.
+func InitPort(p *Port, cfg Config, pred predictor.Predictor, now time.Duration) error {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	lo, hi := cfg.Register.Range()
+	*p = Port{
+		pred: pred, lo: lo, hi: hi, res: cfg.Register.Resolution.D(),
+		onInterval: cfg.Recompute == OnInterval,
+		interval:   cfg.Interval.D(), minChange: cfg.MinChangeInterval.D(), hysteresis: cfg.Hysteresis,
+		start: now, since: now, lastCompute: now, cfg: cfg,
+	}
+	p.current = p.consult(now)
+	return nil
 }
 
 // Config returns the port's configuration with defaults filled.
@@ -60,11 +96,10 @@ func (p *Port) Predictor() predictor.Predictor { return p.pred }
 // IdleEnded records an ended idle period: a hit if the port was still awake
 // when the next packet came, a miss otherwise.
 func (p *Port) IdleEnded(ip predictor.IdlePeriod) {
-	p.stats.IdlePeriods++
 	if ip.Missed {
-		p.stats.Misses++
+		p.misses++
 	} else {
-		p.stats.Hits++
+		p.hits++
 	}
 	p.pred.Observe(ip)
 	p.trafficSince = true
@@ -77,67 +112,82 @@ func (p *Port) Sent(hops int, packets uint64) {
 }
 
 // PDT returns the t_PDT in force.
-func (p *Port) PDT() time.Duration { return p.stats.Current }
+func (p *Port) PDT() time.Duration { return p.current }
 
 // Decide returns the t_PDT to arm now, recomputing it when the policy says
 // so: with OnQueueEmpty (call it when the output queue empties) if there was
 // traffic since the last computation; with OnInterval once Interval has
 // passed since the last computation.
 func (p *Port) Decide(now time.Duration) time.Duration {
-	switch p.cfg.Recompute {
-	case OnInterval:
-		if now-p.lastCompute >= p.cfg.Interval.D() {
+	if p.onInterval {
+		if now-p.lastCompute >= p.interval {
 			p.Recompute(now)
 		}
-	default:
-		if p.trafficSince {
-			p.Recompute(now)
-		}
+	} else if p.trafficSince {
+		p.Recompute(now)
 	}
-	return p.stats.Current
+	return p.current
 }
 
 // Recompute consults the predictor now and applies its answer, subject to
 // the register, hysteresis and the minimum change interval.
 func (p *Port) Recompute(now time.Duration) time.Duration {
 	v := p.consult(now)
-	cur := p.stats.Current
+	cur := p.current
 	if v == cur {
 		return cur
 	}
-	if p.changed && now-p.lastChange < p.cfg.MinChangeInterval.D() {
-		p.stats.RateLimited++
+	if p.changed && now-p.lastChange < p.minChange {
+		p.rateLimited++
 		return cur
 	}
-	if h := p.cfg.Hysteresis; h > 0 && float64(absDiff(v, cur)) <= h*float64(cur) {
-		p.stats.Suppressed++
+	if h := p.hysteresis; h > 0 && float64(absDiff(v, cur)) <= h*float64(cur) {
+		p.suppressed++
 		return cur
 	}
 	p.weighted += float64(cur) * float64(now-p.since)
 	p.since = now
-	p.stats.Current = v
-	p.stats.Changes++
+	p.current = v
+	p.changes++
 	p.lastChange, p.changed = now, true
 	return v
 }
 
-// consult asks the predictor and fits the answer to the register.
+// consult asks the predictor and fits the answer to the register
+// (Register.Apply with the range resolved once).
 func (p *Port) consult(now time.Duration) time.Duration {
-	p.stats.Decisions++
+	p.decisions++
 	p.trafficSince = false
 	p.lastCompute = now
 	raw := p.pred.Predict(now)
-	p.stats.Recommended = raw
-	v, clamped := p.cfg.Register.Apply(raw)
-	if clamped {
-		p.stats.Clamps++
+	p.recommended = raw
+	if raw >= p.hi {
+		if raw > p.hi {
+			p.clamps++
+		}
+		return p.hi
+	}
+	res := p.res
+	v := (raw + res/2) / res * res
+	if v > p.hi {
+		p.clamps++
+		return p.hi
+	}
+	if v < p.lo {
+		p.clamps++
+		return p.lo
 	}
 	return v
 }
 
 // Stats returns the counters and t_PDT figures at now.
 func (p *Port) Stats(now time.Duration) Stats {
-	s := p.stats
+	s := Stats{
+		IdlePeriods: p.hits + p.misses, Hits: p.hits, Misses: p.misses,
+		Decisions: p.decisions, Changes: p.changes, Clamps: p.clamps,
+		Suppressed: p.suppressed, RateLimited: p.rateLimited,
+		Current: p.current, Recommended: p.recommended,
+	}
 	s.StateBytes = p.pred.StateBytes()
 	s.Mean = s.Current
 	if span := now - p.start; span > 0 {

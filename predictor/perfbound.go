@@ -1,6 +1,7 @@
 package predictor
 
 import (
+	"fmt"
 	"math"
 	"time"
 )
@@ -12,10 +13,10 @@ import (
 //	N = l × X / t_w                  affordable wake-ups over the span X
 //	t_PDT = middle of the lowest bin whose count from the top is ≤ N
 type PerfBound struct {
+	hist    histogram
 	initial time.Duration
 	bound   float64
 	wake    time.Duration
-	hist    histogram
 
 	// Observed hop counts: packets per hop count (1..len-1; longer paths
 	// count in farPackets with their Σ packets/h in farWeighted). Integer
@@ -30,10 +31,25 @@ type PerfBound struct {
 	staticHop   float64 // Σ p_i/h_i of the configured distribution, normalised
 
 	counterBytes, elementBytes int
+
+	// Storage for the first inlineBins populated bins, so that a small
+	// histogram is part of the predictor (hist.bins moves to the heap
+	// when it outgrows it).
+	binStore [inlineBins]bin
 }
 
+// inlineBins is the number of histogram bins stored inside a PerfBound.
+const inlineBins = 32
+
 func newPerfBound(c Config) *PerfBound {
-	p := &PerfBound{
+	p := new(PerfBound)
+	p.init(c)
+	return p
+}
+
+// init builds p in place (its histogram points into p).
+func (p *PerfBound) init(c Config) {
+	*p = PerfBound{
 		initial:      c.InitialPDT.D(),
 		bound:        c.Bound,
 		wake:         c.WakeTime.D(),
@@ -42,10 +58,10 @@ func newPerfBound(c Config) *PerfBound {
 		counterBytes: c.Histogram.CounterBytes,
 		elementBytes: c.Histogram.ElementBytes,
 	}
+	p.hist.bins = p.binStore[:0]
 	if len(c.Hops) > 0 {
 		p.staticHop = staticHopFactor(c.Hops)
 	}
-	return p
 }
 
 // staticHopFactor is Σ p_i/h_i with the shares normalised to sum to 1,
@@ -143,7 +159,6 @@ func (p *PerfBound) Records() int { return p.hist.n }
 // ratio is taken against t_w; a ratio below 1 (possible only then) counts
 // as 1, since the correction only ever lengthens t_PDT.
 type PerfBoundCorrect struct {
-	pb       PerfBound
 	maxValue time.Duration
 	wake     time.Duration
 
@@ -162,6 +177,8 @@ type PerfBoundCorrect struct {
 	cf        float64 // CorrectionFactor, valid while !cfDirty
 	cfDirty   bool
 
+	pb PerfBound
+
 	// Storage for registers of up to inlineHistory outcomes, so that the
 	// predictor is one allocation and a decision touches few cache lines.
 	inlineOutcomes [(inlineHistory + 63) / 64]uint64
@@ -173,12 +190,36 @@ type PerfBoundCorrect struct {
 const inlineHistory = DefaultHistory
 
 func newPerfBoundCorrect(c Config) *PerfBoundCorrect {
-	p := &PerfBoundCorrect{
-		pb:       *newPerfBound(c),
+	p := new(PerfBoundCorrect)
+	p.init(c)
+	return p
+}
+
+// InitPerfBoundCorrect makes *p a PerfBoundCorrect for cfg (defaults filled,
+// validated), in place: the same predictor New(cfg) returns, built where
+// the caller keeps it (e.g. next to the port controller that uses it, so
+// that a decision touches neighbouring cache lines). *p must not be copied
+// afterwards and must not be in use.
+func InitPerfBoundCorrect(p *PerfBoundCorrect, cfg Config) error {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if cfg.Kind != KindPerfBoundCorrect {
+		return fmt.Errorf("predictor.kind: %q is not %s", cfg.Kind, KindPerfBoundCorrect)
+	}
+	p.init(cfg)
+	return nil
+}
+
+// init builds p in place from a defaulted, valid configuration.
+func (p *PerfBoundCorrect) init(c Config) {
+	*p = PerfBoundCorrect{
 		maxValue: c.Histogram.MaxValue.D(),
 		wake:     c.WakeTime.D(),
 		nR:       c.History,
 	}
+	p.pb.init(c)
 	if c.History <= inlineHistory {
 		p.outcomes = p.inlineOutcomes[:]
 		p.logRatios = p.inlineLogs[:c.History]
@@ -186,7 +227,6 @@ func newPerfBoundCorrect(c Config) *PerfBoundCorrect {
 		p.outcomes = make([]uint64, (c.History+63)/64)
 		p.logRatios = make([]float64, c.History)
 	}
-	return p
 }
 
 // Observe feeds the histogram and the outcome register.

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"time"
+	"unsafe"
 
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/predictor"
@@ -59,16 +60,41 @@ type port struct {
 
 	// Idle periods and reporting: the second line.
 	ctl *controller.Port // built on first use (see ctlFor)
-	// The predictor's objects, when it is a PerfBound(Correct), only for
-	// Prefetch: it touches them in parallel instead of chasing pointers.
-	pbc       *predictor.PerfBoundCorrect
+	// The predictor, when it is a PerfBound built apart (a PerfBoundCorrect
+	// lives in the port's ctlSlot), only for Prefetch.
 	pb        *predictor.PerfBound
 	idleStart int64    // when the output queue last emptied (−1: never sent)
 	pdt       int64    // t_PDT in force (ps)
 	sent      uint64   // packets sent (reported to the controller)
 	class     uint8    // reporting class: 0 NIC, then switch roles
-	_         [15]byte // pad to 128 bytes: two whole lines
+	_         [23]byte // pad to 128 bytes: two whole lines
 }
+
+// ctlSlot is a port's controller and its PerfBoundCorrect predictor in one
+// place, each starting on a cache line: slots come in chunks of
+// slotChunk ports, allocated when a port of the chunk is first used, so
+// that a port's slot is found from its index without loading anything
+// (Prefetch) and the decision's lines are neighbours.
+type ctlSlot struct {
+	ctl controller.Port
+	_   [(64 - unsafe.Sizeof(controller.Port{})%64) % 64]byte
+	pbc predictor.PerfBoundCorrect
+	_   [(64 - unsafe.Sizeof(predictor.PerfBoundCorrect{})%64) % 64]byte
+}
+
+// slotChunk is the number of ports per chunk of ctlSlots.
+const (
+	slotShift = 6
+	slotChunk = 1 << slotShift
+)
+
+// Hot lines of a ctlSlot that prefetchIdle loads: the controller's first
+// two (its decision and observation fields) and the predictor's up to its
+// inline log FIFO (the last n_R words, read only after a miss).
+const (
+	slotCtlLines = 2
+	slotPBCLines = int(unsafe.Sizeof(predictor.PerfBoundCorrect{})-8*predictor.DefaultHistory) / 64
+)
 
 // inPort is the input side of a port.
 type inPort struct {
@@ -79,6 +105,13 @@ type inPort struct {
 	peer       int32 // port at the other end
 	local      uint8 // port number on its switch
 	flags      uint8 // pauseSent, arbPending
+}
+
+// portHint is what Prefetch needs of a port without loading its lines: a
+// dense array of them stays in the cache.
+type portHint struct {
+	link  int32 // the port's link (−1: unconnected)
+	empty bool  // the output queue is empty
 }
 
 // port flags.
@@ -123,17 +156,22 @@ type Network struct {
 	eng     *engine.Engine
 	ports   []port
 	in      []inPort
+	hints   []portHint // per port, dense: what Prefetch reads instead of the port
 	links   []eee.Link
 	swBase  []int32
 	classes []string
 	pkts    []packet
 	free    []int32
+	// slots holds the ports' controllers and predictors by chunk of
+	// slotChunk ports (a chunk is nil until one of its ports is used) when
+	// the predictor is PerfBoundCorrect; otherwise slots is nil and
+	// controllers are allocated one by one.
+	slots []*[slotChunk]ctlSlot
 
 	wl      workloadState // an attached workload (workload.go)
 	ext     external      // external control of chosen ports (external.go)
 	injects []injected
 
-	sink                     uint8 // keeps Prefetch's loads alive
 	psPerByte, xbarPsPerByte float64
 	handshake                int64
 	initPDT                  int64
@@ -171,12 +209,14 @@ func New(t topo.Topology, p Params) (*Network, error) {
 	// The controller prototype validates the configuration and gives the
 	// t_PDT every port starts with.
 	n.initPDT = eee.Never
+	slotted := false
 	if p.EEE.Mode != eee.AlwaysOn {
 		ctl, err := newController(&n.p)
 		if err != nil {
 			return nil, err
 		}
 		n.initPDT = toPS(ctl.PDT())
+		_, slotted = ctl.Predictor().(*predictor.PerfBoundCorrect)
 	}
 
 	nodes, switches := t.Nodes(), t.Switches()
@@ -195,6 +235,9 @@ func New(t topo.Topology, p Params) (*Network, error) {
 		return nil, fmt.Errorf("topology: %d ports is too many", total)
 	}
 	n.ports = make([]port, total)
+	if slotted {
+		n.slots = make([]*[slotChunk]ctlSlot, (total+slotChunk-1)/slotChunk)
+	}
 	n.classes = []string{"nic"}
 	roleClass := map[string]uint8{}
 	for i := range n.ports {
@@ -235,9 +278,11 @@ func New(t topo.Topology, p Params) (*Network, error) {
 		n.ports[i].pdt = n.initPDT
 	}
 	n.in = make([]inPort, total)
+	n.hints = make([]portHint, total)
 	for i := range n.ports {
 		pt := &n.ports[i]
 		pt.head, pt.tail = -1, -1
+		n.hints[i] = portHint{link: pt.link, empty: true}
 		n.in[i] = inPort{head: -1, tail: -1, sw: pt.sw, peer: pt.peer, local: pt.local}
 	}
 	n.idle = make([]*logHist, len(n.classes))
@@ -300,19 +345,39 @@ func toDur(ps int64) time.Duration { return time.Duration(ps / 1000) }
 func (n *Network) ctlFor(i int32) *controller.Port {
 	pt := &n.ports[i]
 	if pt.ctl == nil {
-		ctl, err := newController(&n.p)
+		n.buildCtl(i)
+	}
+	return pt.ctl
+}
+
+// buildCtl builds port i's controller: in its ctlSlot, or apart.
+func (n *Network) buildCtl(i int32) {
+	pt := &n.ports[i]
+	if n.slots != nil {
+		c := n.slots[i>>slotShift]
+		if c == nil {
+			c = new([slotChunk]ctlSlot)
+			n.slots[i>>slotShift] = c
+		}
+		s := &c[i&(slotChunk-1)]
+		err := predictor.InitPerfBoundCorrect(&s.pbc, n.p.Predictor)
+		if err == nil {
+			err = controller.InitPort(&s.ctl, n.p.Controller, &s.pbc, 0)
+		}
 		if err != nil {
 			panic(err) // validated by the prototype in New
 		}
-		pt.ctl = ctl
-		switch pr := ctl.Predictor().(type) {
-		case *predictor.PerfBoundCorrect:
-			pt.pbc, pt.pb = pr, pr.PerfBound()
-		case *predictor.PerfBound:
-			pt.pb = pr
-		}
+		pt.ctl = &s.ctl
+		return
 	}
-	return pt.ctl
+	ctl, err := newController(&n.p)
+	if err != nil {
+		panic(err) // validated by the prototype in New
+	}
+	pt.ctl = ctl
+	if pr, ok := ctl.Predictor().(*predictor.PerfBound); ok {
+		pt.pb = pr
+	}
 }
 
 // Engine returns the event engine.
@@ -401,53 +466,56 @@ func (n *Network) Handle(e engine.Event) {
 	}
 }
 
-// Prefetch touches the port (and packet) the next event will need, so
-// that its cache misses overlap the current event (engine.Prefetcher).
+// Prefetch starts loading the port (and packet) the next event will need,
+// so that its cache misses overlap the current event (engine.Prefetcher).
+// Addresses known without a load are prefetched (prefetch never stalls);
+// what needs a pointer or index from another line loads that line first.
 func (n *Network) Prefetch(e *engine.Event) {
-	var v uint8
 	switch e.Kind {
 	case evArrive:
-		v = n.in[e.Obj].flags + n.pkts[e.Arg].hops
+		prefetch(uintptr(unsafe.Pointer(&n.in[e.Obj])))
+		prefetch(uintptr(unsafe.Pointer(&n.pkts[e.Arg])))
 	case evArb:
-		pi := &n.in[e.Obj]
-		v = pi.flags
-		if pi.head >= 0 {
-			v += n.ports[n.pkts[pi.head].out].flags
+		if h := n.in[e.Obj].head; h >= 0 {
+			prefetch(uintptr(unsafe.Pointer(&n.pkts[h])))
 		}
 	case evOutq, evTxEnd:
 		// Both may end or start an idle period: the controller and the
 		// link are needed too when the output queue is empty.
-		po := &n.ports[e.Obj]
-		v = po.flags
 		if e.Kind == evOutq {
-			v += n.pkts[e.Arg].hops
+			prefetch(uintptr(unsafe.Pointer(&n.pkts[e.Arg])))
 		}
-		if po.head < 0 {
-			v += n.prefetchIdle(e.Obj, po.link)
+		prefetch(uintptr(unsafe.Pointer(&n.ports[e.Obj])))
+		if h := n.hints[e.Obj]; h.empty {
+			n.prefetchIdle(e.Obj, h.link)
 		}
 	case evOarb, evKick, evPFC:
-		v = n.ports[e.Obj].flags
+		prefetch(uintptr(unsafe.Pointer(&n.ports[e.Obj])))
+	case evWSend, evWDeliver:
+		prefetch(uintptr(unsafe.Pointer(&n.wl.msgs[e.Arg])))
 	}
-	n.sink += v
 }
 
-// prefetchIdle touches what the start or end of port i's idle period
-// needs: its link and its controller's objects (read-only accessors).
-func (n *Network) prefetchIdle(i, link int32) uint8 {
-	v := uint8(n.links[link].ReadyAt)
+// prefetchIdle starts loading what the start or end of port i's idle
+// period needs: its link and its controller and predictor.
+func (n *Network) prefetchIdle(i, link int32) {
+	prefetch(uintptr(unsafe.Pointer(&n.links[link])))
+	if n.slots != nil {
+		if c := n.slots[i>>slotShift]; c != nil {
+			s := &c[i&(slotChunk-1)]
+			prefetchLines(uintptr(unsafe.Pointer(&s.ctl)), slotCtlLines)
+			prefetchLines(uintptr(unsafe.Pointer(&s.pbc)), slotPBCLines)
+		}
+		return
+	}
 	pt := &n.ports[i]
 	if pt.ctl == nil {
-		return v
+		return
 	}
-	v += uint8(pt.ctl.PDT())
+	prefetchLines(uintptr(unsafe.Pointer(pt.ctl)), int(unsafe.Sizeof(controller.Port{})+63)/64)
 	if pt.pb != nil {
-		v += uint8(pt.pb.Records())
+		prefetchLines(uintptr(unsafe.Pointer(pt.pb)), int(unsafe.Sizeof(predictor.PerfBound{})+63)/64)
 	}
-	if pt.pbc != nil {
-		c, _ := pt.pbc.Outcomes()
-		v += uint8(c)
-	}
-	return v
 }
 
 // enqueueOut puts packet k into port i's output queue at now.
@@ -459,6 +527,7 @@ func (n *Network) enqueueOut(i, k int32, now int64) {
 			n.needed(i, now)
 		}
 		po.head = k
+		n.hints[i].empty = false
 	} else {
 		n.pkts[po.tail].next = k
 	}
@@ -507,6 +576,9 @@ func (n *Network) tryStart(i int32, now int64) {
 	k := po.head
 	pk := &n.pkts[k]
 	po.head = pk.next
+	if po.head < 0 {
+		n.hints[i].empty = true
+	}
 	po.flags |= txBusy
 	po.txSize = pk.size
 	// Sent(hops) is reported to the controller later, in order, before
