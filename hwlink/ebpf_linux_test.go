@@ -220,11 +220,13 @@ func TestEBPFObserverVeth(t *testing.T) {
 			if eg.AttachedVia() != tc.mode || in.AttachedVia() != tc.mode {
 				t.Fatalf("attached via %v/%v, want %v", eg.AttachedVia(), in.AttachedVia(), tc.mode)
 			}
-			sent := hwlinktest.SendUDP(t, p.NSB, p.AddrB, p.NSA, p.AddrA,
+			sent := hwlinktest.SendUDPTimed(t, p.NSB, p.AddrB, p.NSA, p.AddrA,
 				hwlinktest.Traffic{Count: tc.count, Interval: tc.interval, Payload: 64})
 
-			checkGaps(t, "egress", eg, Egress, sent, tc.interval)
-			checkGaps(t, "ingress", in, Ingress, sent, tc.interval)
+			checkGaps(t, "egress", eg, Egress, sent, tc.interval, 10)
+			// Ingress runs in the receiving softirq, which a loaded machine
+			// may defer past the send call: most gaps, not all.
+			checkGaps(t, "ingress", in, Ingress, sent, tc.interval, 8)
 
 			if err := eg.Close(); err != nil {
 				t.Errorf("close egress: %v", err)
@@ -238,17 +240,21 @@ func TestEBPFObserverVeth(t *testing.T) {
 	}
 }
 
-// gapTolerance bounds the difference between a measured gap and the
-// spacing of the send calls that produced it: the syscall path between
-// time.Now() in the sender and the hook, and the serialisation estimate.
-const gapTolerance = 25 * time.Microsecond
+// gapTolerance is the slack around a gap's bracket (see checkGaps): the
+// transmission estimate and the hook's position in the send path.
+const gapTolerance = 5 * time.Microsecond
+
+// medianTolerance bounds the median gap against the median send spacing.
+const medianTolerance = 25 * time.Microsecond
 
 // checkGaps verifies one direction: every packet counted, one gap per
 // packet after the first, every gap sampled, samples and histogram agree
-// exactly, ≥ 90 % of gaps within ±25 µs of the spacing of the send calls
-// that produced them (the sender's own jitter is thereby excluded), and the
-// median gap within ±25 µs of the median send spacing (nominal: interval).
-func checkGaps(t *testing.T, what string, o *EBPFObserver, dir Direction, sent []time.Time, interval time.Duration) {
+// exactly, and at least tenths/10 of the gaps lie in their bracket: packet
+// i passed the hook between its send call's Before and After, so gap i is
+// within [Before(i+1) − After(i), After(i+1) − Before(i)] (± gapTolerance),
+// however loaded the machine. The median gap is within ±25 µs of the
+// median send spacing (nominal: interval).
+func checkGaps(t *testing.T, what string, o *EBPFObserver, dir Direction, sent []hwlinktest.SendTime, interval time.Duration, tenths int) {
 	t.Helper()
 	count := len(sent)
 	var st GapStats
@@ -297,26 +303,27 @@ func checkGaps(t *testing.T, what string, o *EBPFObserver, dir Direction, sent [
 	median := lengths[len(lengths)/2]
 	spacing := make([]time.Duration, 0, count-1)
 	for i := 1; i < count; i++ {
-		spacing = append(spacing, sent[i].Sub(sent[i-1]))
+		spacing = append(spacing, sent[i].Before.Sub(sent[i-1].Before))
 	}
 	slices.Sort(spacing)
-	if d := median - spacing[len(spacing)/2]; d < -gapTolerance || d > gapTolerance {
+	if d := median - spacing[len(spacing)/2]; d < -medianTolerance || d > medianTolerance {
 		t.Errorf("%s: median gap %v, median send spacing %v (nominal %v)", what, median, spacing[len(spacing)/2], interval)
 	}
-	close := 0
+	inside := 0
 	if n == count-1 {
 		for i, s := range samples {
-			want := sent[i+1].Sub(sent[i])
-			if d := s.Length - want; d >= -gapTolerance && d <= gapTolerance {
-				close++
+			lo := sent[i+1].Before.Sub(sent[i].After) - gapTolerance
+			hi := sent[i+1].After.Sub(sent[i].Before) + gapTolerance
+			if s.Length >= lo && s.Length <= hi {
+				inside++
 			}
 		}
 	}
-	if close*10 < n*9 {
-		t.Errorf("%s: only %d of %d gaps within ±%v of the send spacing", what, close, n, gapTolerance)
+	if inside*10 < n*tenths {
+		t.Errorf("%s: only %d of %d gaps within their send brackets (±%v); want %d/10", what, inside, n, gapTolerance, tenths)
 	}
-	t.Logf("%s: %d packets, %d gaps, median %v, p10 %v, p90 %v, %d/%d within ±%v of send spacing",
-		what, st.Packets, st.Gaps, median, lengths[len(lengths)/10], lengths[len(lengths)*9/10], close, n, gapTolerance)
+	t.Logf("%s: %d packets, %d gaps, median %v, p10 %v, p90 %v, %d/%d within their send brackets ±%v",
+		what, st.Packets, st.Gaps, median, lengths[len(lengths)/10], lengths[len(lengths)*9/10], inside, n, gapTolerance)
 }
 
 // assertDetached checks that no TCX program, clsact qdisc or tc filter is

@@ -194,6 +194,21 @@ type Traffic struct {
 // for the last 2 ms). It returns the send times (monotonic).
 func SendUDP(tb testing.TB, src netns.NsHandle, from netip.Addr, dst netns.NsHandle, to netip.Addr, t Traffic) []time.Time {
 	tb.Helper()
+	timed := SendUDPTimed(tb, src, from, dst, to, t)
+	sent := make([]time.Time, len(timed))
+	for i, s := range timed {
+		sent[i] = s.Before
+	}
+	return sent
+}
+
+// SendTime brackets one send: the packet passed the sender's hooks between
+// Before and After (the write system call), however loaded the machine is.
+type SendTime struct{ Before, After time.Time }
+
+// SendUDPTimed is SendUDP, returning each send's bracket.
+func SendUDPTimed(tb testing.TB, src netns.NsHandle, from netip.Addr, dst netns.NsHandle, to netip.Addr, t Traffic) []SendTime {
+	tb.Helper()
 	if t.Count <= 0 || t.Count > 100000 || t.Interval <= 0 || t.Interval*time.Duration(t.Count) > 10*time.Second {
 		tb.Fatalf("traffic out of bounds: %+v", t)
 	}
@@ -229,7 +244,7 @@ func SendUDP(tb testing.TB, src netns.NsHandle, from netip.Addr, dst netns.NsHan
 	}
 	defer tx.Close()
 	payload := make([]byte, t.Payload)
-	sent := make([]time.Time, 0, t.Count)
+	sent := make([]SendTime, 0, t.Count)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	start := time.Now().Add(time.Millisecond)
@@ -242,11 +257,11 @@ func SendUDP(tb testing.TB, src netns.NsHandle, from netip.Addr, dst netns.NsHan
 		}
 		for time.Now().Before(due) {
 		}
-		now := time.Now()
+		before := time.Now()
 		if _, err := tx.Write(payload); err != nil {
 			tb.Fatalf("send packet %d: %v", i, err)
 		}
-		sent = append(sent, now)
+		sent = append(sent, SendTime{Before: before, After: time.Now()})
 	}
 	// Let the last packets arrive before the receiver closes.
 	time.Sleep(5 * time.Millisecond)

@@ -23,6 +23,7 @@ type Event struct {
 	Seq  uint64 // insertion order: ties in At run first-scheduled first
 	Obj  int32
 	Arg  int32
+	Aux  int32 // a third operand (in the 32 bytes Kind's padding leaves)
 	Kind uint8
 }
 
@@ -132,6 +133,19 @@ func (e *Engine) Schedule(at int64, kind uint8, obj, arg int32) {
 		return
 	}
 	e.q.Push(Event{At: at, Seq: e.seq, Obj: obj, Arg: arg, Kind: kind})
+}
+
+// ScheduleAux is Schedule with a third operand, the event's Aux.
+func (e *Engine) ScheduleAux(at int64, kind uint8, obj, arg, aux int32) {
+	if at < e.now {
+		panic(fmt.Sprintf("engine: event kind %d scheduled at %d ps, before now (%d ps)", kind, at, e.now))
+	}
+	e.seq++
+	if e.cal != nil {
+		e.cal.Push(Event{At: at, Seq: e.seq, Obj: obj, Arg: arg, Aux: aux, Kind: kind})
+		return
+	}
+	e.q.Push(Event{At: at, Seq: e.seq, Obj: obj, Arg: arg, Aux: aux, Kind: kind})
 }
 
 // Stop makes Run return after the current event.

@@ -19,10 +19,10 @@ import (
 // Event kinds.
 const (
 	evArrive   uint8 = iota // Obj receiving port, Arg packet: first bit arrives
-	evArb                   // Obj switch input port: its head packet requests the crossbar
+	evArb                   // Obj switch input port, Arg its head packet, Aux the packet's output port: the head requests the crossbar
 	evOarb                  // Obj switch output port: its crossbar port is free again
 	evOutq                  // Obj output port, Arg packet: packet enters the output queue
-	evTxEnd                 // Obj port: last bit of the packet being sent leaves
+	evTxEnd                 // Obj port: last bit of the packet being sent leaves (Aux: the queue's head then, a prefetch hint)
 	evKick                  // Obj port: the link is awake, try to transmit
 	evPFC                   // Obj port (sender), Arg 1 PAUSE / 0 resume
 	evInject                // Arg injected message
@@ -141,6 +141,7 @@ type packet struct {
 	next    int32 // next packet in the queue holding this one
 	hops    uint8 // links still to cross, counting the next one
 	last    bool  // last segment of its message
+	only    bool  // its message's only segment
 }
 
 type injected struct {
@@ -423,7 +424,7 @@ func (n *Network) sendMessage(now, created int64, src, dst int32, bytes int64, m
 		size := int32(min(rem, int64(n.p.MTU)))
 		rem -= int64(size)
 		k := n.alloc()
-		n.pkts[k] = packet{created: created, msg: msg, dst: dst, size: size, hops: hops, last: rem == 0}
+		n.pkts[k] = packet{created: created, msg: msg, dst: dst, size: size, hops: hops, last: rem == 0, only: rem == 0 && size == int32(bytes)}
 		n.created++
 		n.enqueueOut(src, k, now)
 	}
@@ -436,10 +437,10 @@ func (n *Network) Handle(e engine.Event) {
 	case evArrive:
 		n.arrive(e.Obj, e.Arg, now)
 	case evArb:
-		pi := &n.in[e.Obj]
-		o := n.pkts[pi.head].out
-		n.ports[o].waitMask |= 1 << pi.local
-		n.oarb(o, now)
+		// The input's head is still e.Arg (it only leaves when granted,
+		// after this request) and its output e.Aux.
+		n.ports[e.Aux].waitMask |= 1 << n.in[e.Obj].local
+		n.oarb(e.Aux, now)
 	case evOarb:
 		n.ports[e.Obj].flags &^= oarbPending
 		n.oarb(e.Obj, now)
@@ -476,14 +477,16 @@ func (n *Network) Prefetch(e *engine.Event) {
 		prefetch(uintptr(unsafe.Pointer(&n.in[e.Obj])))
 		prefetch(uintptr(unsafe.Pointer(&n.pkts[e.Arg])))
 	case evArb:
-		if h := n.in[e.Obj].head; h >= 0 {
-			prefetch(uintptr(unsafe.Pointer(&n.pkts[h])))
-		}
+		prefetch(uintptr(unsafe.Pointer(&n.in[e.Obj])))
+		prefetch(uintptr(unsafe.Pointer(&n.pkts[e.Arg])))
+		prefetch(uintptr(unsafe.Pointer(&n.ports[e.Aux])))
 	case evOutq, evTxEnd:
 		// Both may end or start an idle period: the controller and the
 		// link are needed too when the output queue is empty.
 		if e.Kind == evOutq {
 			prefetch(uintptr(unsafe.Pointer(&n.pkts[e.Arg])))
+		} else if e.Aux >= 0 {
+			prefetch(uintptr(unsafe.Pointer(&n.pkts[e.Aux])))
 		}
 		prefetch(uintptr(unsafe.Pointer(&n.ports[e.Obj])))
 		if h := n.hints[e.Obj]; h.empty {
@@ -594,7 +597,7 @@ func (n *Network) tryStart(i int32, now int64) {
 	}
 	pk.hops--
 	n.eng.Schedule(now+n.p.Propagation, evArrive, po.peer, k)
-	n.eng.Schedule(now+n.ser(pk.size), evTxEnd, i, 0)
+	n.eng.ScheduleAux(now+n.ser(pk.size), evTxEnd, i, 0, po.head)
 }
 
 // flushSent reports port i's pending sent packets to its controller
@@ -677,7 +680,11 @@ func (n *Network) arrive(i, k int32, now int64) {
 		}
 		n.lastDelivery = max(n.lastDelivery, done)
 		if pk.msg >= 0 {
-			n.packetIn(pk.msg, done)
+			if pk.only { // the message is in (packetIn without its record)
+				n.eng.Schedule(done, evWDeliver, 0, pk.msg)
+			} else {
+				n.packetIn(pk.msg, done)
+			}
 		}
 		n.free = append(n.free, k)
 		return
@@ -698,7 +705,7 @@ func (n *Network) arrive(i, k int32, now int64) {
 		pi.head, pi.tail = k, k
 		if pi.flags&arbPending == 0 {
 			pi.flags |= arbPending
-			n.eng.Schedule(max(done, pi.xbarFree), evArb, i, 0)
+			n.eng.ScheduleAux(max(done, pi.xbarFree), evArb, i, k, pk.out)
 		}
 		return
 	}
@@ -753,7 +760,8 @@ func (n *Network) oarb(o int32, now int64) {
 	po.bytes += pk.size
 	n.eng.Schedule(max(now+x, pk.ready+n.p.SwitchLatency), evOutq, o, k)
 	if pi.head >= 0 {
-		n.eng.Schedule(max(n.pkts[pi.head].ready, now+x), evArb, in, 0)
+		h := &n.pkts[pi.head]
+		n.eng.ScheduleAux(max(h.ready, now+x), evArb, in, pi.head, h.out)
 	} else {
 		pi.flags &^= arbPending
 	}
