@@ -53,9 +53,7 @@ type CounterObserver struct {
 
 	mu   sync.Mutex
 	dirs [2]counterDir
-	ring []GapSample
-	head int // next to drain
-	size int // pending samples
+	ring gapRing
 }
 
 type counterDir struct {
@@ -86,7 +84,7 @@ func NewCounterObserver(cfg CounterConfig) (*CounterObserver, error) {
 		return nil, fmt.Errorf("%s: negative ring size", cfg.Interface)
 	}
 	o := &CounterObserver{ifname: cfg.Interface, interval: cfg.Interval, method: MethodCounters,
-		src: cfg.Source, ring: make([]GapSample, cfg.RingSize), closer: func() error { return nil }}
+		src: cfg.Source, ring: newGapRing(cfg.RingSize), closer: func() error { return nil }}
 	if cfg.Hardware {
 		o.method = MethodHWCounters
 	}
@@ -139,9 +137,7 @@ func (o *CounterObserver) observe(dir Direction, pkts, bytes uint64, now time.Du
 		d.stats.Gaps++
 		d.stats.Idle += gap
 		d.stats.Hist[min(HistBucket(uint64(gap)), HistBuckets-1)]++
-		if len(o.ring) > 0 && o.size < len(o.ring) {
-			o.ring[(o.head+o.size)%len(o.ring)] = GapSample{End: now, Length: gap, Dir: dir}
-			o.size++
+		if o.ring.push(GapSample{End: now, Length: gap, Dir: dir}) {
 			d.stats.Samples++
 		} else {
 			d.stats.SamplesLost++
@@ -179,14 +175,7 @@ func (o *CounterObserver) Run(ctx context.Context, onErr func(error)) error {
 func (o *CounterObserver) DrainGaps(dst []GapSample) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	n := 0
-	for n < len(dst) && o.size > 0 {
-		dst[n] = o.ring[o.head]
-		o.head = (o.head + 1) % len(o.ring)
-		o.size--
-		n++
-	}
-	return n, nil
+	return o.ring.drain(dst), nil
 }
 
 // ReadStats implements Observer.

@@ -174,7 +174,7 @@ func AttachEBPF(ctx context.Context, cfg EBPFConfig) (*EBPFObserver, error) {
 		}
 		o.ns = h
 	}
-	nlh, err := o.netlinkHandle()
+	nlh, err := netlinkHandleIn(o.ns)
 	if err != nil {
 		return nil, err
 	}
@@ -273,21 +273,6 @@ func (o *EBPFObserver) init(objs *bpf.IdlegapObjects, speed uint64, floor time.D
 	// deadline in the past makes ReadInto return at the end of the data.
 	o.reader.SetDeadline(time.Unix(0, 1))
 	return nil
-}
-
-func (o *EBPFObserver) netlinkHandle() (*netlink.Handle, error) {
-	if o.ns.IsOpen() {
-		h, err := netlink.NewHandleAt(o.ns)
-		if err != nil {
-			return nil, fmt.Errorf("netlink handle in namespace: %w", err)
-		}
-		return h, nil
-	}
-	h, err := netlink.NewHandle()
-	if err != nil {
-		return nil, fmt.Errorf("netlink handle: %w", err)
-	}
-	return h, nil
 }
 
 func classifyLinkErr(err error) error {
@@ -535,7 +520,7 @@ func (o *EBPFObserver) Close() error {
 	}
 	o.links = nil
 	if o.tc != nil {
-		h, err := o.netlinkHandle()
+		h, err := netlinkHandleIn(o.ns)
 		if err != nil {
 			errs = append(errs, err)
 		} else {

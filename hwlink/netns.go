@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/vishvananda/netlink"
+
 	"github.com/vishvananda/netns"
 )
 
@@ -59,4 +61,21 @@ func inNetNS(ns netns.NsHandle, fn func() error) error {
 		return fmt.Errorf("return to original network namespace: %w", err)
 	}
 	return ferr
+}
+
+// netlinkHandleIn returns a rtnetlink handle whose sockets live in ns; a
+// closed handle (netns.None) means the caller's own namespace.
+func netlinkHandleIn(ns netns.NsHandle) (*netlink.Handle, error) {
+	if ns.IsOpen() {
+		h, err := netlink.NewHandleAt(ns)
+		if err != nil {
+			return nil, fmt.Errorf("netlink handle in namespace: %w", err)
+		}
+		return h, nil
+	}
+	h, err := netlink.NewHandle()
+	if err != nil {
+		return nil, fmt.Errorf("netlink handle: %w", err)
+	}
+	return h, nil
 }

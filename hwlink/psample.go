@@ -92,9 +92,7 @@ type PSampleObserver struct {
 
 	mu       sync.Mutex
 	est      psampleEstimator
-	ring     []GapSample
-	head     int
-	size     int
+	ring     gapRing
 	stamped  bool // samples carry PSAMPLE_ATTR_TIMESTAMP
 	received uint64
 
@@ -135,7 +133,7 @@ func attachPSample(ctx context.Context, cfg PSampleConfig, subscribe bool) (*PSa
 		return nil, fmt.Errorf("%s: negative ring size", cfg.Interface)
 	}
 	o := &PSampleObserver{ifname: cfg.Interface, ns: netns.None(), log: cfg.Logger, rate: cfg.Rate,
-		ring: make([]GapSample, cfg.RingSize), dirs: 1}
+		ring: newGapRing(cfg.RingSize), dirs: 1}
 	if o.log == nil {
 		o.log = slog.New(slog.DiscardHandler)
 	}
@@ -171,7 +169,7 @@ func attachPSample(ctx context.Context, cfg PSampleConfig, subscribe bool) (*PSa
 		return nil, fmt.Errorf("%s: dial rtnetlink: %w", o.ifname, err)
 	}
 	_ = o.route.SetOption(netlink.ExtendedAcknowledge, true)
-	nlh, err := o.vnlHandle()
+	nlh, err := netlinkHandleIn(o.ns)
 	if err != nil {
 		return nil, err
 	}
@@ -271,21 +269,6 @@ func classifyTCErr(err error) error {
 		return fmt.Errorf("kernel lacks cls_matchall or act_sample (CONFIG_NET_CLS_MATCHALL, CONFIG_NET_ACT_SAMPLE)%s: %w: %w", msg, ErrNotSupported, err)
 	}
 	return classifyErrno(err)
-}
-
-func (o *PSampleObserver) vnlHandle() (*vnl.Handle, error) {
-	if o.ns.IsOpen() {
-		h, err := vnl.NewHandleAt(o.ns)
-		if err != nil {
-			return nil, fmt.Errorf("netlink handle in namespace: %w", err)
-		}
-		return h, nil
-	}
-	h, err := vnl.NewHandle()
-	if err != nil {
-		return nil, fmt.Errorf("netlink handle: %w", err)
-	}
-	return h, nil
 }
 
 func (o *PSampleObserver) ensureClsact(h *vnl.Handle) error {
@@ -419,9 +402,7 @@ func (o *PSampleObserver) push(g GapSample, ok bool) {
 		return
 	}
 	st := &o.est.dirs[g.Dir&1].stats
-	if len(o.ring) > 0 && o.size < len(o.ring) {
-		o.ring[(o.head+o.size)%len(o.ring)] = g
-		o.size++
+	if o.ring.push(g) {
 		st.Samples++
 	} else {
 		st.SamplesLost++
@@ -512,14 +493,7 @@ func (o *PSampleObserver) SetSpeed(bps uint64) {
 func (o *PSampleObserver) DrainGaps(dst []GapSample) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	n := 0
-	for n < len(dst) && o.size > 0 {
-		dst[n] = o.ring[o.head]
-		o.head = (o.head + 1) % len(o.ring)
-		o.size--
-		n++
-	}
-	return n, nil
+	return o.ring.drain(dst), nil
 }
 
 // ReadStats implements Observer. With rate N > 1 packet, byte and gap
@@ -562,7 +536,7 @@ func (o *PSampleObserver) Close() error {
 			errs = append(errs, o.route.Close())
 		}
 		if o.addedQdisc {
-			if h, err := o.vnlHandle(); err != nil {
+			if h, err := netlinkHandleIn(o.ns); err != nil {
 				errs = append(errs, err)
 			} else {
 				errs = append(errs, removeClsactIfUnused(h, o.ifindex))

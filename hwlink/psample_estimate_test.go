@@ -152,7 +152,7 @@ func TestSampleTime(t *testing.T) {
 // TestPSampleObserverIngest drives an observer without a kernel: group and
 // port filtering, ring, drain, stats, status.
 func TestPSampleObserverIngest(t *testing.T) {
-	o := &PSampleObserver{ifname: "swp1", ifindex: 7, groups: [2]uint32{20, 21}, dirs: 2, rate: 1, ring: make([]GapSample, 2)}
+	o := &PSampleObserver{ifname: "swp1", ifindex: 7, groups: [2]uint32{20, 21}, dirs: 2, rate: 1, ring: newGapRing(2)}
 	if o.Resolution() != time.Nanosecond || o.Statistical() || o.Method() != MethodPSample {
 		t.Error("initial resolution/method")
 	}

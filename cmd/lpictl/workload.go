@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,7 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/google/renameio/v2"
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
@@ -282,29 +279,6 @@ func runWorkloadExport(cmd *cobra.Command, o workloadOptions) error {
 		_, err := vef.WriteAll(cmd.OutOrStdout(), w.Open)
 		return err
 	}
-	return writeAtomic(o.out, func(f io.Writer) error {
-		_, err := vef.WriteAll(f, w.Open)
-		return err
-	})
-}
-
-// writeAtomic writes path through a temporary file in the same folder and
-// renames it into place (renameio), so a failed write leaves nothing behind.
-func writeAtomic(path string, fill func(io.Writer) error) error {
-	pf, err := renameio.NewPendingFile(path, renameio.WithPermissions(0o644))
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer pf.Cleanup()
-	bw := bufio.NewWriterSize(pf, 1<<16)
-	if err := fill(bw); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := pf.CloseAtomicallyReplace(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	_, err = vef.WriteFile(o.out, w.Open)
+	return err
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/google/renameio/v2"
 )
 
 // Writer writes the canonical text form of a trace: single spaces, "\n"
@@ -164,4 +166,23 @@ func closeSource(s Source) {
 	if c, ok := s.(io.Closer); ok {
 		c.Close()
 	}
+}
+
+// WriteFile writes the trace of open to path atomically (renameio: a
+// temporary file in the same folder, renamed into place), so a failed
+// export leaves nothing behind.
+func WriteFile(path string, open func() (Source, error)) (Header, error) {
+	pf, err := renameio.NewPendingFile(path, renameio.WithPermissions(0o644))
+	if err != nil {
+		return Header{}, fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer pf.Cleanup()
+	h, err := WriteAll(pf, open)
+	if err != nil {
+		return Header{}, fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := pf.CloseAtomicallyReplace(); err != nil {
+		return Header{}, fmt.Errorf("writing %s: %w", path, err)
+	}
+	return h, nil
 }
