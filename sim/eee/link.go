@@ -3,7 +3,8 @@ package eee
 import (
 	"fmt"
 	"math"
-	"strings"
+
+	"github.com/lpictl/lpictl/sim/power"
 )
 
 // Mode is a run's low-power mode (SPEC §1).
@@ -17,20 +18,20 @@ const (
 	Hybrid
 )
 
-// ParseMode reads the mode names of sim/power (always-on, fast-wake,
-// deep-sleep, hybrid).
-func ParseMode(s string) (Mode, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "always-on":
+// ModeFor maps a run's low-power mode (sim/power, where mode names are
+// parsed) to the link model's.
+func ModeFor(m power.Mode) (Mode, error) {
+	switch m {
+	case power.AlwaysOn:
 		return AlwaysOn, nil
-	case "fast-wake":
+	case power.FastWake:
 		return FastWake, nil
-	case "deep-sleep":
+	case power.DeepSleep:
 		return DeepSleep, nil
-	case "hybrid":
+	case power.Hybrid:
 		return Hybrid, nil
 	}
-	return 0, fmt.Errorf("unknown mode %q (want always-on, fast-wake, deep-sleep or hybrid)", s)
+	return 0, fmt.Errorf("unknown mode %q", m)
 }
 
 func (m Mode) String() string {

@@ -264,7 +264,7 @@ func (s *Scenario) Build() (*Built, error) {
 	if _, err := pre.State(mode); err != nil {
 		return nil, fmt.Errorf("power.mode: %w", err)
 	}
-	em, err := eee.ParseMode(s.Power.Mode)
+	em, err := eee.ModeFor(mode)
 	if err != nil {
 		return nil, fmt.Errorf("power.mode: %w", err)
 	}
