@@ -21,7 +21,7 @@ help: ## list targets
 build: ## build bin/lpictl
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/lpictl
 
-test: lint unit systemd-verify ## lint, every test (privileged ones run as root, skip otherwise), unit check
+test: lint systemd-verify unit ## lint, every test (privileged ones run as root, skip otherwise), unit check
 
 unit:
 	$(GO) test -count=1 ./...
