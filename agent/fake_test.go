@@ -2,11 +2,7 @@ package agent_test
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -263,18 +259,12 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 func readState(t *testing.T, dir string) map[string]agent.PortRecord {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, agent.StateFileName))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
+	ports, err := agent.ReadState(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		Ports map[string]agent.PortRecord `json:"ports"`
+	if len(ports) == 0 {
+		return nil
 	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	return doc.Ports
+	return ports
 }

@@ -75,27 +75,43 @@ func OpenState(dir string) (*StateFile, error) {
 		}
 		return nil, fmt.Errorf("state lock: %w", err)
 	}
-	s := &StateFile{path: filepath.Join(dir, StateFileName), lock: lf, doc: stateDoc{Version: stateVersion, Ports: map[string]PortRecord{}}}
-	data, err := os.ReadFile(s.path)
+	s := &StateFile{path: filepath.Join(dir, StateFileName), lock: lf}
+	doc, err := readStateDoc(s.path)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.doc = doc
+	return s, nil
+}
+
+// ReadState returns the records of the state file in dir without taking
+// the lock (for inspection while an agent runs); none if there is no file.
+func ReadState(dir string) (map[string]PortRecord, error) {
+	doc, err := readStateDoc(filepath.Join(dir, StateFileName))
+	return doc.Ports, err
+}
+
+// readStateDoc parses a state file; a missing file is an empty record.
+func readStateDoc(path string) (stateDoc, error) {
+	doc := stateDoc{Version: stateVersion, Ports: map[string]PortRecord{}}
+	data, err := os.ReadFile(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+		return doc, nil
 	case err != nil:
-		s.Close()
-		return nil, fmt.Errorf("state file: %w", err)
-	default:
-		if err := json.Unmarshal(data, &s.doc); err != nil {
-			s.Close()
-			return nil, fmt.Errorf("state file %s is corrupt (%v): move it away after checking the ports' EEE settings by hand", s.path, err)
-		}
-		if s.doc.Version != stateVersion {
-			s.Close()
-			return nil, fmt.Errorf("state file %s: version %d, want %d", s.path, s.doc.Version, stateVersion)
-		}
-		if s.doc.Ports == nil {
-			s.doc.Ports = map[string]PortRecord{}
-		}
+		return doc, fmt.Errorf("state file: %w", err)
 	}
-	return s, nil
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return doc, fmt.Errorf("state file %s is corrupt (%v): move it away after checking the ports' EEE settings by hand", path, err)
+	}
+	if doc.Version != stateVersion {
+		return doc, fmt.Errorf("state file %s: version %d, want %d", path, doc.Version, stateVersion)
+	}
+	if doc.Ports == nil {
+		doc.Ports = map[string]PortRecord{}
+	}
+	return doc, nil
 }
 
 // Path is the state file's path.

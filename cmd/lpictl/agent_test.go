@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -321,20 +320,14 @@ func modelTimer(t *testing.T, model, name string) time.Duration {
 
 func statePorts(t *testing.T, dir string) map[string]agent.PortRecord {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, agent.StateFileName))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
+	ports, err := agent.ReadState(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		Ports map[string]agent.PortRecord `json:"ports"`
+	if len(ports) == 0 {
+		return nil
 	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	return doc.Ports
+	return ports
 }
 
 const us = time.Microsecond
