@@ -197,6 +197,87 @@ func (c *Calendar) Pop() Event {
 	return e
 }
 
+// Peek returns the first event without removing it (nil if none).
+func (c *Calendar) Peek() *Event { return c.peekUntil(Forever) }
+
+// peekUntil returns the first event, or nil or an event later than t when
+// the first is later than t. It moves the current bucket ahead no further
+// than t's (the engine runs an event at t or earlier next, from a lane or
+// from here), so that the ring keeps its window on the present: an event
+// scheduled later is never before the current bucket, which would crowd
+// that bucket (see Push).
+func (c *Calendar) peekUntil(t int64) *Event {
+	if c.inRing == 0 {
+		// Bring the window to the present: to t's bucket or the first
+		// pending event's, whichever is earlier.
+		to := t >> c.shift
+		if s := c.spill.Peek(); s != nil {
+			to = min(to, s.At>>c.shift)
+		}
+		if f := c.far.Peek(); f != nil {
+			to = min(to, f.At>>c.shift)
+		} else if t == Forever && c.spill.Len() == 0 {
+			return nil
+		}
+		if to > c.cur {
+			c.cur = to
+			c.migrate()
+		}
+		if c.inRing == 0 {
+			if c.spill.Len() > 0 {
+				return c.spill.Peek()
+			}
+			return c.far.Peek()
+		}
+	}
+	var first *Event
+	i := c.cur & c.mask
+	if m := c.meta[i]; m.n > 0 {
+		first = &c.slots[int(i)<<c.kshift+int(m.head)]
+	} else {
+		// Scan for a non-empty bucket up to t's (at most a year ahead).
+		limit := min(t>>c.shift, c.cur+c.mask)
+		if s := c.spill.Peek(); s != nil {
+			limit = min(limit, max(c.cur, s.At>>c.shift))
+		}
+		abs := c.scan(limit)
+		if abs < 0 {
+			// None: the ring's first event is later than t (and than the
+			// spill heap's first, if any).
+			if limit > c.cur {
+				c.cur = limit
+				c.migrate()
+			}
+			return c.spill.Peek()
+		}
+		c.cur = abs
+		c.migrate()
+		i = abs & c.mask
+		first = &c.slots[int(i)<<c.kshift+int(c.meta[i].head)]
+	}
+	if s := c.spill.Peek(); s != nil && s.before(first) {
+		return s
+	}
+	return first
+}
+
+// scan returns the absolute index of the first non-empty bucket after the
+// current one and up to limit (≥ cur), or −1.
+func (c *Calendar) scan(limit int64) int64 {
+	for abs := c.cur + 1; abs <= limit; {
+		pos := abs & c.mask
+		w := c.bitmap[pos>>6] >> uint(pos&63)
+		if w != 0 {
+			if found := abs + int64(bits.TrailingZeros64(w)); found <= limit {
+				return found
+			}
+			return -1
+		}
+		abs += 64 - (pos & 63)
+	}
+	return -1
+}
+
 // peek guesses the next event: the head of the current bucket or of the
 // next non-empty one in the same bitmap word (nil beyond that). It ignores
 // the spill heap: it is a prefetch hint, not an answer.

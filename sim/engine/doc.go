@@ -2,8 +2,12 @@
 // time is an int64 count of picoseconds, events are small typed values
 // ordered by (time, insertion sequence) so that a run is reproducible
 // bit for bit from its seed, and the pending-event set is a pluggable
-// [Queue]: a typed 4-ary heap ([Heap]) or a calendar queue with a
-// bitmap of non-empty buckets and a far-future heap ([Calendar]).
+// [Queue]: a typed 4-ary heap ([Heap], the default) or a calendar queue
+// with a bitmap of non-empty buckets and a far-future heap ([Calendar]).
+// In front of the queue, lanes ([Engine.UseLane]) take the events of kinds
+// the model schedules at a constant delay: FIFOs sorted by construction,
+// merged with the queue by (time, sequence), so they change the cost of a
+// run, not its order.
 //
 // Events carry no interface value: a kind, an object index and an argument
 // index, dispatched by one [Handler] the model registers (which may also be

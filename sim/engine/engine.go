@@ -57,6 +57,8 @@ type Queue interface {
 	Push(e Event)
 	// Pop removes and returns the first event; the queue must not be empty.
 	Pop() Event
+	// Peek returns the first event without removing it (nil if none).
+	Peek() *Event
 	Len() int
 }
 
@@ -69,13 +71,15 @@ const (
 	QueueCalendar QueueKind = "calendar"
 )
 
-// NewQueue returns a queue of the given kind. bucketPS and buckets size a
-// calendar (0 = defaults); a heap ignores them.
+// NewQueue returns a queue of the given kind ("" is the heap: with the
+// lanes of a packet model taking most events, it holds few, and beats the
+// calendar). bucketPS and buckets size a calendar (0 = defaults); a heap
+// ignores them.
 func NewQueue(kind QueueKind, bucketPS int64, buckets int) (Queue, error) {
 	switch kind {
-	case QueueHeap:
+	case QueueHeap, "":
 		return NewHeap(1024), nil
-	case QueueCalendar, "":
+	case QueueCalendar:
 		return NewCalendar(bucketPS, buckets), nil
 	}
 	return nil, fmt.Errorf("unknown event queue %q (want heap or calendar)", kind)
@@ -86,18 +90,22 @@ type Engine struct {
 	q       Queue
 	h       Handler
 	cal     *Calendar  // q, when it is a calendar (direct calls on the hot path)
+	heap    *Heap      // q, when it is a heap
 	pf      Prefetcher // h, if it prefetches and q can peek
 	pk      peeker
 	now     int64
 	seq     uint64
 	events  uint64
 	stopped bool
+
+	lanes laneSet // kinds scheduled in order skip the queue (lane.go)
 }
 
 // New returns an engine at time 0 that runs events with h.
 func New(q Queue, h Handler) *Engine {
 	e := &Engine{q: q}
 	e.cal, _ = q.(*Calendar)
+	e.heap, _ = q.(*Heap)
 	e.SetHandler(h)
 	return e
 }
@@ -113,6 +121,15 @@ func (e *Engine) SetHandler(h Handler) {
 	}
 }
 
+// UseLane gives events of the given kinds a lane (lane.go): a FIFO they
+// join instead of the queue while they are scheduled in time order, which
+// is cheap for kinds usually scheduled at one constant delay from now. The
+// order of the run does not change (the engine always runs the earliest of
+// the queue's and the lanes' first events, and an event that would break a
+// lane's order goes to the queue), only its cost. At most sixteen lanes;
+// a kind has one lane at most; call it before scheduling.
+func (e *Engine) UseLane(kinds ...uint8) { e.lanes.add(kinds) }
+
 // Now is the time of the event being run (or of the last one run).
 func (e *Engine) Now() int64 { return e.now }
 
@@ -120,7 +137,7 @@ func (e *Engine) Now() int64 { return e.now }
 func (e *Engine) Events() uint64 { return e.events }
 
 // Pending is the number of scheduled events.
-func (e *Engine) Pending() int { return e.q.Len() }
+func (e *Engine) Pending() int { return e.q.Len() + e.lanes.n }
 
 // Schedule adds an event at time at (≥ Now).
 func (e *Engine) Schedule(at int64, kind uint8, obj, arg int32) {
@@ -128,11 +145,7 @@ func (e *Engine) Schedule(at int64, kind uint8, obj, arg int32) {
 		panic(fmt.Sprintf("engine: event kind %d scheduled at %d ps, before now (%d ps)", kind, at, e.now))
 	}
 	e.seq++
-	if e.cal != nil {
-		e.cal.Push(Event{At: at, Seq: e.seq, Obj: obj, Arg: arg, Kind: kind})
-		return
-	}
-	e.q.Push(Event{At: at, Seq: e.seq, Obj: obj, Arg: arg, Kind: kind})
+	e.push(&Event{At: at, Seq: e.seq, Obj: obj, Arg: arg, Kind: kind})
 }
 
 // ScheduleAux is Schedule with a third operand, the event's Aux.
@@ -141,70 +154,103 @@ func (e *Engine) ScheduleAux(at int64, kind uint8, obj, arg, aux int32) {
 		panic(fmt.Sprintf("engine: event kind %d scheduled at %d ps, before now (%d ps)", kind, at, e.now))
 	}
 	e.seq++
-	if e.cal != nil {
-		e.cal.Push(Event{At: at, Seq: e.seq, Obj: obj, Arg: arg, Aux: aux, Kind: kind})
+	e.push(&Event{At: at, Seq: e.seq, Obj: obj, Arg: arg, Aux: aux, Kind: kind})
+}
+
+// push adds ev to its kind's lane if it keeps the lane in order, else to
+// the queue.
+func (e *Engine) push(ev *Event) {
+	if e.lanes.push(ev) {
 		return
 	}
-	e.q.Push(Event{At: at, Seq: e.seq, Obj: obj, Arg: arg, Aux: aux, Kind: kind})
+	switch {
+	case e.heap != nil:
+		e.heap.Push(*ev)
+	case e.cal != nil:
+		e.cal.Push(*ev)
+	default:
+		e.q.Push(*ev)
+	}
 }
 
 // Stop makes Run return after the current event.
 func (e *Engine) Stop() { e.stopped = true }
 
-// Run runs events until the queue is empty, Stop is called, the next event
-// is later than until, or max events have run (max 0 = no limit). It
-// reports whether events remain.
-func (e *Engine) Run(until int64, max uint64) bool {
-	if e.cal != nil {
-		return e.runCalendar(until, max)
+// front returns the first pending event and whether it is in a lane (nil
+// if there is none).
+func (e *Engine) front() (*Event, bool) {
+	best := e.lanes.first()
+	var qe *Event
+	switch {
+	case e.heap != nil:
+		qe = e.heap.Peek()
+	case e.cal != nil:
+		limit := Forever
+		if best != nil {
+			limit = best.At
+		}
+		qe = e.cal.peekUntil(limit)
+	default:
+		qe = e.q.Peek()
 	}
-	e.stopped = false
-	var n uint64
-	for e.q.Len() > 0 && !e.stopped {
-		if max != 0 && n >= max {
-			return true
-		}
-		ev := e.q.Pop()
-		if ev.At > until {
-			e.q.Push(ev) // keeps its sequence number: order unchanged
-			return true
-		}
-		e.now = ev.At
-		e.events++
-		n++
-		if e.pf != nil {
-			if next := e.pk.peek(); next != nil {
-				e.pf.Prefetch(next)
-			}
-		}
-		e.h.Handle(ev)
+	if qe != nil && (best == nil || qe.before(best)) {
+		return qe, false
 	}
-	return e.q.Len() > 0
+	return best, true
 }
 
-// runCalendar is Run with direct calls to the calendar queue.
-func (e *Engine) runCalendar(until int64, max uint64) bool {
+// hint guesses the first pending event, for Prefetch: the earlier of the
+// first lane head and the queue's guess.
+func (e *Engine) hint() *Event {
+	var next *Event
+	switch {
+	case e.heap != nil:
+		next = e.heap.Peek()
+	case e.cal != nil:
+		next = e.cal.peek()
+	default:
+		next = e.pk.peek()
+	}
+	if h := e.lanes.first(); h != nil && (next == nil || h.before(next)) {
+		next = h
+	}
+	return next
+}
+
+// Run runs events until none is left, Stop is called, the next event is
+// later than until, or max events have run (max 0 = no limit). It reports
+// whether events remain.
+func (e *Engine) Run(until int64, max uint64) bool {
 	e.stopped = false
-	c := e.cal
 	var n uint64
-	for c.Len() > 0 && !e.stopped {
-		if max != 0 && n >= max {
+	for !e.stopped {
+		next, laned := e.front()
+		if next == nil {
+			return false
+		}
+		if next.At > until || (max != 0 && n >= max) {
 			return true
 		}
-		ev := c.Pop()
-		if ev.At > until {
-			c.Push(ev) // keeps its sequence number: order unchanged
-			return true
+		var ev Event
+		switch {
+		case laned:
+			ev = e.lanes.pop()
+		case e.heap != nil:
+			ev = e.heap.Pop()
+		case e.cal != nil:
+			ev = e.cal.Pop()
+		default:
+			ev = e.q.Pop()
 		}
 		e.now = ev.At
 		e.events++
 		n++
 		if e.pf != nil {
-			if next := c.peek(); next != nil {
-				e.pf.Prefetch(next)
+			if h := e.hint(); h != nil {
+				e.pf.Prefetch(h)
 			}
 		}
 		e.h.Handle(ev)
 	}
-	return c.Len() > 0
+	return e.Pending() > 0
 }

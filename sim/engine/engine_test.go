@@ -178,3 +178,161 @@ func TestEngineQueuesSameRun(t *testing.T) {
 		}
 	}
 }
+
+// laneModel schedules four kinds of event the way a packet model does:
+// kind 0 at a constant delay, kind 1 at a constant delay but sometimes
+// sooner (out of its lane's order), kind 2 at random short delays, kind 3
+// rarely and far ahead (beyond a calendar's year).
+type laneModel struct {
+	e   *Engine
+	r   *rand.Rand
+	ran []Event
+}
+
+func (m *laneModel) Handle(ev Event) {
+	m.ran = append(m.ran, ev)
+	if len(m.ran) >= 30000 {
+		return
+	}
+	for range 1 + m.r.IntN(2) {
+		kind := uint8(m.r.IntN(4))
+		var d int64
+		switch kind {
+		case 0:
+			d = 10 * Nanosecond
+		case 1:
+			d = 192 * Nanosecond
+			if m.r.IntN(5) == 0 {
+				d = m.r.Int64N(192 * Nanosecond)
+			}
+		case 2:
+			d = m.r.Int64N(300 * Nanosecond)
+		case 3:
+			if m.r.IntN(20) != 0 {
+				continue
+			}
+			d = Microsecond + m.r.Int64N(20*Microsecond)
+		}
+		m.e.ScheduleAux(ev.At+d, kind, ev.Obj, int32(len(m.ran)), int32(kind))
+	}
+}
+
+func (m *laneModel) Prefetch(next *Event) {
+	if next.At < m.e.Now() {
+		panic("prefetch hint in the past")
+	}
+}
+
+// TestLanesSameRun runs the same model with and without lanes, on the heap
+// and on calendars of several geometries, in chunks: lanes must not change
+// a single event of the run, and they must have taken events.
+func TestLanesSameRun(t *testing.T) {
+	var want []Event
+	for _, lanes := range []bool{false, true} {
+		for _, mk := range []func() Queue{
+			func() Queue { return NewHeap(0) },
+			func() Queue { return NewCalendar(64, 1024) },
+			func() Queue { return NewCalendar(1, 64) },
+			func() Queue { return NewCalendar(1<<20, 64) },
+			func() Queue { return NewCalendar(4096, 1<<16) },
+		} {
+			q := mk()
+			m := &laneModel{r: rand.New(rand.NewPCG(9, 10))}
+			m.e = New(q, m)
+			laned := 0
+			if lanes {
+				m.e.UseLane(0, 2)
+				m.e.UseLane(1)
+				m.e.UseLane(3)
+			}
+			for i := range 40 {
+				m.e.Schedule(int64(i%5)*Nanosecond, uint8(i%4), int32(i), 0)
+			}
+			for until := Microsecond; ; until += Microsecond {
+				more := m.e.Run(until, 1009)
+				laned = max(laned, m.e.lanes.n)
+				if m.e.Pending() != q.Len()+m.e.lanes.n {
+					t.Fatal("Pending miscounts")
+				}
+				if !more {
+					break
+				}
+			}
+			if lanes && laned == 0 {
+				t.Errorf("%T: no event ever in a lane", q)
+			}
+			if want == nil {
+				want = m.ran
+				continue
+			}
+			if !slices.Equal(m.ran, want) {
+				i := 0
+				for i < min(len(m.ran), len(want)) && m.ran[i] == want[i] {
+					i++
+				}
+				t.Fatalf("%T lanes=%v: ran %d events, first difference at %d from the reference's %d", q, lanes, len(m.ran), i, len(want))
+			}
+		}
+	}
+	if len(want) < 30000 {
+		t.Fatalf("only %d events ran", len(want))
+	}
+}
+
+// TestLaneRing checks a lane's ring across wrap-around and growth: it keeps
+// FIFO order, refuses an event earlier than its last, and accepts ties.
+func TestLaneRing(t *testing.T) {
+	var s laneSet
+	s.add([]uint8{1, 2})
+	var want []int64
+	seq := uint64(0)
+	push := func(at int64, kind uint8) bool {
+		seq++
+		return s.push(&Event{At: at, Seq: seq, Kind: kind})
+	}
+	at := int64(0)
+	for round := range 5 {
+		// Fill past the ring's size (it grows), then drain part of it so
+		// that the next round wraps around.
+		for i := range 300 + 100*round {
+			at += int64(i % 3) // ties included
+			if !push(at, uint8(1+i%2)) {
+				t.Fatalf("round %d: in-order event %d refused", round, i)
+			}
+			want = append(want, at)
+		}
+		if push(at-1, 1) {
+			t.Fatal("an event before the lane's last was accepted")
+		}
+		if push(at, 7) {
+			t.Fatal("a kind without a lane was accepted")
+		}
+		for range 250 {
+			if e := s.pop(); e.At != want[0] {
+				t.Fatalf("round %d: popped %d, want %d", round, e.At, want[0])
+			}
+			want = want[1:]
+		}
+	}
+	for len(want) > 0 {
+		if e := s.pop(); e.At != want[0] {
+			t.Fatalf("popped %d, want %d", e.At, want[0])
+		}
+		want = want[1:]
+	}
+	if s.n != 0 || s.busy != 0 || s.first() != nil {
+		t.Fatalf("drained lanes hold %d events, %d busy", s.n, s.busy)
+	}
+}
+
+// TestUseLaneTwice checks that a kind cannot have two lanes.
+func TestUseLaneTwice(t *testing.T) {
+	e := New(NewHeap(0), &counter{})
+	e.UseLane(1, 2)
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic")
+		}
+	}()
+	e.UseLane(2)
+}

@@ -28,15 +28,15 @@ func (h *Heap) Push(e Event) {
 	a[i] = e
 }
 
-// Peek returns the first event without removing it; the heap must not be empty.
-func (h *Heap) Peek() *Event { return &h.a[0] }
-
-func (h *Heap) peek() *Event {
+// Peek returns the first event without removing it (nil if none).
+func (h *Heap) Peek() *Event {
 	if len(h.a) == 0 {
 		return nil
 	}
 	return &h.a[0]
 }
+
+func (h *Heap) peek() *Event { return h.Peek() }
 
 // Pop removes and returns the first event.
 func (h *Heap) Pop() Event {

@@ -25,12 +25,12 @@ func BenchmarkMegafly4160(b *testing.B) {
 		q    engine.QueueKind
 		d    time.Duration
 	}{
-		{"calendar", engine.QueueCalendar, 20 * time.Microsecond},
 		{"heap", engine.QueueHeap, 20 * time.Microsecond},
+		{"calendar", engine.QueueCalendar, 20 * time.Microsecond},
 		// Five times longer: start-up (controllers built on first use,
-		// pools and the calendar growing) weighs less; closer to the
+		// pools and lanes growing) weighs less; closer to the
 		// steady-state rate.
-		{"calendar-100us", engine.QueueCalendar, 100 * time.Microsecond},
+		{"heap-100us", engine.QueueHeap, 100 * time.Microsecond},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			p := table6(eee.DeepSleep, 0)
@@ -46,7 +46,7 @@ func BenchmarkMegafly4160(b *testing.B) {
 // at full load (workload kind synthetic); 10 µs of generation (then
 // drained).
 func BenchmarkFatTree1024(b *testing.B) {
-	for _, q := range []engine.QueueKind{engine.QueueCalendar, engine.QueueHeap} {
+	for _, q := range []engine.QueueKind{engine.QueueHeap, engine.QueueCalendar} {
 		b.Run(string(q), func(b *testing.B) {
 			p := table6(eee.DeepSleep, 0)
 			perfBoundCorrect(&p)

@@ -13,6 +13,7 @@ import (
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/eee"
 	"github.com/lpictl/lpictl/sim/engine"
+	"github.com/lpictl/lpictl/sim/internal/cache"
 	"github.com/lpictl/lpictl/sim/topo"
 )
 
@@ -29,6 +30,14 @@ const (
 	evWSend                 // Arg workload message (workload.go): enters the NIC queue
 	evWDeliver              // Arg workload message: its last packet is in
 	evWTimer                // Obj, Arg: a workload timer's tag (high, low 32 bits)
+
+	// Second kinds of the same events, scheduled from another place at
+	// another delay, so that each joins the engine lane of its delay (see
+	// New); they are handled as the first kinds.
+	evArbNext  // evArb for an input's next head, after a grant
+	evArbReady // evArbNext for a head whose last bit is not in yet
+	evOarbBusy // evOarb while the crossbar port is still busy
+	evOutqLate // evOutq for a packet that waited for the crossbar
 )
 
 // A port is one end of a link: a NIC or a switch port. A switch port has an
@@ -311,6 +320,24 @@ func New(t topo.Topology, p Params) (*Network, error) {
 		return nil, fmt.Errorf("engine.queue: %w", err)
 	}
 	n.eng = engine.New(q, n)
+	// Kinds scheduled at a nearly constant delay from now get a lane
+	// (engine.UseLane), kinds at the same delay the same lane: one
+	// propagation delay after a send (an arrival); one serialisation
+	// time after a send or an arrival (the end of a transmission, a
+	// crossbar request, a delivery); one crossbar time after a grant (the
+	// output's next arbitration, the input's next request, the output
+	// queue entry of a packet that waited); a switch latency after the
+	// arrival (the output queue entry of one that did not); a handshake
+	// after the crossing of a PFC threshold; one NIC latency after a
+	// message is sent (its entry into the NIC queue). Workload timers
+	// come in time order; a head's request when its last bit is in is on
+	// its own.
+	for _, kinds := range [][]uint8{
+		{evArrive}, {evTxEnd, evArb, evWDeliver}, {evArbNext, evOarb, evOutqLate},
+		{evOutq}, {evPFC}, {evWSend}, {evWTimer}, {evArbReady},
+	} {
+		n.eng.UseLane(kinds...)
+	}
 	return n, nil
 }
 
@@ -436,15 +463,15 @@ func (n *Network) Handle(e engine.Event) {
 	switch e.Kind {
 	case evArrive:
 		n.arrive(e.Obj, e.Arg, now)
-	case evArb:
+	case evArb, evArbNext, evArbReady:
 		// The input's head is still e.Arg (it only leaves when granted,
 		// after this request) and its output e.Aux.
 		n.ports[e.Aux].waitMask |= 1 << n.in[e.Obj].local
 		n.oarb(e.Aux, now)
-	case evOarb:
+	case evOarb, evOarbBusy:
 		n.ports[e.Obj].flags &^= oarbPending
 		n.oarb(e.Obj, now)
-	case evOutq:
+	case evOutq, evOutqLate:
 		n.enqueueOut(e.Obj, e.Arg, now)
 	case evTxEnd:
 		n.txEnd(e.Obj, now)
@@ -474,40 +501,48 @@ func (n *Network) Handle(e engine.Event) {
 func (n *Network) Prefetch(e *engine.Event) {
 	switch e.Kind {
 	case evArrive:
-		prefetch(uintptr(unsafe.Pointer(&n.in[e.Obj])))
-		prefetch(uintptr(unsafe.Pointer(&n.pkts[e.Arg])))
-	case evArb:
-		prefetch(uintptr(unsafe.Pointer(&n.in[e.Obj])))
-		prefetch(uintptr(unsafe.Pointer(&n.pkts[e.Arg])))
-		prefetch(uintptr(unsafe.Pointer(&n.ports[e.Aux])))
-	case evOutq, evTxEnd:
+		cache.Prefetch(uintptr(unsafe.Pointer(&n.in[e.Obj])))
+		cache.Prefetch(uintptr(unsafe.Pointer(&n.pkts[e.Arg])))
+	case evArb, evArbNext, evArbReady:
+		cache.Prefetch(uintptr(unsafe.Pointer(&n.in[e.Obj])))
+		cache.Prefetch(uintptr(unsafe.Pointer(&n.pkts[e.Arg])))
+		cache.Prefetch(uintptr(unsafe.Pointer(&n.ports[e.Aux])))
+	case evOutq, evOutqLate, evTxEnd:
 		// Both may end or start an idle period: the controller and the
 		// link are needed too when the output queue is empty.
-		if e.Kind == evOutq {
-			prefetch(uintptr(unsafe.Pointer(&n.pkts[e.Arg])))
+		if e.Kind != evTxEnd {
+			cache.Prefetch(uintptr(unsafe.Pointer(&n.pkts[e.Arg])))
 		} else if e.Aux >= 0 {
-			prefetch(uintptr(unsafe.Pointer(&n.pkts[e.Aux])))
+			cache.Prefetch(uintptr(unsafe.Pointer(&n.pkts[e.Aux])))
 		}
-		prefetch(uintptr(unsafe.Pointer(&n.ports[e.Obj])))
+		cache.Prefetch(uintptr(unsafe.Pointer(&n.ports[e.Obj])))
 		if h := n.hints[e.Obj]; h.empty {
 			n.prefetchIdle(e.Obj, h.link)
 		}
-	case evOarb, evKick, evPFC:
-		prefetch(uintptr(unsafe.Pointer(&n.ports[e.Obj])))
-	case evWSend, evWDeliver:
-		prefetch(uintptr(unsafe.Pointer(&n.wl.msgs[e.Arg])))
+	case evOarb, evOarbBusy, evKick, evPFC:
+		cache.Prefetch(uintptr(unsafe.Pointer(&n.ports[e.Obj])))
+	case evWSend:
+		// The message's record is in the cache (PrefetchEarly): its
+		// source NIC's port, and its controller if the port is idle.
+		src := n.wl.msgs[e.Arg].src
+		cache.Prefetch(uintptr(unsafe.Pointer(&n.ports[src])))
+		if h := n.hints[src]; h.empty {
+			n.prefetchIdle(src, h.link)
+		}
+	case evWDeliver:
+		cache.Prefetch(uintptr(unsafe.Pointer(&n.wl.msgs[e.Arg])))
 	}
 }
 
 // prefetchIdle starts loading what the start or end of port i's idle
 // period needs: its link and its controller and predictor.
 func (n *Network) prefetchIdle(i, link int32) {
-	prefetch(uintptr(unsafe.Pointer(&n.links[link])))
+	cache.Prefetch(uintptr(unsafe.Pointer(&n.links[link])))
 	if n.slots != nil {
 		if c := n.slots[i>>slotShift]; c != nil {
 			s := &c[i&(slotChunk-1)]
-			prefetchLines(uintptr(unsafe.Pointer(&s.ctl)), slotCtlLines)
-			prefetchLines(uintptr(unsafe.Pointer(&s.pbc)), slotPBCLines)
+			cache.PrefetchLines(uintptr(unsafe.Pointer(&s.ctl)), slotCtlLines)
+			cache.PrefetchLines(uintptr(unsafe.Pointer(&s.pbc)), slotPBCLines)
 		}
 		return
 	}
@@ -515,9 +550,9 @@ func (n *Network) prefetchIdle(i, link int32) {
 	if pt.ctl == nil {
 		return
 	}
-	prefetchLines(uintptr(unsafe.Pointer(pt.ctl)), int(unsafe.Sizeof(controller.Port{})+63)/64)
+	cache.PrefetchLines(uintptr(unsafe.Pointer(pt.ctl)), int(unsafe.Sizeof(controller.Port{})+63)/64)
 	if pt.pb != nil {
-		prefetchLines(uintptr(unsafe.Pointer(pt.pb)), int(unsafe.Sizeof(predictor.PerfBound{})+63)/64)
+		cache.PrefetchLines(uintptr(unsafe.Pointer(pt.pb)), int(unsafe.Sizeof(predictor.PerfBound{})+63)/64)
 	}
 }
 
@@ -723,7 +758,7 @@ func (n *Network) oarb(o int32, now int64) {
 	if po.xbarFree > now {
 		if po.flags&oarbPending == 0 {
 			po.flags |= oarbPending
-			n.eng.Schedule(po.xbarFree, evOarb, o, 0)
+			n.eng.Schedule(po.xbarFree, evOarbBusy, o, 0)
 		}
 		return
 	}
@@ -758,10 +793,18 @@ func (n *Network) oarb(o int32, now int64) {
 	pi.xbarFree = now + x
 	po.xbarFree = now + x
 	po.bytes += pk.size
-	n.eng.Schedule(max(now+x, pk.ready+n.p.SwitchLatency), evOutq, o, k)
+	if at := pk.ready + n.p.SwitchLatency; at >= now+x {
+		n.eng.Schedule(at, evOutq, o, k)
+	} else {
+		n.eng.Schedule(now+x, evOutqLate, o, k)
+	}
 	if pi.head >= 0 {
 		h := &n.pkts[pi.head]
-		n.eng.ScheduleAux(max(h.ready, now+x), evArb, in, pi.head, h.out)
+		if h.ready > now+x {
+			n.eng.ScheduleAux(h.ready, evArbReady, in, pi.head, h.out)
+		} else {
+			n.eng.ScheduleAux(now+x, evArbNext, in, pi.head, h.out)
+		}
 	} else {
 		pi.flags &^= arbPending
 	}

@@ -66,7 +66,7 @@ func table6(mode eee.Mode, pdt time.Duration) Params {
 		Power:      Power{WakeW: 24, FastWakeW: 9.6, DeepSleepW: 2.4, SwitchW: 250, NodeMinW: 800, NodeMaxW: 1200},
 		Predictor:  predictor.Config{Kind: predictor.KindFixed, PDT: &d, WakeTime: predictor.Duration(4480 * time.Nanosecond)},
 		Controller: controller.Config{},
-		Queue:      engine.QueueCalendar,
+		Queue:      engine.QueueHeap,
 	}
 }
 

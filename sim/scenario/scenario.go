@@ -221,7 +221,7 @@ func (s *Scenario) normalize() error {
 		return err
 	}
 	if e := &s.Engine; e.Queue == "" {
-		e.Queue = string(engine.QueueCalendar)
+		e.Queue = string(engine.QueueHeap)
 	}
 	if s.Engine.CalendarBucketPS < 0 || s.Engine.CalendarBuckets < 0 || s.Engine.CalendarBuckets > 1<<24 {
 		return errors.New("engine.calendar_bucket_ps, calendar_buckets: must be ≥ 0 (0 = derived), buckets ≤ 2^24")

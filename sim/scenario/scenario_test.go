@@ -42,7 +42,7 @@ func TestDeterministicJSON(t *testing.T) {
 	if c := runJSON(t, "seed=4"); bytes.Equal(a, c) {
 		t.Fatal("different seeds, identical JSON")
 	}
-	if h := runJSON(t, "engine.queue=heap"); !bytes.Equal(a, h) {
+	if h := runJSON(t, "engine.queue=calendar"); !bytes.Equal(a, h) {
 		t.Fatalf("heap and calendar queues differ:\n%s\n%s", a, h)
 	}
 	for _, key := range []string{`"exec_time_s"`, `"latency_s"`, `"energy_j"`, `"link_state_fraction"`, `"events"`} {

@@ -1,7 +1,6 @@
 package apps
 
 import (
-	"container/heap"
 	"fmt"
 	"io"
 	"math"
@@ -81,19 +80,49 @@ type arrival struct {
 	rank int32
 }
 
+// arrivals is a binary min-heap of the ranks' next arrivals, ordered by
+// (time, rank): a total order, so the messages come out the same whatever
+// the heap's layout. Typed rather than container/heap: it is popped once
+// per message.
 type arrivals []arrival
 
-func (a arrivals) Len() int { return len(a) }
-func (a arrivals) Less(i, j int) bool {
+func (a arrivals) less(i, j int) bool {
 	return a[i].at < a[j].at || (a[i].at == a[j].at && a[i].rank < a[j].rank)
 }
-func (a arrivals) Swap(i, j int) { a[i], a[j] = a[j], a[i] }
-func (a *arrivals) Push(x any)   { *a = append(*a, x.(arrival)) }
-func (a *arrivals) Pop() any {
-	old := *a
-	x := old[len(old)-1]
-	*a = old[:len(old)-1]
-	return x
+
+// init orders the heap.
+func (a arrivals) init() {
+	for i := len(a)/2 - 1; i >= 0; i-- {
+		a.down(i)
+	}
+}
+
+// down moves element i down to its place.
+func (a arrivals) down(i int) {
+	n := len(a)
+	for {
+		c := 2*i + 1
+		if c >= n {
+			return
+		}
+		if c+1 < n && a.less(c+1, c) {
+			c++
+		}
+		if !a.less(c, i) {
+			return
+		}
+		a[i], a[c] = a[c], a[i]
+		i = c
+	}
+}
+
+// popRoot removes the first arrival.
+func (a *arrivals) popRoot() {
+	q := *a
+	n := len(q) - 1
+	q[0] = q[n]
+	*a = q[:n]
+	(*a).down(0)
 }
 
 type synthetic struct {
@@ -179,7 +208,7 @@ func newSynthetic(s Spec) (*synthetic, error) {
 		}
 		y.q = append(y.q, arrival{at: y.next(r, start), rank: int32(r)})
 	}
-	heap.Init(&y.q)
+	y.q.init()
 	return y, nil
 }
 
@@ -259,13 +288,13 @@ func (y *synthetic) Next(r *vef.Record) error {
 	for len(y.q) > 0 {
 		a := y.q[0]
 		if a.at >= y.end {
-			heap.Pop(&y.q)
+			y.q.popRoot()
 			continue
 		}
 		src := int(a.rank)
 		dst := y.dest(src)
 		y.q[0].at = y.next(src, a.at)
-		heap.Fix(&y.q, 0)
+		y.q.down(0)
 		if dst == src { // bit-reverse fixed points send nothing
 			continue
 		}

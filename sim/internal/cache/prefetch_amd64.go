@@ -1,14 +1,14 @@
-package network
+package cache
 
-// prefetch asks the CPU to start loading the cache line at p without
+// Prefetch asks the CPU to start loading the cache line at p without
 // waiting for it (PREFETCHT0): unlike a load, it never stalls the
 // instructions that follow, so the misses of the next event overlap the
 // current one. p need not be a valid address.
 //
 //go:noescape
-func prefetch(p uintptr)
+func Prefetch(p uintptr)
 
-// prefetchLines prefetches lines consecutive cache lines from p.
+// PrefetchLines prefetches lines consecutive cache lines from p.
 //
 //go:noescape
-func prefetchLines(p uintptr, lines int)
+func PrefetchLines(p uintptr, lines int)

@@ -1,13 +1,13 @@
 #include "textflag.h"
 
-// func prefetch(p uintptr)
-TEXT ·prefetch(SB), NOSPLIT|NOFRAME, $0-8
+// func Prefetch(p uintptr)
+TEXT ·Prefetch(SB), NOSPLIT|NOFRAME, $0-8
 	MOVQ	p+0(FP), AX
 	PREFETCHT0	(AX)
 	RET
 
-// func prefetchLines(p uintptr, lines int)
-TEXT ·prefetchLines(SB), NOSPLIT|NOFRAME, $0-16
+// func PrefetchLines(p uintptr, lines int)
+TEXT ·PrefetchLines(SB), NOSPLIT|NOFRAME, $0-16
 	MOVQ	p+0(FP), AX
 	MOVQ	lines+8(FP), CX
 	TESTQ	CX, CX
@@ -19,3 +19,4 @@ loop:
 	JNZ	loop
 done:
 	RET
+
