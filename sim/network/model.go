@@ -27,7 +27,7 @@ const (
 	evKick                  // Obj port: the link is awake, try to transmit
 	evPFC                   // Obj port (sender), Arg 1 PAUSE / 0 resume
 	evInject                // Arg injected message
-	evWSend                 // Arg workload message (workload.go): enters the NIC queue
+	evWSend                 // Obj source node, Arg workload message (workload.go): enters the NIC queue
 	evWDeliver              // Arg workload message: its last packet is in
 	evWTimer                // Obj, Arg: a workload timer's tag (high, low 32 bits)
 
@@ -522,12 +522,12 @@ func (n *Network) Prefetch(e *engine.Event) {
 	case evOarb, evOarbBusy, evKick, evPFC:
 		cache.Prefetch(uintptr(unsafe.Pointer(&n.ports[e.Obj])))
 	case evWSend:
-		// The message's record is in the cache (PrefetchEarly): its
-		// source NIC's port, and its controller if the port is idle.
-		src := n.wl.msgs[e.Arg].src
-		cache.Prefetch(uintptr(unsafe.Pointer(&n.ports[src])))
-		if h := n.hints[src]; h.empty {
-			n.prefetchIdle(src, h.link)
+		// The message's record, its source NIC's port (in Obj), and its
+		// controller if the port is idle.
+		cache.Prefetch(uintptr(unsafe.Pointer(&n.wl.msgs[e.Arg])))
+		cache.Prefetch(uintptr(unsafe.Pointer(&n.ports[e.Obj])))
+		if h := n.hints[e.Obj]; h.empty {
+			n.prefetchIdle(e.Obj, h.link)
 		}
 	case evWDeliver:
 		cache.Prefetch(uintptr(unsafe.Pointer(&n.wl.msgs[e.Arg])))
@@ -537,7 +537,13 @@ func (n *Network) Prefetch(e *engine.Event) {
 // prefetchIdle starts loading what the start or end of port i's idle
 // period needs: its link and its controller and predictor.
 func (n *Network) prefetchIdle(i, link int32) {
-	cache.Prefetch(uintptr(unsafe.Pointer(&n.links[link])))
+	// The port's second line (its idle-period fields) and the link, whose
+	// 96 bytes may straddle two lines: the hardware need not fetch a
+	// line's neighbour.
+	cache.Prefetch(uintptr(unsafe.Pointer(&n.ports[i])) + 64)
+	l := uintptr(unsafe.Pointer(&n.links[link]))
+	cache.Prefetch(l)
+	cache.Prefetch(l + unsafe.Sizeof(eee.Link{}) - 1)
 	if n.slots != nil {
 		if c := n.slots[i>>slotShift]; c != nil {
 			s := &c[i&(slotChunk-1)]

@@ -83,7 +83,7 @@ func (n *Network) Send(src, dst int, bytes int64, tag uint64) {
 	now := n.eng.Now()
 	mtu := int64(n.p.MTU)
 	n.wl.msgs[k] = wmsg{tag: tag, created: now, bytes: bytes, src: int32(src), dst: int32(dst), left: int32((bytes + mtu - 1) / mtu)}
-	n.eng.Schedule(now+n.p.NICLatency, evWSend, 0, k)
+	n.eng.Schedule(now+n.p.NICLatency, evWSend, int32(src), k)
 }
 
 // Schedule implements workload.Host: Replayer.Timer(tag) at time at.
