@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/lpictl/lpictl/sim/internal/cache"
@@ -41,40 +42,34 @@ const prefetchAhead = 8
 // maxLanes bounds the kinds that can have a lane (a power of two).
 const maxLanes = 16
 
-// laneSet is the engine's lanes: which kind has which, and the non-empty
-// lanes in a small binary heap by their first events, so that the
-// earliest is at hand and a pop reorders a few entries, not all lanes.
+// laneSet is the engine's lanes: which kind has which, and a winner tree
+// over the lanes' first events, so that the earliest is at hand and a
+// change of one lane's first event replays a fixed few matches (log2 of
+// the lanes), with no data-dependent loop to mispredict.
 type laneSet struct {
 	lanes [maxLanes]lane
-	heap  [maxLanes]laneKey // the non-empty lanes, by first event
-	busy  int               // non-empty lanes (entries of heap)
-	used  int               // lanes given to kinds
-	n     int               // events in all lanes
-	of    [256]uint8        // event kind → its lane + 1 (0: none)
+	key   [maxLanes]laneKey   // each lane's first event (noKey if empty)
+	win   [2 * maxLanes]uint8 // win[1] wins; win[j] the winner below node j; leaves from size
+	size  int                 // leaves: a power of two ≥ used
+	used  int                 // lanes given to kinds
+	n     int                 // events in all lanes
+	of    [256]uint8          // event kind → its lane + 1 (0: none)
 }
 
-// laneKey orders a non-empty lane by its first event: its At, then its
-// Seq, shifted to leave the low bits for the lane's number (Seq is
-// unique, so the lane never decides).
+// laneKey orders lanes by their first events: At, then Seq.
 type laneKey struct {
 	at  int64
-	seq uint64 // Seq << laneBits | lane
+	seq uint64
 }
 
-const (
-	laneBits = 4
-	// maxSeq is the last sequence number a laned event may have.
-	maxSeq = 1<<(64-laneBits) - 1
-)
+// noKey is an empty lane's key: after any event's.
+var noKey = laneKey{math.MaxInt64, math.MaxUint64}
 
 func (k *laneKey) before(o *laneKey) bool {
-	return k.at < o.at || (k.at == o.at && k.seq < o.seq)
-}
-
-func (k *laneKey) lane() int { return int(k.seq & (maxLanes - 1)) }
-
-func keyOf(e *Event, lane int) laneKey {
-	return laneKey{e.At, e.Seq<<laneBits | uint64(lane)}
+	if k.at != o.at {
+		return k.at < o.at
+	}
+	return k.seq < o.seq
 }
 
 // add gives kinds a lane.
@@ -82,12 +77,37 @@ func (s *laneSet) add(kinds []uint8) {
 	if s.used == maxLanes {
 		panic("engine: more than sixteen lanes")
 	}
-	s.used++
 	for _, k := range kinds {
 		if s.of[k] != 0 {
 			panic(fmt.Sprintf("engine: kind %d has a lane already", k))
 		}
-		s.of[k] = uint8(s.used)
+		s.of[k] = uint8(s.used + 1)
+	}
+	s.key[s.used] = noKey
+	s.used++
+	// Rebuild the tree for the new number of leaves.
+	s.size = 1
+	for s.size < s.used {
+		s.size *= 2
+	}
+	for i := 0; i < s.size; i++ {
+		s.key[i] = noKey
+		s.win[s.size+i] = uint8(i)
+	}
+	for j := s.size - 1; j >= 1; j-- {
+		s.win[j] = s.win[2*j]
+	}
+}
+
+// replay updates the matches above lane i's leaf after its key changed.
+func (s *laneSet) replay(i int) {
+	for j := (s.size + i) >> 1; j >= 1; j >>= 1 {
+		a, b := s.win[(2*j)&(2*maxLanes-1)], s.win[(2*j+1)&(2*maxLanes-1)]
+		w := a
+		if s.key[b&(maxLanes-1)].before(&s.key[a&(maxLanes-1)]) {
+			w = b
+		}
+		s.win[j&(2*maxLanes-1)] = w
 	}
 }
 
@@ -99,9 +119,7 @@ func (s *laneSet) push(ev *Event) bool {
 		return false
 	}
 	l := &s.lanes[i&(maxLanes-1)]
-	// An event past maxSeq has no room for the lane's number in its key:
-	// the queue keeps it (after 2^60 events).
-	if (l.n > 0 && ev.At < l.last) || ev.Seq > maxSeq {
+	if l.n > 0 && ev.At < l.last {
 		return false
 	}
 	if l.n == len(l.buf) {
@@ -112,24 +130,25 @@ func (s *laneSet) push(ev *Event) bool {
 	l.last = ev.At
 	s.n++
 	if l.n == 1 {
-		s.up(keyOf(ev, i))
+		s.key[i&(maxLanes-1)] = laneKey{ev.At, ev.Seq}
+		s.replay(i)
 	}
 	return true
 }
 
 // first is the earliest first event of the lanes (nil if all are empty).
 func (s *laneSet) first() *Event {
-	if s.busy == 0 {
+	if s.n == 0 {
 		return nil
 	}
-	l := &s.lanes[s.heap[0].lane()]
+	l := &s.lanes[s.win[1]&(maxLanes-1)]
 	return &l.buf[l.head]
 }
 
 // pop removes the earliest first event of the lanes (there must be one)
 // and returns it.
 func (s *laneSet) pop() Event {
-	i := s.heap[0].lane()
+	i := int(s.win[1] & (maxLanes - 1))
 	l := &s.lanes[i]
 	ev := l.buf[l.head]
 	l.head = (l.head + 1) & (len(l.buf) - 1)
@@ -141,54 +160,11 @@ func (s *laneSet) pop() Event {
 	l.n--
 	s.n--
 	if l.n > 0 {
-		s.replaceTop(keyOf(&l.buf[l.head], i))
-		return ev
+		h := &l.buf[l.head]
+		s.key[i] = laneKey{h.At, h.Seq}
+	} else {
+		s.key[i] = noKey
 	}
-	s.busy--
-	s.replaceTop(s.heap[s.busy&(maxLanes-1)])
+	s.replay(i)
 	return ev
-}
-
-// up adds x to the heap of lane keys.
-func (s *laneSet) up(x laneKey) {
-	j := s.busy
-	s.busy++
-	for j > 0 {
-		p := (j - 1) / 2
-		if !x.before(&s.heap[p&(maxLanes-1)]) {
-			break
-		}
-		s.heap[j&(maxLanes-1)] = s.heap[p&(maxLanes-1)]
-		j = p
-	}
-	s.heap[j&(maxLanes-1)] = x
-}
-
-// replaceTop replaces the heap's root by x: the hole goes down to a leaf
-// along the earlier children, then x rises from there (a popped lane's
-// next event usually belongs near the bottom, so this compares about half
-// as often as sifting x down).
-func (s *laneSet) replaceTop(x laneKey) {
-	h, n := &s.heap, s.busy
-	j := 0
-	for {
-		c := 2*j + 1
-		if c >= n {
-			break
-		}
-		if c+1 < n && h[(c+1)&(maxLanes-1)].before(&h[c&(maxLanes-1)]) {
-			c++
-		}
-		h[j&(maxLanes-1)] = h[c&(maxLanes-1)]
-		j = c
-	}
-	for j > 0 {
-		p := (j - 1) / 2
-		if !x.before(&h[p&(maxLanes-1)]) {
-			break
-		}
-		h[j&(maxLanes-1)] = h[p&(maxLanes-1)]
-		j = p
-	}
-	h[j&(maxLanes-1)] = x
 }
