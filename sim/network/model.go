@@ -501,38 +501,36 @@ func (n *Network) Handle(e engine.Event) {
 func (n *Network) Prefetch(e *engine.Event) {
 	switch e.Kind {
 	case evArrive:
-		cache.Prefetch(uintptr(unsafe.Pointer(&n.in[e.Obj])))
-		cache.Prefetch(uintptr(unsafe.Pointer(&n.pkts[e.Arg])))
+		cache.Prefetch2(addr(&n.in[e.Obj]), addr(&n.pkts[e.Arg]))
 	case evArb, evArbNext, evArbReady:
-		cache.Prefetch(uintptr(unsafe.Pointer(&n.in[e.Obj])))
-		cache.Prefetch(uintptr(unsafe.Pointer(&n.pkts[e.Arg])))
-		cache.Prefetch(uintptr(unsafe.Pointer(&n.ports[e.Aux])))
+		cache.Prefetch3(addr(&n.in[e.Obj]), addr(&n.pkts[e.Arg]), addr(&n.ports[e.Aux]))
 	case evOutq, evOutqLate, evTxEnd:
 		// Both may end or start an idle period: the controller and the
 		// link are needed too when the output queue is empty.
-		if e.Kind != evTxEnd {
-			cache.Prefetch(uintptr(unsafe.Pointer(&n.pkts[e.Arg])))
-		} else if e.Aux >= 0 {
-			cache.Prefetch(uintptr(unsafe.Pointer(&n.pkts[e.Aux])))
+		k := e.Arg
+		if e.Kind == evTxEnd {
+			k = max(e.Aux, 0)
 		}
-		cache.Prefetch(uintptr(unsafe.Pointer(&n.ports[e.Obj])))
+		cache.Prefetch2(addr(&n.pkts[k]), addr(&n.ports[e.Obj]))
 		if h := n.hints[e.Obj]; h.empty {
 			n.prefetchIdle(e.Obj, h.link)
 		}
 	case evOarb, evOarbBusy, evKick, evPFC:
-		cache.Prefetch(uintptr(unsafe.Pointer(&n.ports[e.Obj])))
+		cache.Prefetch(addr(&n.ports[e.Obj]))
 	case evWSend:
 		// The message's record, its source NIC's port (in Obj), and its
 		// controller if the port is idle.
-		cache.Prefetch(uintptr(unsafe.Pointer(&n.wl.msgs[e.Arg])))
-		cache.Prefetch(uintptr(unsafe.Pointer(&n.ports[e.Obj])))
+		cache.Prefetch2(addr(&n.wl.msgs[e.Arg]), addr(&n.ports[e.Obj]))
 		if h := n.hints[e.Obj]; h.empty {
 			n.prefetchIdle(e.Obj, h.link)
 		}
 	case evWDeliver:
-		cache.Prefetch(uintptr(unsafe.Pointer(&n.wl.msgs[e.Arg])))
+		cache.Prefetch(addr(&n.wl.msgs[e.Arg]))
 	}
 }
+
+// addr is p's address, for a prefetch.
+func addr[T any](p *T) uintptr { return uintptr(unsafe.Pointer(p)) }
 
 // prefetchIdle starts loading what the start or end of port i's idle
 // period needs: its link and its controller and predictor.
@@ -540,10 +538,8 @@ func (n *Network) prefetchIdle(i, link int32) {
 	// The port's second line (its idle-period fields) and the link, whose
 	// 96 bytes may straddle two lines: the hardware need not fetch a
 	// line's neighbour.
-	cache.Prefetch(uintptr(unsafe.Pointer(&n.ports[i])) + 64)
-	l := uintptr(unsafe.Pointer(&n.links[link]))
-	cache.Prefetch(l)
-	cache.Prefetch(l + unsafe.Sizeof(eee.Link{}) - 1)
+	l := addr(&n.links[link])
+	cache.Prefetch3(addr(&n.ports[i])+64, l, l+unsafe.Sizeof(eee.Link{})-1)
 	if n.slots != nil {
 		if c := n.slots[i>>slotShift]; c != nil {
 			s := &c[i&(slotChunk-1)]

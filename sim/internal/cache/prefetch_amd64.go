@@ -12,3 +12,13 @@ func Prefetch(p uintptr)
 //
 //go:noescape
 func PrefetchLines(p uintptr, lines int)
+
+// Prefetch2 is Prefetch of a and b in one call.
+//
+//go:noescape
+func Prefetch2(a, b uintptr)
+
+// Prefetch3 is Prefetch of a, b and c in one call.
+//
+//go:noescape
+func Prefetch3(a, b, c uintptr)

@@ -20,3 +20,21 @@ loop:
 done:
 	RET
 
+
+// func Prefetch2(a, b uintptr)
+TEXT ·Prefetch2(SB), NOSPLIT|NOFRAME, $0-16
+	MOVQ	a+0(FP), AX
+	MOVQ	b+8(FP), BX
+	PREFETCHT0	(AX)
+	PREFETCHT0	(BX)
+	RET
+
+// func Prefetch3(a, b, c uintptr)
+TEXT ·Prefetch3(SB), NOSPLIT|NOFRAME, $0-24
+	MOVQ	a+0(FP), AX
+	MOVQ	b+8(FP), BX
+	MOVQ	c+16(FP), CX
+	PREFETCHT0	(AX)
+	PREFETCHT0	(BX)
+	PREFETCHT0	(CX)
+	RET

@@ -8,3 +8,9 @@ func Prefetch(p uintptr) {}
 
 // PrefetchLines would prefetch lines cache lines from p.
 func PrefetchLines(p uintptr, lines int) {}
+
+// Prefetch2 would prefetch the lines at a and b.
+func Prefetch2(a, b uintptr) {}
+
+// Prefetch3 would prefetch the lines at a, b and c.
+func Prefetch3(a, b, c uintptr) {}

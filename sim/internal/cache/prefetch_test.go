@@ -17,6 +17,8 @@ func TestPrefetchAnyAddress(t *testing.T) {
 	Prefetch(p)
 	PrefetchLines(p, 4)
 	PrefetchLines(p, 0)
+	Prefetch2(p, p+64)
+	Prefetch3(p, p+64, 0)
 	Prefetch(0)
 	Prefetch(^uintptr(0) &^ 63)
 	for i := range buf {
