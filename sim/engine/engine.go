@@ -144,8 +144,7 @@ func (e *Engine) Schedule(at int64, kind uint8, obj, arg int32) {
 	if at < e.now {
 		panic(fmt.Sprintf("engine: event kind %d scheduled at %d ps, before now (%d ps)", kind, at, e.now))
 	}
-	e.seq++
-	e.push(&Event{At: at, Seq: e.seq, Obj: obj, Arg: arg, Kind: kind})
+	e.push(at, kind, obj, arg, 0)
 }
 
 // ScheduleAux is Schedule with a third operand, the event's Aux.
@@ -153,23 +152,26 @@ func (e *Engine) ScheduleAux(at int64, kind uint8, obj, arg, aux int32) {
 	if at < e.now {
 		panic(fmt.Sprintf("engine: event kind %d scheduled at %d ps, before now (%d ps)", kind, at, e.now))
 	}
-	e.seq++
-	e.push(&Event{At: at, Seq: e.seq, Obj: obj, Arg: arg, Aux: aux, Kind: kind})
+	e.push(at, kind, obj, arg, aux)
 }
 
-// push adds ev to its kind's lane if it keeps the lane in order, else to
-// the queue.
-func (e *Engine) push(ev *Event) {
-	if e.lanes.push(ev) {
+// push numbers an event and adds it to its kind's lane if it keeps the
+// lane in order, else to the queue. It takes the fields, not an Event:
+// the lane writes them straight into its slot (a struct built on the
+// stack and copied whole would be read back before its stores land).
+func (e *Engine) push(at int64, kind uint8, obj, arg, aux int32) {
+	e.seq++
+	if e.lanes.push(at, e.seq, kind, obj, arg, aux) {
 		return
 	}
+	ev := Event{At: at, Seq: e.seq, Obj: obj, Arg: arg, Aux: aux, Kind: kind}
 	switch {
 	case e.heap != nil:
-		e.heap.Push(*ev)
+		e.heap.Push(ev)
 	case e.cal != nil:
-		e.cal.Push(*ev)
+		e.cal.Push(ev)
 	default:
-		e.q.Push(*ev)
+		e.q.Push(ev)
 	}
 }
 

@@ -288,7 +288,7 @@ func TestLaneRing(t *testing.T) {
 	seq := uint64(0)
 	push := func(at int64, kind uint8) bool {
 		seq++
-		return s.push(&Event{At: at, Seq: seq, Kind: kind})
+		return s.push(at, seq, kind, 0, 0, 0)
 	}
 	at := int64(0)
 	for round := range 5 {

@@ -111,26 +111,27 @@ func (s *laneSet) replay(i int) {
 	}
 }
 
-// push adds ev to its kind's lane if it has one and that keeps the lane in
-// order, and reports whether it did.
-func (s *laneSet) push(ev *Event) bool {
-	i := int(s.of[ev.Kind]) - 1
+// push adds the event to its kind's lane if it has one and that keeps the
+// lane in order, and reports whether it did.
+func (s *laneSet) push(at int64, seq uint64, kind uint8, obj, arg, aux int32) bool {
+	i := int(s.of[kind]) - 1
 	if i < 0 {
 		return false
 	}
 	l := &s.lanes[i&(maxLanes-1)]
-	if l.n > 0 && ev.At < l.last {
+	if l.n > 0 && at < l.last {
 		return false
 	}
 	if l.n == len(l.buf) {
 		l.grow()
 	}
-	l.buf[(l.head+l.n)&(len(l.buf)-1)] = *ev
+	p := &l.buf[(l.head+l.n)&(len(l.buf)-1)]
+	p.At, p.Seq, p.Obj, p.Arg, p.Aux, p.Kind = at, seq, obj, arg, aux, kind
 	l.n++
-	l.last = ev.At
+	l.last = at
 	s.n++
 	if l.n == 1 {
-		s.key[i&(maxLanes-1)] = laneKey{ev.At, ev.Seq}
+		s.key[i&(maxLanes-1)] = laneKey{at, seq}
 		s.replay(i)
 	}
 	return true
