@@ -765,14 +765,19 @@ func (n *Network) oarb(o int32, now int64) {
 		return
 	}
 	base := n.swBase[po.sw]
-	best, bestAge := -1, int64(0)
-	m := bits.RotateLeft64(po.waitMask, -int(po.rr))
-	for m != 0 {
-		j := (bits.TrailingZeros64(m) + int(po.rr)) & 63
-		m &= m - 1
-		age := n.pkts[n.in[base+int32(j)].head].ready
-		if best < 0 || age < bestAge {
-			best, bestAge = j, age
+	best := bits.TrailingZeros64(po.waitMask)
+	if po.waitMask&(po.waitMask-1) != 0 {
+		// Several inputs wait (one alone wins without reading its age).
+		best = -1
+		var bestAge int64
+		m := bits.RotateLeft64(po.waitMask, -int(po.rr))
+		for m != 0 {
+			j := (bits.TrailingZeros64(m) + int(po.rr)) & 63
+			m &= m - 1
+			age := n.pkts[n.in[base+int32(j)].head].ready
+			if best < 0 || age < bestAge {
+				best, bestAge = j, age
+			}
 		}
 	}
 	in := base + int32(best)
