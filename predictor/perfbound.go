@@ -235,12 +235,12 @@ func (p *PerfBoundCorrect) Observe(ip IdlePeriod) {
 	if p.count == p.nR { // shift the oldest outcome out
 		if p.bit(p.head) {
 			p.misses--
-			p.logHead = (p.logHead + 1) % p.nR
+			p.logHead = wrap(p.logHead+1, p.nR)
 		}
-		p.head = (p.head + 1) % p.nR
+		p.head = wrap(p.head+1, p.nR)
 		p.count--
 	}
-	pos := (p.head + p.count) % p.nR
+	pos := wrap(p.head+p.count, p.nR)
 	p.setBit(pos, ip.Missed)
 	p.count++
 	p.cfDirty = true
@@ -250,18 +250,18 @@ func (p *PerfBoundCorrect) Observe(ip IdlePeriod) {
 			ref = p.wake
 		}
 		ratio := float64(ip.Length) / float64(ref)
-		p.logRatios[(p.logHead+p.misses)%p.nR] = math.Log(max(ratio, 1))
+		p.logRatios[wrap(p.logHead+p.misses, p.nR)] = math.Log(max(ratio, 1))
 		p.misses++
 	}
 }
 
-func (p *PerfBoundCorrect) bit(i int) bool { return p.outcomes[i/64]&(1<<(i%64)) != 0 }
+func (p *PerfBoundCorrect) bit(i int) bool { return p.outcomes[uint(i)/64]&(1<<(uint(i)%64)) != 0 }
 
 func (p *PerfBoundCorrect) setBit(i int, v bool) {
 	if v {
-		p.outcomes[i/64] |= 1 << (i % 64)
+		p.outcomes[uint(i)/64] |= 1 << (uint(i) % 64)
 	} else {
-		p.outcomes[i/64] &^= 1 << (i % 64)
+		p.outcomes[uint(i)/64] &^= 1 << (uint(i) % 64)
 	}
 }
 
@@ -280,8 +280,11 @@ func (p *PerfBoundCorrect) CorrectionFactor() float64 {
 		return 0
 	}
 	var sum float64
-	for i := 0; i < p.misses; i++ {
-		sum += p.logRatios[(p.logHead+i)%p.nR]
+	for i, j := 0, p.logHead; i < p.misses; i++ {
+		sum += p.logRatios[j]
+		if j++; j == p.nR {
+			j = 0
+		}
 	}
 	missRate := float64(p.misses) / float64(p.count)
 	p.cf = missRate * math.Exp(sum/float64(p.misses))
@@ -312,3 +315,12 @@ func (p *PerfBoundCorrect) PerfBound() *PerfBound { return &p.pb }
 
 // Outcomes returns how many outcomes the register holds and how many are misses.
 func (p *PerfBoundCorrect) Outcomes() (count, misses int) { return p.count, p.misses }
+
+// wrap is i mod n for 0 ≤ i < 2n: the register's and FIFO's indices,
+// without a division (Observe and CorrectionFactor run per idle period).
+func wrap(i, n int) int {
+	if i >= n {
+		i -= n
+	}
+	return i
+}
