@@ -141,18 +141,20 @@ func (e *Engine) Pending() int { return e.q.Len() + e.lanes.n }
 
 // Schedule adds an event at time at (≥ Now).
 func (e *Engine) Schedule(at int64, kind uint8, obj, arg int32) {
-	if at < e.now {
-		panic(fmt.Sprintf("engine: event kind %d scheduled at %d ps, before now (%d ps)", kind, at, e.now))
-	}
 	e.push(at, kind, obj, arg, 0)
 }
 
 // ScheduleAux is Schedule with a third operand, the event's Aux.
 func (e *Engine) ScheduleAux(at int64, kind uint8, obj, arg, aux int32) {
-	if at < e.now {
-		panic(fmt.Sprintf("engine: event kind %d scheduled at %d ps, before now (%d ps)", kind, at, e.now))
-	}
 	e.push(at, kind, obj, arg, aux)
+}
+
+// late panics on an event scheduled in the past (apart, so that push
+// stays small).
+//
+//go:noinline
+func (e *Engine) late(at int64, kind uint8) {
+	panic(fmt.Sprintf("engine: event kind %d scheduled at %d ps, before now (%d ps)", kind, at, e.now))
 }
 
 // push numbers an event and adds it to its kind's lane if it keeps the
@@ -160,6 +162,9 @@ func (e *Engine) ScheduleAux(at int64, kind uint8, obj, arg, aux int32) {
 // the lane writes them straight into its slot (a struct built on the
 // stack and copied whole would be read back before its stores land).
 func (e *Engine) push(at int64, kind uint8, obj, arg, aux int32) {
+	if at < e.now {
+		e.late(at, kind)
+	}
 	e.seq++
 	if e.lanes.push(at, e.seq, kind, obj, arg, aux) {
 		return
