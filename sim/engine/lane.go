@@ -20,23 +20,26 @@ import (
 // and the engine runs the earliest of the queue's and the lanes' heads, so
 // the order of the run is exactly the queue's alone (see Engine.UseLane).
 type lane struct {
-	buf  []Event // ring, a power of two long
-	head int     // index of the first event
-	n    int     // events in the lane
-	last int64   // At of the last event pushed
+	head, tail *laneChunk // the chunk read from and the chunk written to
+	hi, ti     int        // next event to read in head, to write in tail
+	n          int        // events in the lane
+	last       int64      // At of the last event pushed
 }
 
-// grow doubles the ring, keeping the order.
-func (l *lane) grow() {
-	buf := make([]Event, max(256, 2*len(l.buf)))
-	if l.n > 0 {
-		k := copy(buf, l.buf[l.head:])
-		copy(buf[k:], l.buf[:l.head])
-	}
-	l.buf, l.head = buf, 0
+// A laneChunk holds a run of a lane's events. Chunks a lane has read are
+// reused last-freed-first, so a lane writes into memory it has just read,
+// still in the cache, instead of into a ring's slot last touched a whole
+// ring ago.
+type laneChunk struct {
+	ev   [chunkEvents]Event
+	next *laneChunk
 }
 
-// prefetchAhead is how many events ahead of its head a lane is prefetched.
+// chunkEvents is a chunk's size: 4 KiB of events.
+const chunkEvents = 128
+
+// prefetchAhead is how many events ahead of its head a lane is prefetched
+// (written long ago, it is no longer in the cache).
 const prefetchAhead = 8
 
 // maxLanes bounds the kinds that can have a lane (a power of two).
@@ -54,6 +57,7 @@ type laneSet struct {
 	used  int                 // lanes given to kinds
 	n     int                 // events in all lanes
 	of    [256]uint8          // event kind → its lane + 1 (0: none)
+	free  *laneChunk          // chunks read, last freed first
 }
 
 // laneKey orders lanes by their first events: At, then Seq.
@@ -122,11 +126,18 @@ func (s *laneSet) push(at int64, seq uint64, kind uint8, obj, arg, aux int32) bo
 	if l.n > 0 && at < l.last {
 		return false
 	}
-	if l.n == len(l.buf) {
-		l.grow()
+	if l.tail == nil || l.ti == chunkEvents {
+		c := s.chunk()
+		if l.tail == nil {
+			l.head, l.hi = c, 0
+		} else {
+			l.tail.next = c
+		}
+		l.tail, l.ti = c, 0
 	}
-	p := &l.buf[(l.head+l.n)&(len(l.buf)-1)]
+	p := &l.tail.ev[l.ti&(chunkEvents-1)]
 	p.At, p.Seq, p.Obj, p.Arg, p.Aux, p.Kind = at, seq, obj, arg, aux, kind
+	l.ti++
 	l.n++
 	l.last = at
 	s.n++
@@ -137,13 +148,23 @@ func (s *laneSet) push(at int64, seq uint64, kind uint8, obj, arg, aux int32) bo
 	return true
 }
 
+// chunk returns a chunk for writing: the last one freed, or a new one.
+func (s *laneSet) chunk() *laneChunk {
+	c := s.free
+	if c == nil {
+		return new(laneChunk)
+	}
+	s.free, c.next = c.next, nil
+	return c
+}
+
 // first is the earliest first event of the lanes (nil if all are empty).
 func (s *laneSet) first() *Event {
 	if s.n == 0 {
 		return nil
 	}
 	l := &s.lanes[s.win[1]&(maxLanes-1)]
-	return &l.buf[l.head]
+	return &l.head.ev[l.hi&(chunkEvents-1)]
 }
 
 // pop removes the earliest first event of the lanes (there must be one)
@@ -151,17 +172,29 @@ func (s *laneSet) first() *Event {
 func (s *laneSet) pop() Event {
 	i := int(s.win[1] & (maxLanes - 1))
 	l := &s.lanes[i]
-	ev := l.buf[l.head]
-	l.head = (l.head + 1) & (len(l.buf) - 1)
-	if l.head&1 == 0 {
-		// The lane was written long ago: start loading its line
-		// prefetchAhead events on (two events to a line).
-		cache.Prefetch(uintptr(unsafe.Pointer(&l.buf[(l.head+prefetchAhead)&(len(l.buf)-1)])))
-	}
+	c := l.head
+	ev := c.ev[l.hi&(chunkEvents-1)]
+	l.hi++
 	l.n--
 	s.n--
+	if l.hi&1 == 0 {
+		if j := l.hi + prefetchAhead; j < chunkEvents {
+			cache.Prefetch(uintptr(unsafe.Pointer(&c.ev[j&(chunkEvents-1)])))
+		} else if c.next != nil {
+			cache.Prefetch(uintptr(unsafe.Pointer(&c.next.ev[(j-chunkEvents)&(chunkEvents-1)])))
+		}
+	}
+	if l.hi == chunkEvents {
+		// The chunk is read: free it, unless it is also the one written.
+		if c == l.tail {
+			l.hi, l.ti = 0, 0
+		} else {
+			l.head, l.hi = c.next, 0
+			c.next, s.free = s.free, c
+		}
+	}
 	if l.n > 0 {
-		h := &l.buf[l.head]
+		h := &l.head.ev[l.hi&(chunkEvents-1)]
 		s.key[i] = laneKey{h.At, h.Seq}
 	} else {
 		s.key[i] = noKey
