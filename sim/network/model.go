@@ -116,12 +116,17 @@ type inPort struct {
 	flags      uint8 // pauseSent, arbPending
 }
 
-// portHint is what Prefetch needs of a port without loading its lines: a
-// dense array of them stays in the cache.
-type portHint struct {
-	link  int32 // the port's link (−1: unconnected)
-	empty bool  // the output queue is empty
+// What Prefetch needs of a port without loading its lines: whether its
+// output queue is empty (a bit per port, so that the bitmap stays in the
+// cache: an idle period may start or end), and then its link.
+type portHints struct {
+	empty []uint64 // bit i: port i's output queue is empty
+	link  []int32  // port i's link (−1: unconnected), read when empty
 }
+
+func (h *portHints) isEmpty(i int32) bool { return h.empty[i>>6]&(1<<(uint(i)&63)) != 0 }
+func (h *portHints) setEmpty(i int32)     { h.empty[i>>6] |= 1 << (uint(i) & 63) }
+func (h *portHints) clearEmpty(i int32)   { h.empty[i>>6] &^= 1 << (uint(i) & 63) }
 
 // port flags.
 const (
@@ -166,7 +171,7 @@ type Network struct {
 	eng     *engine.Engine
 	ports   []port
 	in      []inPort
-	hints   []portHint // per port, dense: what Prefetch reads instead of the port
+	hints   portHints // what Prefetch reads instead of the port
 	links   []eee.Link
 	swBase  []int32
 	classes []string
@@ -288,11 +293,12 @@ func New(t topo.Topology, p Params) (*Network, error) {
 		n.ports[i].pdt = n.initPDT
 	}
 	n.in = make([]inPort, total)
-	n.hints = make([]portHint, total)
+	n.hints = portHints{empty: make([]uint64, (total+63)/64), link: make([]int32, total)}
 	for i := range n.ports {
 		pt := &n.ports[i]
 		pt.head, pt.tail = -1, -1
-		n.hints[i] = portHint{link: pt.link, empty: true}
+		n.hints.link[i] = pt.link
+		n.hints.setEmpty(int32(i))
 		n.in[i] = inPort{head: -1, tail: -1, sw: pt.sw, peer: pt.peer, local: pt.local}
 	}
 	n.idle = make([]*logHist, len(n.classes))
@@ -512,8 +518,8 @@ func (n *Network) Prefetch(e *engine.Event) {
 			k = max(e.Aux, 0)
 		}
 		cache.Prefetch2(addr(&n.pkts[k]), addr(&n.ports[e.Obj]))
-		if h := n.hints[e.Obj]; h.empty {
-			n.prefetchIdle(e.Obj, h.link)
+		if n.hints.isEmpty(e.Obj) {
+			n.prefetchIdle(e.Obj, n.hints.link[e.Obj])
 		}
 	case evOarb, evOarbBusy, evKick, evPFC:
 		cache.Prefetch(addr(&n.ports[e.Obj]))
@@ -521,8 +527,8 @@ func (n *Network) Prefetch(e *engine.Event) {
 		// The message's record, its source NIC's port (in Obj), and its
 		// controller if the port is idle.
 		cache.Prefetch2(addr(&n.wl.msgs[e.Arg]), addr(&n.ports[e.Obj]))
-		if h := n.hints[e.Obj]; h.empty {
-			n.prefetchIdle(e.Obj, h.link)
+		if n.hints.isEmpty(e.Obj) {
+			n.prefetchIdle(e.Obj, n.hints.link[e.Obj])
 		}
 	case evWDeliver:
 		cache.Prefetch(addr(&n.wl.msgs[e.Arg]))
@@ -567,7 +573,7 @@ func (n *Network) enqueueOut(i, k int32, now int64) {
 			n.needed(i, now)
 		}
 		po.head = k
-		n.hints[i].empty = false
+		n.hints.clearEmpty(i)
 	} else {
 		n.pkts[po.tail].next = k
 	}
@@ -617,7 +623,7 @@ func (n *Network) tryStart(i int32, now int64) {
 	pk := &n.pkts[k]
 	po.head = pk.next
 	if po.head < 0 {
-		n.hints[i].empty = true
+		n.hints.setEmpty(i)
 	}
 	po.flags |= txBusy
 	po.txSize = pk.size
