@@ -325,14 +325,21 @@ func TestLaneRing(t *testing.T) {
 	}
 }
 
-// TestUseLaneTwice checks that a kind cannot have two lanes.
-func TestUseLaneTwice(t *testing.T) {
+// TestUseLaneMisuse checks that a kind cannot have two lanes and that
+// lanes cannot be added once events wait in them.
+func TestUseLaneMisuse(t *testing.T) {
+	panics := func(name string, f func()) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Errorf("%s: no panic", name)
+			}
+		}()
+		f()
+	}
 	e := New(NewHeap(0), &counter{})
 	e.UseLane(1, 2)
-	defer func() {
-		if recover() == nil {
-			t.Fatal("no panic")
-		}
-	}()
-	e.UseLane(2)
+	panics("kind twice", func() { e.UseLane(2) })
+	e.Schedule(5, 1, 0, 0)
+	panics("lane after scheduling", func() { e.UseLane(3) })
 }

@@ -81,6 +81,9 @@ func (s *laneSet) add(kinds []uint8) {
 	if s.used == maxLanes {
 		panic("engine: more than sixteen lanes")
 	}
+	if s.n > 0 {
+		panic("engine: lanes must be set before events are scheduled")
+	}
 	for _, k := range kinds {
 		if s.of[k] != 0 {
 			panic(fmt.Sprintf("engine: kind %d has a lane already", k))
