@@ -279,8 +279,9 @@ func TestLanesSameRun(t *testing.T) {
 	}
 }
 
-// TestLaneRing checks a lane's ring across wrap-around and growth: it keeps
-// FIFO order, refuses an event earlier than its last, and accepts ties.
+// TestLaneRing checks a lane across chunk boundaries, chunk reuse and
+// growth: it keeps FIFO order, refuses an event earlier than its last,
+// and accepts ties.
 func TestLaneRing(t *testing.T) {
 	var s laneSet
 	s.add([]uint8{1, 2})

@@ -14,9 +14,9 @@ import (
 // gives a lane to the event kinds it schedules at one nearly constant
 // delay from now — a packet's arrival one propagation delay after it
 // leaves, the end of a transmission one serialisation time after it starts
-// — and such events, most of a packet-level model's, then cost a
-// ring-buffer append and a read instead of a sorted insertion: the lane is
-// sorted by construction. One that would break the order goes to the queue instead,
+// — and such events, most of a packet-level model's, then cost an append
+// and a read instead of a sorted insertion: the lane is sorted by
+// construction. One that would break the order goes to the queue instead,
 // and the engine runs the earliest of the queue's and the lanes' heads, so
 // the order of the run is exactly the queue's alone (see Engine.UseLane).
 type lane struct {
