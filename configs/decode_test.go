@@ -74,3 +74,32 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestIntegerKeyRejectsFraction: yaml.v3 truncates 1.5 into an integer
+// field; a configuration must refuse it, in a file and from --set, and
+// still take a whole number written as a float.
+func TestIntegerKeyRejectsFraction(t *testing.T) {
+	type cfg struct {
+		Seed  uint64 `yaml:"seed"`
+		Ranks int    `yaml:"ranks"`
+	}
+	for _, c := range []struct {
+		doc  string
+		sets []string
+		want string
+	}{
+		{"seed: 1.5\n", nil, "f.yaml: line 1: seed: want an integer, got 1.5"},
+		{"", []string{"seed=1.5"}, "f.yaml: --set seed: want an integer, got 1.5"},
+		{"ranks: 1e-3\n", nil, "f.yaml: line 1: ranks: want an integer, got 1e-3"},
+		{"ranks: .inf\n", nil, "f.yaml: line 1: ranks: want an integer, got .inf"},
+	} {
+		var v cfg
+		if err := Decode([]byte(c.doc), "f.yaml", &v, c.sets); err == nil || err.Error() != c.want {
+			t.Errorf("%q %v: error %v, want %q", c.doc, c.sets, err, c.want)
+		}
+	}
+	var v cfg
+	if err := Decode([]byte("seed: 2.0\nranks: 1e3\n"), "f.yaml", &v, nil); err != nil || v.Seed != 2 || v.Ranks != 1000 {
+		t.Errorf("whole numbers as floats: %v %+v", err, v)
+	}
+}

@@ -2,6 +2,7 @@ package configs
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -29,6 +30,18 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 		n = n.Alias
 	}
 	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		// yaml.v3 truncates a float into an integer field (seed: 1.5 → 1).
+		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float" {
+			if f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64); err != nil || f != math.Trunc(f) || math.IsInf(f, 0) {
+				msg := fmt.Sprintf("want an integer, got %s", printable(n.Value))
+				if n.Line == 0 {
+					return fmt.Errorf("--set %s: %s", printable(path), msg)
+				}
+				return fmt.Errorf("line %d: %s: %s", n.Line, printable(path), msg)
+			}
+		}
 	case reflect.Struct:
 		if n.Kind != yaml.MappingNode {
 			return nil // the decoder reports the type mismatch

@@ -141,7 +141,9 @@ func (l *Link) Need(p *Params, now int64, end uint8) (ready int64, missed bool) 
 		return now, false
 	}
 	l.busy |= 1 << end
-	if p.Mode == AlwaysOn || l.pdt >= Never-l.idleFrom-4*p.Handshake {
+	// A packet in the picosecond the link became idle: back-to-back
+	// traffic, no idle period, no timer (SPEC §1.1).
+	if p.Mode == AlwaysOn || now == l.idleFrom || l.pdt >= Never-l.idleFrom-4*p.Handshake {
 		l.account(Wake, now)
 		l.ReadyAt = now
 		return now, false
@@ -187,6 +189,18 @@ func (l *Link) Release(now int64, end uint8, pdt int64) {
 		l.idleFrom, l.owner, l.pdt = now, end, pdt
 	}
 }
+
+// Owner is the end whose PDT timer runs while the link is idle (the end
+// that transmitted last).
+func (l *Link) Owner() uint8 { return l.owner }
+
+// IdleFrom is when the link last became idle (both ends).
+func (l *Link) IdleFrom() int64 { return l.idleFrom }
+
+// SetPDT sets the t_PDT of the idle period in progress: the owner's timer
+// value, when the owner decides it after Release (lazily, at most once per
+// idle period and before any packet needs the link again).
+func (l *Link) SetPDT(pdt int64) { l.pdt = pdt }
 
 // Finish accounts the link's states up to the end of the run at now.
 func (l *Link) Finish(p *Params, now int64) {

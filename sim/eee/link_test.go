@@ -77,3 +77,22 @@ func TestFinish(t *testing.T) {
 		t.Errorf("times %v", l.Times)
 	}
 }
+
+// TestNoIdlePeriodInTheSamePicosecond: a packet needing the link in the
+// picosecond it became idle (back-to-back traffic) finds no timer, even
+// with t_PDT 0: no transition, no wait (SPEC §1.1).
+func TestNoIdlePeriodInTheSamePicosecond(t *testing.T) {
+	p := Params{Mode: DeepSleep, SleepDS: 2000, WakeDS: 4480, Handshake: 11}
+	p.Prepare()
+	var l Link
+	l.Start(0, 0)
+	l.Need(&p, 5000, 0) // wakes the link that went down at 0
+	l.Release(7000, 0, 0)
+	if ready, missed := l.Need(&p, 7000, 1); missed || ready != 7000 || l.Downs != 1 {
+		t.Errorf("same picosecond: ready %d, missed %v, %d downs; want 7000, a hit, still 1", ready, missed, l.Downs)
+	}
+	l.Release(9000, 1, 0)
+	if _, missed := l.Need(&p, 9001, 1); !missed {
+		t.Error("1 ps after the queue emptied with t_PDT 0: want a miss")
+	}
+}

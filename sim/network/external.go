@@ -42,6 +42,10 @@ type extPort struct {
 	idle    []IdleObservation
 	hops    [256]uint64 // packets sent per hop count, since the last DrainHops
 	hopsAny bool
+	// drain: an external controller watches the port (Watch), so idle
+	// periods and hops are queued for it. A port that is only traced
+	// (TracePort) queues nothing.
+	drain bool
 }
 
 // external is the network's external-control state (zero when unused).
@@ -108,17 +112,26 @@ func (n *Network) Watch(p PortID) error {
 	if err := n.checkPort(p); err != nil {
 		return err
 	}
-	pt := &n.ports[p]
+	e := n.watch(int32(p))
+	e.drain = true
+	return nil
+}
+
+// watch sets port i's watched flag and returns its extPort.
+func (n *Network) watch(i int32) *extPort {
+	pt := &n.ports[i]
 	if pt.flags&watched != 0 {
-		return nil
+		return n.ext.ports[i]
 	}
-	n.flushSent(int32(p)) // hops sent before: to the controller
+	n.flushSent(i) // hops sent before: to the controller
+	n.decide(i)    // the t_PDT in force is read below
 	if n.ext.ports == nil {
 		n.ext.ports = map[int32]*extPort{}
 	}
-	n.ext.ports[int32(p)] = &extPort{pdt: pt.pdt}
+	e := &extPort{pdt: pt.pdt}
+	n.ext.ports[i] = e
 	pt.flags |= watched
-	return nil
+	return e
 }
 
 // Externalize watches port p and takes its t_PDT from the port's
@@ -146,6 +159,12 @@ func (n *Network) Release(p PortID) {
 		return
 	}
 	n.flushSent(int32(p))
+	if n.trace != nil && n.trace.port == int32(p) {
+		e := n.ext.ports[int32(p)]
+		*e = extPort{pdt: e.pdt} // still traced: queues nothing
+		n.ports[p].flags &^= extPDT
+		return
+	}
 	n.ports[p].flags &^= watched | extPDT
 	delete(n.ext.ports, int32(p))
 }
@@ -179,6 +198,7 @@ func (n *Network) PDT(p PortID) int64 {
 	if n.ports[p].flags&extPDT != 0 {
 		return n.ext.ports[int32(p)].pdt
 	}
+	n.decide(int32(p))
 	return toPS(n.ctlFor(int32(p)).PDT())
 }
 
@@ -223,6 +243,9 @@ func (n *Network) PortLink(p PortID, at int64) eee.Link {
 	pt := &n.ports[p]
 	if pt.link < 0 {
 		return eee.Link{}
+	}
+	if o := n.linkOwner(int32(p)); o >= 0 {
+		n.decide(o) // the link's t_PDT is read below
 	}
 	l := n.links[pt.link]
 	l.Finish(&n.p.EEE, at)
@@ -296,11 +319,17 @@ func (n *Network) controlled(p PortID) (*extPort, error) {
 }
 
 // extIdleEnded records watched port i's idle period that ended at now
-// (from needed) and tells the port's controller unless it is externalized.
-func (n *Network) extIdleEnded(i int32, now, length int64, missed bool) {
+// (from needed; the packet ending it may transmit from ready) and tells the
+// port's controller unless it is externalized.
+func (n *Network) extIdleEnded(i int32, now, length int64, missed bool, ready int64) {
 	pt := &n.ports[i]
 	e := n.ext.ports[i]
-	e.idle = append(e.idle, IdleObservation{End: now, Length: length, PDT: pt.pdt, Missed: missed})
+	if e.drain {
+		e.idle = append(e.idle, IdleObservation{End: now, Length: length, PDT: pt.pdt, Missed: missed})
+	}
+	if t := n.trace; t != nil && t.port == i {
+		t.idleEnded(now-length, length, pt.pdt, missed, ready-now)
+	}
 	if pt.flags&extPDT == 0 && n.p.EEE.Mode != eee.AlwaysOn {
 		n.ctlFor(i).IdleEnded(predictor.IdlePeriod{
 			End: toDur(now), Length: toDur(length), Missed: missed, PDT: toDur(pt.pdt),
@@ -315,17 +344,9 @@ func (n *Network) extPDTFor(i int32) int64 { return n.ext.ports[i].pdt }
 // oldest lowest, as in port.pendHops) and reports them to the port's
 // controller unless it is externalized.
 func (n *Network) extSent(i int32, h uint64) {
-	pt := &n.ports[i]
-	e := n.ext.ports[i]
-	toCtl := pt.flags&extPDT == 0 && n.p.EEE.Mode != eee.AlwaysOn
 	for ; h != 0; h >>= 8 {
-		pt.sent++
-		e.hops[h&0xff]++
-		if toCtl {
-			n.ctlFor(i).Sent(int(h&0xff), 1)
-		}
+		n.extSentOne(i, uint8(h))
 	}
-	e.hopsAny = true
 }
 
 // extSentOne counts one packet of watched port i sent with hops (reportSent).
@@ -333,8 +354,13 @@ func (n *Network) extSentOne(i int32, hops uint8) {
 	pt := &n.ports[i]
 	e := n.ext.ports[i]
 	pt.sent++
-	e.hops[hops]++
-	e.hopsAny = true
+	if e.drain {
+		e.hops[hops]++
+		e.hopsAny = true
+	}
+	if t := n.trace; t != nil && t.port == i {
+		t.sent[hops]++
+	}
 	if pt.flags&extPDT == 0 && n.p.EEE.Mode != eee.AlwaysOn {
 		n.ctlFor(i).Sent(int(hops), 1)
 	}

@@ -10,6 +10,7 @@ type logHist struct {
 	sums   []float64
 	n      uint64
 	sum    float64
+	min    int64
 	max    int64
 }
 
@@ -50,6 +51,9 @@ func (h *logHist) add(v int64) {
 	if v > h.max {
 		h.max = v
 	}
+	if v < h.min || h.n == 1 {
+		h.min = v
+	}
 }
 
 // quantile returns the lower bound of the bucket holding the q-quantile,
@@ -73,6 +77,9 @@ func (h *logHist) merge(o *logHist) {
 	for i := range h.counts {
 		h.counts[i] += o.counts[i]
 		h.sums[i] += o.sums[i]
+	}
+	if o.n > 0 && (h.n == 0 || o.min < h.min) {
+		h.min = o.min
 	}
 	h.n += o.n
 	h.sum += o.sum

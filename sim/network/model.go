@@ -65,7 +65,7 @@ type port struct {
 	local    uint8 // port number on its switch
 	end      uint8 // 0 or 1: which end of the link
 	rr       uint8 // round-robin pointer among equally old inputs
-	flags    uint8 // txBusy, paused, kickPending, oarbPending, watched, extPDT
+	flags    uint8 // txBusy, paused, kickPending, oarbPending, watched, extPDT, decidePending
 
 	// Idle periods and reporting: the second line.
 	ctl *controller.Port // built on first use (see ctlFor)
@@ -134,8 +134,14 @@ const (
 	paused
 	kickPending
 	oarbPending
-	watched // idle periods and hops are queued for the external controller (external.go)
+	watched // idle periods and hops go to the external controller or the port trace (external.go)
 	extPDT  // t_PDT comes from SetPDT, not from the port's controller (external.go)
+	// decidePending: the output queue emptied at idleStart and the port's
+	// controller has not yet been asked for that idle period's t_PDT. It is
+	// asked lazily, with idleStart as the time (see decide), so that a
+	// packet entering the queue in the same picosecond leaves no idle
+	// period and no decision (SPEC §1.1).
+	decidePending
 )
 
 // inPort flags.
@@ -193,9 +199,12 @@ type Network struct {
 
 	// statistics
 	latency      *logHist
+	latSamples   []int64 // every latency (ps) while exact percentiles are kept
+	latInexact   bool    // more than latencyExactCap packets: bucketed percentiles
 	idle         []*logHist // per class
 	histPort     int32      // port with its own idle histogram (−1: none)
 	portIdle     *logHist
+	trace        *portTrace // the traced port's idle periods (trace.go)
 	created      uint64
 	delivered    uint64
 	msgsSent     uint64
@@ -582,28 +591,84 @@ func (n *Network) enqueueOut(i, k int32, now int64) {
 }
 
 // needed: a packet needs port i, whose output queue was empty: the port's
-// idle period ends and the link wakes if it must (SPEC §1.1).
+// idle period ends and the link wakes if it must (SPEC §1.1). A packet in
+// the picosecond the queue emptied (back-to-back) ends no idle period:
+// nothing is decided, recorded or counted.
 func (n *Network) needed(i int32, now int64) {
 	pt := &n.ports[i]
-	ready, missed := n.links[pt.link].Need(&n.p.EEE, now, pt.end)
+	l := &n.links[pt.link]
+	if owner := n.linkOwner(i); owner >= 0 && now > l.IdleFrom() {
+		n.decide(owner) // the link's timer matters: its t_PDT is needed now
+	}
+	ready, missed := l.Need(&n.p.EEE, now, pt.end)
 	// The link's ReadyAt cannot change while this end is busy (it only
 	// changes when both ends are idle), so the port keeps a copy.
 	pt.readyAt = ready
-	if pt.idleStart >= 0 {
-		length := now - pt.idleStart
+	if start := pt.idleStart; start >= 0 && now > start {
+		if pt.flags&decidePending != 0 {
+			n.decide(i)
+		}
+		length := now - start
 		n.idle[pt.class].add(length)
 		if i == n.histPort {
 			n.portIdle.add(length)
 		}
 		if pt.flags&watched != 0 {
-			n.extIdleEnded(i, now, length, missed)
+			n.extIdleEnded(i, now, length, missed, ready)
 		} else if n.p.EEE.Mode != eee.AlwaysOn {
 			n.ctlFor(i).IdleEnded(predictor.IdlePeriod{
 				End: toDur(now), Length: toDur(length), Missed: missed, PDT: toDur(pt.pdt),
 			})
 		}
 	}
+	pt.flags &^= decidePending
 	pt.idleStart = -1
+}
+
+// linkOwner returns the port whose PDT timer runs on port i's link while
+// the link is idle and that port's t_PDT is still to be decided; −1
+// otherwise.
+func (n *Network) linkOwner(i int32) int32 {
+	pt := &n.ports[i]
+	l := &n.links[pt.link]
+	if l.Busy() {
+		return -1
+	}
+	o := i
+	if l.Owner() != pt.end {
+		o = pt.peer
+	}
+	if n.ports[o].flags&decidePending == 0 {
+		return -1
+	}
+	return o
+}
+
+// decide asks port i's controller for the t_PDT of the idle period that
+// began at idleStart (the controller sees the time the queue emptied, as
+// if asked then: nothing else reaches it in between) and arms it on the
+// link if the port owns the link's timer.
+func (n *Network) decide(i int32) {
+	pt := &n.ports[i]
+	if pt.flags&decidePending == 0 {
+		return
+	}
+	pt.flags &^= decidePending
+	pt.pdt = toPS(n.ctlFor(i).Decide(toDur(pt.idleStart)))
+	l := &n.links[pt.link]
+	if !l.Busy() && l.Owner() == pt.end && l.IdleFrom() == pt.idleStart {
+		l.SetPDT(pt.pdt)
+	}
+}
+
+// settle makes every pending decision (before the run's end is accounted,
+// or before a caller outside the event loop reads a t_PDT or a link).
+func (n *Network) settle() {
+	for i := range n.ports {
+		if n.ports[i].flags&decidePending != 0 {
+			n.decide(int32(i))
+		}
+	}
 }
 
 // tryStart starts the next transmission of port i if it can.
@@ -695,19 +760,18 @@ func (n *Network) txEnd(i int32, now int64) {
 		n.tryStart(i, now)
 		return
 	}
-	// Output queue empty after the last bit: the PDT timer is armed.
+	// Output queue empty after the last bit: the PDT timer is armed, with
+	// the controller's decision made when first needed (decide).
 	n.flushSent(i)
-	pdt := eee.Never
-	if n.p.EEE.Mode != eee.AlwaysOn {
-		if po.flags&extPDT != 0 {
-			pdt = n.extPDTFor(i)
-		} else {
-			pdt = toPS(n.ctlFor(i).Decide(toDur(now)))
-		}
+	if n.p.EEE.Mode == eee.AlwaysOn {
+		po.pdt = eee.Never
+	} else if po.flags&extPDT != 0 {
+		po.pdt = n.extPDTFor(i)
+	} else {
+		po.flags |= decidePending
 	}
-	po.pdt = pdt
 	po.idleStart = now
-	n.links[po.link].Release(now, po.end, pdt)
+	n.links[po.link].Release(now, po.end, po.pdt)
 }
 
 // arrive: the first bit of packet k reaches port i from the link.
@@ -717,7 +781,7 @@ func (n *Network) arrive(i, k int32, now int64) {
 	done := now + n.ser(pk.size)
 	if pi.sw < 0 { // a NIC: delivered when the last bit is in
 		n.delivered++
-		n.latency.add(done - pk.created)
+		n.latencyOf(done - pk.created)
 		if pk.last {
 			n.msgsDone++
 		}
@@ -879,6 +943,7 @@ func (n *Network) finish() {
 	for i := range n.ports {
 		n.flushSent(int32(i))
 	}
+	n.settle()
 	for i := range n.links {
 		n.links[i].Finish(&n.p.EEE, end)
 	}

@@ -272,8 +272,9 @@ func TestEnergyIsStateTimeTimesPower(t *testing.T) {
 			if sum != end {
 				t.Fatalf("%v: link %d state times sum to %d ps, run is %d ps", mode, i, sum, end)
 			}
-			links += float64(l.Times[eee.Wake]+l.Times[eee.GoingDown]+l.Times[eee.GoingUp])*1e-12*24 +
-				float64(l.Times[eee.LowFastWake])*1e-12*9.6 + float64(l.Times[eee.LowDeepSleep])*1e-12*2.4
+			// SPEC §1.1: each of a link's two ports draws its state's power.
+			links += 2 * (float64(l.Times[eee.Wake]+l.Times[eee.GoingDown]+l.Times[eee.GoingUp])*1e-12*24 +
+				float64(l.Times[eee.LowFastWake])*1e-12*9.6 + float64(l.Times[eee.LowDeepSleep])*1e-12*2.4)
 		}
 		secs := float64(end) * 1e-12
 		if math.Abs(r.EnergyJ.Links-links) > 1e-12*links {
@@ -298,6 +299,25 @@ func TestEnergyIsStateTimeTimesPower(t *testing.T) {
 			t.Errorf("%v: ports' energy %v ≠ links' %v", mode, portSum, r.EnergyJ.Links)
 		}
 	}
+}
+
+// TestLinkPowerIsTwoPorts: a link always on draws 2 × P_wake (SPEC §1:
+// a port, one end of a link, draws 24 W), so the links' energy over the
+// run is links × 2 × 24 W × the run's time; each port's row carries half.
+func TestLinkPowerIsTwoPorts(t *testing.T) {
+	p := table6(eee.AlwaysOn, 0)
+	n := build(t, line{}, p)
+	n.Inject(0, 0, 3, 100000)
+	r := run(t, n)
+	secs := float64(n.endTime) * 1e-12
+	if want := float64(len(n.links)) * 2 * 24 * secs; math.Abs(r.EnergyJ.Links-want) > 1e-12*want {
+		t.Errorf("links' energy %v J over %v s, want %d links × 48 W = %v J", r.EnergyJ.Links, secs, len(n.links), want)
+	}
+	n.Ports(func(row *PortRow) {
+		if want := 24 * secs; math.Abs(row.EnergyJ-want) > 1e-12*want {
+			t.Errorf("port %d: %v J, want 24 W × %v s = %v J", row.Port, row.EnergyJ, secs, want)
+		}
+	})
 }
 
 func TestDeterminism(t *testing.T) {

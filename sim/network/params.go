@@ -36,8 +36,8 @@ type Params struct {
 	CalendarBuckets  int   // 0 = derived
 }
 
-// Power is the energy model (SPEC §3.3). Link powers are per link (both
-// ends together); each end is charged half.
+// Power is the energy model (SPEC §3.3). The state powers are a port's
+// (one end of a link): a link draws twice its state's power.
 type Power struct {
 	WakeW, FastWakeW, DeepSleepW float64
 	SwitchW                      float64
@@ -45,7 +45,7 @@ type Power struct {
 	NodeUtilisation              float64 // fraction of time nodes compute, without a workload (Inject only)
 }
 
-// StateW returns the link power of state s.
+// StateW returns the power one port (one end of a link) draws in state s.
 func (p *Power) StateW(s eee.State) float64 {
 	switch s {
 	case eee.LowFastWake:

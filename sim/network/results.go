@@ -3,17 +3,59 @@ package network
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strconv"
 
 	"github.com/lpictl/lpictl/sim/eee"
 )
 
-// Latency summarises packet latencies in seconds. Mean and Max are exact;
-// P50 and P99 are lower bounds of log-linear buckets (≤ 1.6 % wide).
+// Latency summarises packet latencies in seconds. Mean and Max are exact.
+// P50 and P99 are order statistics (the ⌊q·(n−1)⌋-th smallest latency,
+// from 0): exact for runs of up to latencyExactCap packets; beyond that,
+// the lower bound of the log-linear bucket holding that rank (clamped to
+// the observed minimum), PctRelError wide at most.
 type Latency struct {
 	Mean float64 `json:"mean"`
 	P50  float64 `json:"p50"`
 	P99  float64 `json:"p99"`
 	Max  float64 `json:"max"`
+	// PctRelError bounds the relative error of P50 and P99: 0 when they
+	// are exact.
+	PctRelError float64 `json:"percentile_rel_error"`
+}
+
+// latencyExactCap is how many packet latencies a run keeps for exact
+// percentiles (8 bytes each: 32 MiB at most).
+const latencyExactCap = 1 << 22
+
+// latencyOf records a delivered packet's latency (ps).
+func (n *Network) latencyOf(d int64) {
+	n.latency.add(d)
+	if n.latInexact {
+		return
+	}
+	if len(n.latSamples) == latencyExactCap {
+		n.latSamples, n.latInexact = nil, true // bucketed percentiles from here on
+		return
+	}
+	n.latSamples = append(n.latSamples, d)
+}
+
+// latencySummary computes the latency figures (sorting the kept samples).
+func (n *Network) latencySummary() Latency {
+	h := n.latency
+	l := Latency{Mean: h.sum / float64(h.n) * psToS, Max: float64(h.max) * psToS}
+	if n.latInexact {
+		l.P50 = float64(max(h.quantile(0.5), h.min)) * psToS
+		l.P99 = float64(max(h.quantile(0.99), h.min)) * psToS
+		l.PctRelError = 1.0 / (1 << subBits)
+		return l
+	}
+	s := n.latSamples
+	slices.Sort(s)
+	at := func(q float64) float64 { return float64(s[int(q*float64(len(s)-1))]) * psToS }
+	l.P50, l.P99 = at(0.5), at(0.99)
+	return l
 }
 
 // Energy in joules over the run (SPEC §3.3): network = links + switches.
@@ -82,29 +124,37 @@ func (n *Network) Result() Result {
 		Ports:     len(n.ports),
 	}
 	if n.latency.n > 0 {
-		r.LatencyS = Latency{
-			Mean: n.latency.sum / float64(n.latency.n) * psToS,
-			P50:  float64(n.latency.quantile(0.5)) * psToS,
-			P99:  float64(n.latency.quantile(0.99)) * psToS,
-			Max:  float64(n.latency.max) * psToS,
-		}
+		r.LatencyS = n.latencySummary()
 	}
-	var times [eee.NumStates]int64
+	// State times summed over links overflow int64 (about 106 days of
+	// link-time): they are summed in 128 bits, exactly.
+	var times [eee.NumStates]uint128
 	for i := range n.links {
 		l := &n.links[i]
 		r.EnergyJ.Links += n.LinkEnergy(i)
 		for s, t := range l.Times {
-			times[s] += t
+			times[s].add(uint64(t))
 		}
 		r.Transitions += uint64(l.Downs) + uint64(l.Ups) + uint64(l.Deepens)
 		r.Wakeups += uint64(l.Ups)
 	}
-	if total := float64(end) * float64(len(n.links)); total > 0 {
+	var total uint128
+	for _, t := range times {
+		total.add128(t)
+	}
+	if !total.zero() {
+		frac := func(states ...eee.State) float64 {
+			var sum uint128
+			for _, s := range states {
+				sum.add128(times[s])
+			}
+			return sum.ratio(total)
+		}
 		r.LinkStateFraction = StateFraction{
-			Wake:       float64(times[eee.Wake]) / total,
-			Transition: float64(times[eee.GoingDown]+times[eee.GoingUp]) / total,
-			FastWake:   float64(times[eee.LowFastWake]) / total,
-			DeepSleep:  float64(times[eee.LowDeepSleep]) / total,
+			Wake:       frac(eee.Wake),
+			Transition: frac(eee.GoingDown, eee.GoingUp),
+			FastWake:   frac(eee.LowFastWake),
+			DeepSleep:  frac(eee.LowDeepSleep),
 		}
 	}
 	secs := float64(end) * psToS
@@ -132,8 +182,16 @@ func (n *Network) Perf() Perf {
 	return p
 }
 
-// LinkEnergy is link i's energy: Σ over states of time × link power.
+// LinkEnergy is link i's energy: Σ over states of time × the power of its
+// two ports (SPEC §1.1, §3.3: each end draws its own state's power, and
+// both ends are always in the same state).
 func (n *Network) LinkEnergy(i int) float64 {
+	return 2 * n.PortEnergy(i)
+}
+
+// PortEnergy is the energy of one end of link i: Σ over states of time ×
+// the port's power in that state.
+func (n *Network) PortEnergy(i int) float64 {
 	var e float64
 	for s, t := range n.links[i].Times {
 		e += float64(t) * psToS * n.p.Power.StateW(eee.State(s))
@@ -150,7 +208,7 @@ type PortRow struct {
 	Class      string // nic or the switch's role
 	Link       int    // −1 for an unconnected port
 	StateS     [eee.NumStates]float64
-	EnergyJ    float64 // half the link's energy
+	EnergyJ    float64 // this end's energy: half the link's
 	Transition uint64
 	Wakeups    uint64
 	Sent       uint64
@@ -166,10 +224,19 @@ const PortCSVHeader = "port,kind,device,local,class,link,wake_s,going_down_s,fas
 
 // CSV formats the row.
 func (r *PortRow) CSV() string {
-	return fmt.Sprintf("%d,%s,%d,%d,%s,%d,%.12g,%.12g,%.12g,%.12g,%.12g,%.12g,%d,%d,%d,%d,%d,%.6g,%.6g,%d",
+	return fmt.Sprintf("%d,%s,%d,%d,%s,%d,%.12g,%.12g,%.12g,%.12g,%.12g,%.12g,%d,%d,%d,%d,%d,%s,%s,%d",
 		r.Port, r.Kind, r.Device, r.Local, r.Class, r.Link,
 		r.StateS[0], r.StateS[1], r.StateS[2], r.StateS[3], r.StateS[4], r.EnergyJ,
-		r.Transition, r.Wakeups, r.Sent, r.Hits, r.Misses, r.MeanPDTNs, r.FinalPDTNs, r.PredBytes)
+		r.Transition, r.Wakeups, r.Sent, r.Hits, r.Misses, exactNs(r.MeanPDTNs), exactNs(r.FinalPDTNs), r.PredBytes)
+}
+
+// exactNs writes a t_PDT in ns with every digit (10000050, not 1e+07);
+// +Inf stands for a port that never sleeps.
+func exactNs(v float64) string {
+	if math.IsInf(v, 1) {
+		return "+Inf"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
 // Ports calls f with every cabled port's row, in port order.
@@ -191,7 +258,7 @@ func (n *Network) Ports(f func(*PortRow)) {
 		for s, t := range l.Times {
 			row.StateS[s] = float64(t) * psToS
 		}
-		row.EnergyJ = n.LinkEnergy(int(pt.link)) / 2
+		row.EnergyJ = n.PortEnergy(int(pt.link))
 		row.FinalPDTNs = math.Inf(1)
 		row.MeanPDTNs = math.Inf(1)
 		if n.p.EEE.Mode != eee.AlwaysOn {

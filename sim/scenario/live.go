@@ -11,7 +11,7 @@ import "github.com/lpictl/lpictl/sim/network"
 func (b *Built) NewNetwork() (n *network.Network, release func() error, err error) {
 	n, err = network.New(b.Topology, b.Params)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, b.scenario.named(err)
 	}
 	r, err := b.Workload.NewReplayer()
 	if err != nil {

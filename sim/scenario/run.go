@@ -74,7 +74,10 @@ func Run(ctx context.Context, s *Scenario, progress func(network.Progress)) (*Ou
 	defer release()
 	if p := s.Output.IdleHistPort; p != nil {
 		if err := n.TrackIdlePort(*p); err != nil {
-			return nil, err
+			return nil, s.named(err)
+		}
+		if err := n.TracePort(network.PortID(*p)); err != nil {
+			return nil, s.named(fmt.Errorf("output.idle_hist_port: %w", err))
 		}
 	}
 	if err := n.Run(ctx, 1<<20, progress); err != nil {
@@ -118,9 +121,9 @@ func (s *Scenario) ExpectedEnd() int64 {
 	return 0
 }
 
-// WriteDir writes summary.json, perf.json, ports.csv, idle_hist.csv and
-// idle_log.csv to dir, each atomically (a temporary file renamed into
-// place).
+// WriteDir writes summary.json, perf.json, ports.csv, idle_hist.csv,
+// idle_log.csv and, with output.idle_hist_port, port_trace.csv to dir, each
+// atomically (a temporary file renamed into place).
 func (o *Outcome) WriteDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -162,6 +165,22 @@ func (o *Outcome) WriteDir(dir string) error {
 		return werr
 	}); err != nil {
 		return err
+	}
+	if o.Scenario.Output.IdleHistPort != nil {
+		if err := writeAtomic(filepath.Join(dir, "port_trace.csv"), func(w io.Writer) error {
+			if _, err := fmt.Fprintln(w, network.PortTraceCSVHeader); err != nil {
+				return err
+			}
+			var werr error
+			o.Net.TraceRows(func(r *network.TraceRow) {
+				if werr == nil {
+					_, werr = fmt.Fprintln(w, r.CSV())
+				}
+			})
+			return werr
+		}); err != nil {
+			return err
+		}
 	}
 	return writeAtomic(filepath.Join(dir, "idle_hist.csv"), func(w io.Writer) error {
 		if _, err := fmt.Fprintln(w, network.IdleCSVHeader); err != nil {
@@ -221,7 +240,11 @@ func (o *Outcome) WriteTable(w io.Writer) error {
 	p("power", "%s, mode %s, predictor %s", r.Preset, r.Mode, r.Predictor)
 	p("execution time", "%s", fmtS(r.ExecTimeS))
 	p("messages / packets", "%d / %d (dropped %d, PFC pauses %d)", r.Messages, r.Packets, r.Dropped, r.PFCPauses)
-	p("latency mean/p50/p99", "%s / %s / %s (max %s)", fmtS(r.LatencyS.Mean), fmtS(r.LatencyS.P50), fmtS(r.LatencyS.P99), fmtS(r.LatencyS.Max))
+	if e := r.LatencyS.PctRelError; e > 0 {
+		p("latency mean/p50/p99", "%s / %s / %s (max %s; p50, p99 bucketed, within %.1f %%)", fmtS(r.LatencyS.Mean), fmtS(r.LatencyS.P50), fmtS(r.LatencyS.P99), fmtS(r.LatencyS.Max), 100*e)
+	} else {
+		p("latency mean/p50/p99", "%s / %s / %s (max %s)", fmtS(r.LatencyS.Mean), fmtS(r.LatencyS.P50), fmtS(r.LatencyS.P99), fmtS(r.LatencyS.Max))
+	}
 	e := r.EnergyJ
 	p("energy links", "%.6g J", e.Links)
 	p("energy switches", "%.6g J", e.Switches)

@@ -38,6 +38,18 @@ type Scenario struct {
 	Workload   workload.Config   `yaml:"workload" json:"workload"`
 	Engine     Engine            `yaml:"engine" json:"engine"`
 	Output     Output            `yaml:"output" json:"output"`
+
+	// source names the scenario's file in errors found after parsing
+	// (docs/scenario.md: every config error names the file and the key).
+	source string
+}
+
+// named prefixes a configuration error with the scenario's file.
+func (s *Scenario) named(err error) error {
+	if err == nil || s.source == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", s.source, err)
 }
 
 // Network holds the link and switch parameters (SPEC §3, Table 6).
@@ -124,8 +136,9 @@ func Parse(data []byte, name string, sets []string) (*Scenario, error) {
 	if err := configs.Decode(data, name, &s, sets); err != nil {
 		return nil, oneLine(err)
 	}
+	s.source = name
 	if err := s.normalize(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, s.named(err)
 	}
 	if s.Name == "" {
 		s.Name = strings.TrimSuffix(strings.TrimSuffix(baseName(name), ".yaml"), ".yml")
@@ -250,27 +263,50 @@ type Built struct {
 	Params   network.Params
 	// Workload is the built workload: the network replays it.
 	Workload *workload.Workload
+	scenario *Scenario // what it was built from (errors name its file)
 }
 
 func ps(d predictor.Duration) int64 { return int64(d) * 1000 }
 
 // Build resolves the preset, builds the topology and the model parameters.
+// Errors in the configuration name the scenario's file and the key; errors
+// of a workload's own files (a trace) name those files.
 func (s *Scenario) Build() (*Built, error) {
+	b, err := s.build()
+	if err != nil {
+		var ce *configError
+		if errors.As(err, &ce) {
+			return nil, s.named(ce.err)
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+// configError marks an error of the scenario's own keys (Build names the
+// file).
+type configError struct{ err error }
+
+func (e *configError) Error() string { return e.err.Error() }
+func (e *configError) Unwrap() error { return e.err }
+
+func (s *Scenario) build() (*Built, error) {
+	cfgErr := func(err error) error { return &configError{err} }
 	pre, err := power.Load(s.Power.Preset)
 	if err != nil {
-		return nil, fmt.Errorf("power.preset: %w", err)
+		return nil, cfgErr(fmt.Errorf("power.preset: %w", err))
 	}
 	mode := power.Mode(s.Power.Mode)
 	if _, err := pre.State(mode); err != nil {
-		return nil, fmt.Errorf("power.mode: %w", err)
+		return nil, cfgErr(fmt.Errorf("power.mode: %w", err))
 	}
 	em, err := eee.ModeFor(mode)
 	if err != nil {
-		return nil, fmt.Errorf("power.mode: %w", err)
+		return nil, cfgErr(fmt.Errorf("power.mode: %w", err))
 	}
 	t, err := topo.Build(s.Topology)
 	if err != nil {
-		return nil, err
+		return nil, cfgErr(err)
 	}
 	n := s.Network
 	rate := n.LinkRate
@@ -308,23 +344,23 @@ func (s *Scenario) Build() (*Built, error) {
 	if mode != power.AlwaysOn {
 		pc := p.Predictor.WithDefaults()
 		if err := pc.Validate(); err != nil {
-			return nil, err
+			return nil, cfgErr(err)
 		}
 		if err := s.Controller.WithDefaults().Validate(); err != nil {
-			return nil, err
+			return nil, cfgErr(err)
 		}
 	}
 	if err := p.Validate(); err != nil {
-		return nil, err
+		return nil, cfgErr(err)
 	}
 	if err := s.checkRanks(t.Nodes()); err != nil {
-		return nil, err
+		return nil, cfgErr(err)
 	}
 	wl, err := workload.Build(s.Workload, t.Nodes(), s.Seed)
 	if err != nil {
 		return nil, err
 	}
-	return &Built{Topology: t, Preset: pre, Params: p, Workload: wl}, nil
+	return &Built{Topology: t, Preset: pre, Params: p, Workload: wl, scenario: s}, nil
 }
 
 // checkRanks refuses more ranks than nodes before anything is generated.

@@ -3,10 +3,13 @@ package scenario
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lpictl/lpictl/sim/power"
 )
 
 const small = `
@@ -259,5 +262,64 @@ output: {idle_hist_port: 3}
 	}
 	if err == nil || !strings.Contains(err.Error(), "s.vef:") {
 		t.Errorf("bad trace: %v", err)
+	}
+}
+
+// TestConfigErrorsNameFile: every configuration error, whether found while
+// parsing, building or starting the run, names the scenario's file and
+// the key; a non-integer where an integer is expected is one of them.
+func TestConfigErrorsNameFile(t *testing.T) {
+	for _, c := range []struct{ set, key string }{
+		{"network.pfc_stop=1", "network.pfc_go"},
+		{"network.pfc_go=-1", "network.pfc_go"},
+		{"power.preset=nope", "power.preset"},
+		{"predictor.kind=fixed", "predictor.pdt"},
+		{"predictor.bound=2", "predictor.bound"},
+		{"predictor.history=-1", "predictor.history"},
+		{"predictor.hops={0: 1}", "predictor.hops"},
+		{"topology.radix=1", "topology.radix"},
+		{"topology={kind: fbfly, dims: [70]}", "topology.radix"},
+		{"output.idle_hist_port=999999", "output.idle_hist_port"},
+		{"seed=1.5", "seed"},
+		{"topology.groups=2.5", "topology.groups"},
+	} {
+		s, err := Parse([]byte(small), "small.yaml", []string{c.set})
+		if err == nil {
+			_, err = Run(context.Background(), s, nil)
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), "small.yaml: ") || !strings.Contains(err.Error(), c.key) {
+			t.Errorf("--set %s: error %v, want one naming small.yaml and %s", c.set, err, c.key)
+		}
+	}
+	if _, err := Parse([]byte("seed: 1.5\n"), "f.yaml", nil); err == nil || err.Error() != "f.yaml: line 1: seed: want an integer, got 1.5" {
+		t.Errorf("seed: 1.5 in a file: %v", err)
+	}
+	if s, err := Parse([]byte("seed: 2.0\n"), "f.yaml", nil); err != nil || s.Seed != 2 {
+		t.Errorf("seed: 2.0 (a whole number): %v", err)
+	}
+}
+
+// TestAlwaysOnLinkPowerIsTable7: always on, the links draw exactly the
+// idle link power of the paper's Table 7 layout (topo describe): 24 W per
+// port end, 2 × 24 W per cable.
+func TestAlwaysOnLinkPowerIsTable7(t *testing.T) {
+	s, err := Load("../../configs/sim/quick.yaml", []string{"power.mode=always-on", "workload.duration=5us"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := Run(context.Background(), s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := o.Report
+	got := r.EnergyJ.Links / r.ExecTimeS
+	want := power.Breakdown(o.Built.Topology, o.Built.Preset).Idle.Links.W
+	if math.Abs(got-want) > 1e-6*want {
+		t.Errorf("links draw %v W, Table 7 idle link power %v W", got, want)
+	}
+	// By hand: quick is a 272-node Megafly with 136 radix-8 switches:
+	// 136 × 8 + 272 = 1360 port ends × 24 W.
+	if want != 1360*24 {
+		t.Errorf("Table 7 link power %v W, want 1360 × 24 W", want)
 	}
 }
