@@ -199,8 +199,8 @@ type Network struct {
 
 	// statistics
 	latency      *logHist
-	latSamples   []int64 // every latency (ps) while exact percentiles are kept
-	latInexact   bool    // more than latencyExactCap packets: bucketed percentiles
+	latSamples   []int64    // every latency (ps) while exact percentiles are kept
+	latInexact   bool       // more than latencyExactCap packets: bucketed percentiles
 	idle         []*logHist // per class
 	histPort     int32      // port with its own idle histogram (−1: none)
 	portIdle     *logHist
