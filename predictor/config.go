@@ -209,6 +209,12 @@ func (c Config) Validate() error {
 	if c.History < 1 || c.History > maxHistory {
 		return bad("history", "n_R must be in 1..%d, got %d", maxHistory, c.History)
 	}
+	// PerfBoundCorrect caps every answer at h_maxval and PerfBound would
+	// not: an initial t_PDT above it would make them disagree.
+	if c.InitialPDT != nil && *c.InitialPDT > h.MaxValue {
+		return bad("initial_pdt", "%v is above histogram.max_value (%v), which caps t_PDT; set initial_pdt ≤ max_value (default %v)",
+			*c.InitialPDT, h.MaxValue, Duration(DefaultInitialPDT))
+	}
 	return nil
 }
 

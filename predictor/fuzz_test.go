@@ -56,7 +56,7 @@ func run(t *testing.T, cfg Config, data []byte) []time.Duration {
 				t.Fatalf("fixed answered %v, want %v", pdt, cfg.PDT.D())
 			}
 		case KindPerfBound:
-			if pdt < 0 || (pdt > maxV+cfg.Histogram.BinWidth.D() && pdt != cfg.InitialPDT.D()) {
+			if pdt < 0 || pdt > maxV+cfg.Histogram.BinWidth.D() {
 				t.Fatalf("perfbound answered %v outside [0, h_maxval + r_bin]", pdt)
 			}
 		case KindPerfBoundCorrect:
@@ -65,7 +65,7 @@ func run(t *testing.T, cfg Config, data []byte) []time.Duration {
 			}
 		}
 		now += gap
-		p.Observe(IdlePeriod{End: now, Length: gap, Missed: gap > pdt, PDT: pdt})
+		p.Observe(IdlePeriod{End: now, Length: gap, Missed: gap >= pdt, PDT: pdt}) // SPEC §1.1: gap = t_PDT misses
 		if p.StateBytes() < 0 {
 			t.Fatal("negative state bytes")
 		}

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -16,18 +18,23 @@ import (
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/controller/replay"
 	"github.com/lpictl/lpictl/predictor"
+	"github.com/lpictl/lpictl/sim/network"
 	"github.com/lpictl/lpictl/sim/power"
+	"github.com/lpictl/lpictl/sim/scenario"
 )
 
 // predictFile is the schema of configs/predict/*.yaml.
 type predictFile struct {
 	// Preset and Mode give t_w (and t_s) of the low-power state entered
 	// after t_PDT; predictor.wake_time and sleep_time override them.
-	Preset     string              `yaml:"preset"`
-	Mode       string              `yaml:"mode"`
-	SleepTime  *predictor.Duration `yaml:"sleep_time"`
-	Predictor  predictor.Config    `yaml:"predictor"`
-	Controller controller.Config   `yaml:"controller"`
+	Preset    string              `yaml:"preset"`
+	Mode      string              `yaml:"mode"`
+	SleepTime *predictor.Duration `yaml:"sleep_time"`
+	// Handshake is the one-way power-down handshake H (picosecond
+	// resolution); default: the simulator's for the preset's link rate.
+	Handshake  *replay.PS        `yaml:"handshake"`
+	Predictor  predictor.Config  `yaml:"predictor"`
+	Controller controller.Config `yaml:"controller"`
 }
 
 type predictOptions struct {
@@ -41,6 +48,7 @@ type predictOptions struct {
 	bound    float64
 	wake     string
 	sleep    string
+	hand     string
 	preset   string
 	mode     string
 	strategy string
@@ -56,15 +64,25 @@ func newPredictCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "predict [flags] FILE",
 		Short: "Replay a file of idle periods through a predictor and summarise",
-		Long: `Replays idle periods (one per line: 12.5us, 3ms or plain nanoseconds; # comments;
-FILE - reads stdin) through one port's controller and predictor, simulating the port's
-PDT timer: a gap longer than t_PDT is a miss that sleeps and pays the wake-up time t_w.
+		Long: `Replays idle periods through one port's controller and predictor, simulating the
+port's PDT timer as the simulator's link model does (SPEC §1.1): a gap ≥ t_PDT is a miss;
+the port goes down 2 × handshake after t_PDT, taking t_s, and the packet pays the rest of
+that and the wake-up time t_w. A gap of 0 (back-to-back packets) is no idle period: it
+is skipped and counted apart.
+
+FILE (- reads stdin) is either a gap file (one idle period per line: 12.5us, 3ms or
+plain nanoseconds; # comments) or a simulator port trace (port_trace.csv, recognised by
+its header line start_ps,gap_ps,pdt_ps,outcome,delay_ps,sent): then the replay uses the
+trace's start times and hop counts and reports how many of the simulator's decisions
+(t_PDT and outcome) it reproduces.
 
 Configuration comes from -c FILE (configs/predict/*.yaml), then --set key=value, then
-the flags below, each overriding the one before.`,
+the flags below, each overriding the one before. Nothing is printed unless the whole
+input replays: bad input exits 2 with one line on stderr.`,
 		Example: `  lpictl predict --predictor perfboundcorrect configs/predict/gaps-demo.txt
   lpictl predict -c configs/predict/perfbound.yaml --set predictor.bound=0.05 gaps.txt
-  lpictl predict --predictor fixed --pdt 1us --json gaps.txt`,
+  lpictl predict --predictor fixed --pdt 1us --json gaps.txt
+  lpictl predict --predictor perfboundcorrect --trace out/port_trace.csv`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return badInput(fmt.Errorf("predict: want exactly one FILE of idle periods (or - for stdin), got %d", len(args)))
@@ -86,6 +104,8 @@ the flags below, each overriding the one before.`,
 	f.Float64Var(&o.bound, "bound", 0, "tolerated degradation, e.g. 0.01 for 1% (default 0.01)")
 	f.StringVar(&o.wake, "wake-time", "", "t_w (default: the preset's for the mode)")
 	f.StringVar(&o.sleep, "sleep-time", "", "t_s (default: the preset's for the mode; 0 = instantaneous)")
+	f.StringVar(&o.hand, "handshake", "", fmt.Sprintf("one-way power-down handshake H, e.g. 11.28ns (default: the simulator's, %d B at the preset's link rate + %v; 0 = none)",
+		scenario.DefaultControlBytes, scenario.DefaultPropagation))
 	f.StringVar(&o.preset, "preset", "", "power preset: "+joinNames(power.Names())+" or a file (default "+power.DefaultPreset+")")
 	f.StringVar(&o.mode, "mode", "", "low-power mode: fast-wake, deep-sleep, hybrid (default deep-sleep)")
 	f.StringVar(&o.strategy, "strategy", "", "histogram strategy: unbounded, clearing, circular (default clearing)")
@@ -106,6 +126,91 @@ func joinNames(s []string) string {
 		out += n
 	}
 	return out
+}
+
+// predictFlagKinds lists the flags that only some predictors use. Giving
+// one for another predictor is an error, not silently ignored (the config
+// keys behind them are ignored by the other kinds, so that one file can
+// switch kinds: see docs/configuration.md).
+var predictFlagKinds = []struct {
+	flag  string
+	kinds []predictor.Kind
+}{
+	{"pdt", []predictor.Kind{predictor.KindFixed}},
+	{"initial-pdt", []predictor.Kind{predictor.KindPerfBound, predictor.KindPerfBoundCorrect}},
+	{"bound", []predictor.Kind{predictor.KindPerfBound, predictor.KindPerfBoundCorrect}},
+	{"strategy", []predictor.Kind{predictor.KindPerfBound, predictor.KindPerfBoundCorrect}},
+	{"bin-width", []predictor.Kind{predictor.KindPerfBound, predictor.KindPerfBoundCorrect}},
+	{"max-value", []predictor.Kind{predictor.KindPerfBound, predictor.KindPerfBoundCorrect}},
+	{"ttl", []predictor.Kind{predictor.KindPerfBound, predictor.KindPerfBoundCorrect}},
+	{"max-records", []predictor.Kind{predictor.KindPerfBound, predictor.KindPerfBoundCorrect}},
+	{"history", []predictor.Kind{predictor.KindPerfBoundCorrect}},
+}
+
+// maxTiming bounds t_w, t_s and the handshake (the replay's picosecond
+// clock must hold their sums; real values are microseconds).
+const maxTiming = time.Hour
+
+// checkPredictFlags refuses flag values that the configuration would read
+// as "unset" (0 means default in the config schema) or that do not apply
+// to the predictor in use.
+func checkPredictFlags(flags *pflag.FlagSet, o predictOptions, kind predictor.Kind) error {
+	if flags.Changed("bound") && !(o.bound > 0 && o.bound <= 1) {
+		return fmt.Errorf("--bound: must be in (0, 1], got %v", o.bound)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"max-records", o.records}, {"history", o.history}} {
+		if flags.Changed(f.name) && f.v < 1 {
+			return fmt.Errorf("--%s: must be ≥ 1, got %d", f.name, f.v)
+		}
+	}
+	for _, f := range []struct{ name, v string }{
+		{"wake-time", o.wake}, {"bin-width", o.binWidth}, {"max-value", o.maxValue}, {"ttl", o.ttl},
+	} {
+		if !flags.Changed(f.name) {
+			continue
+		}
+		if d, err := predictor.ParseDuration(f.v); err == nil && d == 0 {
+			return fmt.Errorf("--%s: must be > 0 (leave it out for the default)", f.name)
+		}
+	}
+	for _, f := range []struct{ name, v string }{{"strategy", o.strategy}, {"preset", o.preset}, {"mode", o.mode}} {
+		if flags.Changed(f.name) && strings.TrimSpace(f.v) == "" {
+			return fmt.Errorf("--%s: empty value (leave it out for the default)", f.name)
+		}
+	}
+	known := false
+	for _, k := range predictor.Kinds {
+		known = known || k == kind
+	}
+	if !known {
+		return nil // predictor.Validate names the bad kind
+	}
+	for _, fk := range predictFlagKinds {
+		if !flags.Changed(fk.flag) {
+			continue
+		}
+		ok := false
+		names := make([]string, len(fk.kinds))
+		for i, k := range fk.kinds {
+			ok = ok || k == kind
+			names[i] = string(k)
+		}
+		if !ok {
+			return fmt.Errorf("--%s: only used by predictor %s, and the predictor is %s (set --predictor)",
+				fk.flag, strings.Join(names, " and "), kind)
+		}
+	}
+	return nil
+}
+
+// defaultHandshake is the simulator's one-way power-down handshake on a
+// link at rate bps with the scenario defaults: a control message's
+// serialisation plus the link's propagation (sim/network).
+func defaultHandshake(rateBps float64) replay.PS {
+	return replay.PS(network.Ser(scenario.DefaultControlBytes, rateBps) + scenario.DefaultPropagation.Nanoseconds()*1000)
 }
 
 // loadPredictConfig merges file, --set and flags into one configuration.
@@ -171,6 +276,13 @@ func loadPredictConfig(flags *pflag.FlagSet, o predictOptions) (predictFile, rep
 	if flags.Changed("mode") {
 		pf.Mode = o.mode
 	}
+	if flags.Changed("handshake") {
+		h, err := replay.ParsePS(o.hand)
+		if err != nil {
+			return pf, replay.Timing{}, fmt.Errorf("--handshake: %w", err)
+		}
+		pf.Handshake = &h
+	}
 	for _, e := range []error{
 		dur("pdt", o.pdt, &p.PDT),
 		dur("initial-pdt", o.initial, &p.InitialPDT),
@@ -179,6 +291,7 @@ func loadPredictConfig(flags *pflag.FlagSet, o predictOptions) (predictFile, rep
 		durVal("bin-width", o.binWidth, &p.Histogram.BinWidth),
 		durVal("max-value", o.maxValue, &p.Histogram.MaxValue),
 		durVal("ttl", o.ttl, &p.Histogram.TTL),
+		checkPredictFlags(flags, o, p.WithDefaults().Kind),
 	} {
 		if e != nil {
 			return pf, replay.Timing{}, e
@@ -205,9 +318,26 @@ func loadPredictConfig(flags *pflag.FlagSet, o predictOptions) (predictFile, rep
 	if p.WakeTime == 0 {
 		p.WakeTime = state.WakeTime
 	}
-	timing := replay.Timing{Wake: p.WakeTime.D(), Sleep: state.SleepTime.D()}
+	timing := replay.Timing{Wake: p.WakeTime.D(), Sleep: state.SleepTime.D(), Handshake: defaultHandshake(preset.RateBps)}
 	if pf.SleepTime != nil {
 		timing.Sleep = pf.SleepTime.D()
+	}
+	if pf.Handshake != nil {
+		timing.Handshake = *pf.Handshake
+	}
+	for _, c := range []struct {
+		what string
+		v    time.Duration
+	}{
+		{"predictor.wake_time (--wake-time): t_w", timing.Wake},
+		{"sleep_time (--sleep-time): t_s", timing.Sleep},
+	} {
+		if c.v > maxTiming {
+			return pf, replay.Timing{}, fmt.Errorf("%s must be ≤ %v, got %v", c.what, maxTiming, c.v)
+		}
+	}
+	if timing.Handshake > replay.PS(maxTiming)*1000 {
+		return pf, replay.Timing{}, fmt.Errorf("handshake (--handshake) must be ≤ %v, got %v", maxTiming, timing.Handshake)
 	}
 	return pf, timing, nil
 }
@@ -235,82 +365,173 @@ func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 		defer fh.Close()
 		in, name = fh, file
 	}
-	out := cmd.OutOrStdout()
+	// Everything goes to a buffer first: on bad input stdout stays empty.
+	var out bytes.Buffer
+	if err := replayPredict(&out, in, name, o, pf, timing, port); err != nil {
+		return badInput(err)
+	}
+	_, err = out.WriteTo(cmd.OutOrStdout())
+	return err
+}
+
+// replayPredict replays the input through port and writes the trace (with
+// --trace) and the summary to w.
+func replayPredict(w io.Writer, in io.Reader, name string, o predictOptions, pf predictFile, timing replay.Timing, port *controller.Port) error {
 	r := replay.New(port, timing)
 	var tw *tabwriter.Writer
 	if o.trace {
-		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "#\tline\tstart\tgap\tt_PDT\toutcome\tasleep\tdelay\t")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	}
-	err = replay.ReadGaps(in, name, func(line int, gap time.Duration) error {
-		st := r.Gap(gap)
+	headed := false
+	header := func(cols string) {
+		if !headed {
+			fmt.Fprintln(tw, cols)
+			headed = true
+		}
+	}
+	zeroLines := 0
+	format, err := replay.Read(in, name, func(line int, gap time.Duration) error {
+		st, err := r.Gap(gap)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", name, line, err)
+		}
+		if st.Skipped {
+			zeroLines++
+			return nil
+		}
 		if tw != nil {
-			outcome := "hit"
-			if st.Missed {
-				outcome = "miss"
+			header("#\tline\tstart\tgap\tt_PDT\toutcome\tasleep\tdelay\t")
+			fmt.Fprintf(tw, "%d\t%d\t%v\t%v\t%s\t%s\t%v\t%v\t\n",
+				st.Index, line, st.Start, st.Gap, pdtString(st.PDTPS()), outcome(st.Missed), st.Asleep, st.Delay)
+		}
+		return nil
+	}, func(row replay.TraceRow) error {
+		st, err := r.Row(row)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", name, row.Line, err)
+		}
+		if tw != nil {
+			header("#\tline\tstart\tgap\tt_PDT\tsim t_PDT\toutcome\tsim outcome\tasleep\tdelay\tagree\t")
+			agree := "yes"
+			if st.PDTPS() != row.PDT || st.Missed != row.Missed {
+				agree = "NO"
 			}
-			fmt.Fprintf(tw, "%d\t%d\t%v\t%v\t%v\t%s\t%v\t%v\t\n",
-				st.Index, line, st.Start, st.Gap, st.PDT, outcome, st.Asleep, st.Delay)
+			fmt.Fprintf(tw, "%d\t%d\t%v\t%v\t%s\t%s\t%s\t%s\t%v\t%v\t%s\t\n",
+				st.Index, row.Line, st.Start, st.Gap, pdtString(st.PDTPS()), pdtString(row.PDT),
+				outcome(st.Missed), outcome(row.Missed), st.Asleep, st.Delay, agree)
 		}
 		return nil
 	})
-	if tw != nil {
-		tw.Flush()
-	}
 	if err != nil {
-		return badInput(err)
+		return err
 	}
-	sum := newPredictSummary(pf, timing, r.Result())
+	res := r.Result()
+	if res.IdlePeriods == 0 {
+		switch {
+		case format == replay.FormatTrace:
+			return fmt.Errorf("%s: no idle periods to replay: the port trace has no rows", name)
+		case zeroLines > 0:
+			return fmt.Errorf("%s: no idle periods to replay: all %d gaps are 0 (back-to-back packets leave no idle period)", name, zeroLines)
+		}
+		return fmt.Errorf("%s: no idle periods to replay: the gap file has no gaps", name)
+	}
+	if tw != nil {
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	sum := newPredictSummary(pf, timing, res)
 	if o.json {
-		enc := json.NewEncoder(out)
+		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(sum)
 	}
-	sum.print(out)
+	sum.print(w)
 	return nil
+}
+
+func outcome(missed bool) string {
+	if missed {
+		return "miss"
+	}
+	return "hit"
+}
+
+// pdtString writes a t_PDT in ps, or "never" for a port that never sleeps.
+func pdtString(p replay.PS) string {
+	if p == replay.Never {
+		return "never"
+	}
+	return p.String()
 }
 
 // predictSummary is what lpictl predict reports; times in seconds.
 type predictSummary struct {
-	Predictor          predictor.Kind `json:"predictor"`
-	WakeTimeS          float64        `json:"wake_time_s"`
-	SleepTimeS         float64        `json:"sleep_time_s"`
-	IdlePeriods        uint64         `json:"idle_periods"`
-	Hits               uint64         `json:"hits"`
-	Misses             uint64         `json:"misses"`
-	HitRate            float64        `json:"hit_rate"`
-	IdleTimeS          float64        `json:"idle_time_s"`
-	AsleepTimeS        float64        `json:"asleep_time_s"`
-	AsleepShare        float64        `json:"asleep_share"`
-	AddedDelayS        float64        `json:"added_delay_s"`
-	AddedDelayPerIdleS float64        `json:"added_delay_per_idle_period_s"`
-	PDTMeanS           float64        `json:"pdt_mean_s"`
-	PDTMinS            float64        `json:"pdt_min_s"`
-	PDTMaxS            float64        `json:"pdt_max_s"`
-	Decisions          uint64         `json:"decisions"`
-	Changes            uint64         `json:"changes"`
-	Clamps             uint64         `json:"clamps"`
-	StateBytes         int            `json:"state_bytes"`
+	Predictor          predictor.Kind    `json:"predictor"`
+	WakeTimeS          float64           `json:"wake_time_s"`
+	SleepTimeS         float64           `json:"sleep_time_s"`
+	HandshakeS         float64           `json:"handshake_s"`
+	IdlePeriods        uint64            `json:"idle_periods"`
+	ZeroGapsSkipped    uint64            `json:"zero_gaps_skipped"`
+	Hits               uint64            `json:"hits"`
+	Misses             uint64            `json:"misses"`
+	HitRate            float64           `json:"hit_rate"`
+	IdleTimeS          float64           `json:"idle_time_s"`
+	AsleepTimeS        float64           `json:"asleep_time_s"`
+	AsleepShare        float64           `json:"asleep_share"`
+	AddedDelayS        float64           `json:"added_delay_s"`
+	AddedDelayPerIdleS float64           `json:"added_delay_per_idle_period_s"`
+	PDTMeanS           float64           `json:"pdt_mean_s"`
+	PDTMinS            float64           `json:"pdt_min_s"`
+	PDTMaxS            float64           `json:"pdt_max_s"`
+	Decisions          uint64            `json:"decisions"`
+	Changes            uint64            `json:"changes"`
+	Clamps             uint64            `json:"clamps"`
+	StateBytes         int               `json:"state_bytes"`
+	Agreement          *predictAgreement `json:"agreement,omitempty"`
+
+	handshake replay.PS // exact, for the text summary
+}
+
+// predictAgreement compares a port trace's decisions with the replay's.
+type predictAgreement struct {
+	Decisions     uint64           `json:"decisions"`
+	Matching      uint64           `json:"matching"` // same t_PDT and outcome
+	FirstMismatch *predictMismatch `json:"first_mismatch,omitempty"`
+}
+
+// predictMismatch is the first trace row decided differently; t_PDT in ps
+// as in the trace (-1: never sleeps).
+type predictMismatch struct {
+	Line          int    `json:"line"`
+	IdlePeriod    int    `json:"idle_period"`
+	SimPDTPS      int64  `json:"sim_pdt_ps"`
+	ReplayPDTPS   int64  `json:"replay_pdt_ps"`
+	SimOutcome    string `json:"sim_outcome"`
+	ReplayOutcome string `json:"replay_outcome"`
 }
 
 func newPredictSummary(pf predictFile, t replay.Timing, r replay.Result) predictSummary {
 	s := predictSummary{
-		Predictor:   pf.Predictor.WithDefaults().Kind,
-		WakeTimeS:   t.Wake.Seconds(),
-		SleepTimeS:  t.Sleep.Seconds(),
-		IdlePeriods: r.IdlePeriods,
-		Hits:        r.Hits,
-		Misses:      r.Misses,
-		IdleTimeS:   r.IdleTime.Seconds(),
-		AsleepTimeS: r.Asleep.Seconds(),
-		AddedDelayS: r.Delay.Seconds(),
-		PDTMeanS:    r.MeanPDT.Seconds(),
-		PDTMinS:     r.MinPDT.Seconds(),
-		PDTMaxS:     r.MaxPDT.Seconds(),
-		Decisions:   r.Port.Decisions,
-		Changes:     r.Port.Changes,
-		Clamps:      r.Port.Clamps,
-		StateBytes:  r.Port.StateBytes,
+		Predictor:       pf.Predictor.WithDefaults().Kind,
+		WakeTimeS:       t.Wake.Seconds(),
+		SleepTimeS:      t.Sleep.Seconds(),
+		HandshakeS:      t.Handshake.Seconds(),
+		IdlePeriods:     r.IdlePeriods,
+		ZeroGapsSkipped: r.ZeroGaps,
+		Hits:            r.Hits,
+		Misses:          r.Misses,
+		IdleTimeS:       r.IdleTime.Seconds(),
+		AsleepTimeS:     r.Asleep.Seconds(),
+		AddedDelayS:     r.Delay.Seconds(),
+		PDTMeanS:        r.MeanPDT.Seconds(),
+		PDTMinS:         r.MinPDT.Seconds(),
+		PDTMaxS:         r.MaxPDT.Seconds(),
+		Decisions:       r.Port.Decisions,
+		Changes:         r.Port.Changes,
+		Clamps:          r.Port.Clamps,
+		StateBytes:      r.Port.StateBytes,
+		handshake:       t.Handshake,
 	}
 	if r.IdlePeriods > 0 {
 		s.HitRate = float64(r.Hits) / float64(r.IdlePeriods)
@@ -319,19 +540,42 @@ func newPredictSummary(pf predictFile, t replay.Timing, r replay.Result) predict
 	if r.IdleTime > 0 {
 		s.AsleepShare = float64(r.Asleep) / float64(r.IdleTime)
 	}
+	if a := r.Agreement; a != nil {
+		s.Agreement = &predictAgreement{Decisions: a.Decisions, Matching: a.Matching}
+		if m := a.First; m != nil {
+			s.Agreement.FirstMismatch = &predictMismatch{
+				Line: m.Line, IdlePeriod: m.Index, SimPDTPS: int64(m.SimPDT), ReplayPDTPS: int64(m.PDT),
+				SimOutcome: outcome(m.SimMissed), ReplayOutcome: outcome(m.Missed),
+			}
+		}
+	}
 	return s
 }
 
 func (s predictSummary) print(w io.Writer) {
 	d := func(sec float64) time.Duration { return time.Duration(sec * 1e9).Round(time.Nanosecond) }
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "predictor\t%s\t(t_w %v, t_s %v)\n", s.Predictor, d(s.WakeTimeS), d(s.SleepTimeS))
+	hs := ""
+	if s.handshake > 0 {
+		hs = fmt.Sprintf(", handshake %v", s.handshake)
+	}
+	fmt.Fprintf(tw, "predictor\t%s\t(t_w %v, t_s %v%s)\n", s.Predictor, d(s.WakeTimeS), d(s.SleepTimeS), hs)
 	fmt.Fprintf(tw, "idle periods\t%d\n", s.IdlePeriods)
+	if s.ZeroGapsSkipped > 0 {
+		fmt.Fprintf(tw, "zero gaps skipped\t%d\t(back-to-back packets: no idle period)\n", s.ZeroGapsSkipped)
+	}
 	fmt.Fprintf(tw, "hits / misses\t%d / %d\t(hit rate %.1f %%)\n", s.Hits, s.Misses, 100*s.HitRate)
 	fmt.Fprintf(tw, "time asleep\t%v of %v idle\t(%.1f %%)\n", d(s.AsleepTimeS), d(s.IdleTimeS), 100*s.AsleepShare)
 	fmt.Fprintf(tw, "added wake-up delay\t%v\t(%v per idle period)\n", d(s.AddedDelayS), d(s.AddedDelayPerIdleS))
 	fmt.Fprintf(tw, "t_PDT mean / min / max\t%v / %v / %v\n", d(s.PDTMeanS), d(s.PDTMinS), d(s.PDTMaxS))
 	fmt.Fprintf(tw, "decisions / changes / clamps\t%d / %d / %d\n", s.Decisions, s.Changes, s.Clamps)
 	fmt.Fprintf(tw, "predictor state\t%d bytes\n", s.StateBytes)
+	if a := s.Agreement; a != nil {
+		fmt.Fprintf(tw, "simulator agreement\t%d of %d decisions\t(same t_PDT and outcome)\n", a.Matching, a.Decisions)
+		if m := a.FirstMismatch; m != nil {
+			fmt.Fprintf(tw, "first mismatch\tline %d\t(idle period %d: sim t_PDT %s %s, replay %s %s)\n", m.Line, m.IdlePeriod,
+				pdtString(replay.PS(m.SimPDTPS)), m.SimOutcome, pdtString(replay.PS(m.ReplayPDTPS)), m.ReplayOutcome)
+		}
+	}
 	tw.Flush()
 }

@@ -121,3 +121,231 @@ func TestPredictBadInput(t *testing.T) {
 		})
 	}
 }
+
+// predictJSON runs lpictl predict --json and decodes the summary.
+func predictJSON(t *testing.T, args ...string) predictSummary {
+	t.Helper()
+	code, out, errs := lpictl(t, append([]string{"predict", "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("predict %v: exit %d: %s", args, code, errs)
+	}
+	var s predictSummary
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return s
+}
+
+// TestPredictGapEqualToPDTIsMiss: a gap of exactly t_PDT was a hit in
+// predict and a miss in the simulator; SPEC §1.1 makes it a miss (item 4).
+func TestPredictGapEqualToPDTIsMiss(t *testing.T) {
+	gaps := writeFile(t, "g.txt", "10us\n9.999us\n")
+	if s := predictJSON(t, "--predictor", "fixed", "--pdt", "10us", gaps); s.Misses != 1 || s.Hits != 1 {
+		t.Errorf("gap = t_PDT: %d hits, %d misses; want the 10us gap a miss", s.Hits, s.Misses)
+	}
+	// Without the handshake: down 10..12 µs, the packet waits 2 µs + t_w.
+	s := predictJSON(t, "--predictor", "fixed", "--pdt", "10us", "--handshake", "0", gaps)
+	if s.Misses != 1 || s.Hits != 1 || s.AddedDelayS != 6.48e-6 {
+		t.Errorf("gap = t_PDT, no handshake: %+v", s)
+	}
+}
+
+// TestPredictZeroGapsSkipped: a gap of 0 is no idle period (SPEC §1.1): not
+// decided, not counted, reported apart (item 4).
+func TestPredictZeroGapsSkipped(t *testing.T) {
+	gaps := writeFile(t, "g.txt", "0\n5us\n0\n0ns\n1us\n")
+	s := predictJSON(t, "--predictor", "fixed", "--pdt", "2us", gaps)
+	without := predictJSON(t, "--predictor", "fixed", "--pdt", "2us", writeFile(t, "nz.txt", "5us\n1us\n"))
+	if s.IdlePeriods != 2 || s.ZeroGapsSkipped != 3 || s.Hits != 1 || s.Misses != 1 || without.ZeroGapsSkipped != 0 {
+		t.Errorf("summary %+v", s)
+	}
+	s.ZeroGapsSkipped = 0
+	if s != without {
+		t.Errorf("zero gaps changed the replay:\n%+v\n%+v", s, without)
+	}
+	code, out, _ := lpictl(t, "predict", "--trace", "--predictor", "fixed", "--pdt", "2us", gaps)
+	if code != 0 || !strings.Contains(out, "zero gaps skipped             3") || strings.Count(out, " hit ")+strings.Count(out, " miss ") != 2 {
+		t.Errorf("trace: exit %d\n%s", code, out)
+	}
+	_, out, _ = lpictl(t, "predict", "--predictor", "fixed", "--pdt", "2us", writeFile(t, "n.txt", "5us\n"))
+	if strings.Contains(out, "zero gaps") {
+		t.Errorf("zero-gap line without zero gaps:\n%s", out)
+	}
+}
+
+// TestPredictOverflowRejected: gaps whose running sum overflowed were
+// accepted and printed a negative start time (item 7).
+func TestPredictOverflowRejected(t *testing.T) {
+	for in, want := range map[string]string{
+		"2562047h\n2562047h\n2562047h\n": "g.txt:1: gap 2562047h0m0s is longer than the picosecond clock holds",
+		"1us\n2000h\n2000h\n":            "g.txt:3: time overflows",
+	} {
+		code, out, errs := lpictl(t, "predict", "--trace", writeFile(t, "g.txt", in))
+		if code != 2 || out != "" || !strings.Contains(errs, want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2, nothing, %q", in, code, out, errs, want)
+		}
+	}
+}
+
+// TestPredictNoStdoutOnError: --trace printed the decisions before the bad
+// line, then exited 2 (item 8). Output is now written only after the whole
+// input has replayed.
+func TestPredictNoStdoutOnError(t *testing.T) {
+	for name, in := range map[string]string{
+		"NaN after a gap":   "100\nNaN\n",
+		"negative late":     "1us\n2us\n3us\n-1us\n",
+		"bad trace row":     "start_ps,gap_ps,pdt_ps,outcome,delay_ps,sent\n0,5000,1000,miss,0,\n4000,5,1000,hit,0,\n",
+		"out of order rows": "start_ps,gap_ps,pdt_ps,outcome,delay_ps,sent\n10000,5000,1000,miss,0,\n0,5,1000,hit,0,\n",
+	} {
+		for _, extra := range [][]string{{"--trace"}, {"--trace", "--json"}, nil} {
+			args := append(append([]string{"predict"}, extra...), writeFile(t, "in.txt", in))
+			code, out, errs := lpictl(t, args...)
+			if code != 2 || out != "" || !strings.Contains(errs, "in.txt:") {
+				t.Errorf("%s %v: exit %d, stdout %q, stderr %q", name, extra, code, out, errs)
+			}
+		}
+	}
+}
+
+// TestPredictSilentAcceptance: flags and inputs that used to be accepted and
+// ignored or replaced are errors (item 9).
+func TestPredictSilentAcceptance(t *testing.T) {
+	gaps := writeFile(t, "g.txt", "1us\n20us\n")
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"--pdt without fixed", []string{"--pdt", "5us"}, "--pdt: only used by predictor fixed, and the predictor is perfboundcorrect"},
+		{"--pdt with perfbound from a file", []string{"--set", "predictor.kind=perfbound", "--pdt", "5us"}, "--pdt: only used by predictor fixed, and the predictor is perfbound"},
+		{"--history with perfbound", []string{"--predictor", "perfbound", "--history", "8"}, "--history: only used by predictor perfboundcorrect"},
+		{"--bound with fixed", []string{"--predictor", "fixed", "--pdt", "1us", "--bound", "0.05"}, "--bound: only used by predictor perfbound and perfboundcorrect, and the predictor is fixed"},
+		{"--initial-pdt with fixed", []string{"--set", "predictor.kind=fixed", "--set", "predictor.pdt=1us", "--initial-pdt", "1us"}, "--initial-pdt: only used by predictor perfbound"},
+		{"--bound 0", []string{"--bound", "0"}, "--bound: must be in (0, 1], got 0"},
+		{"--bound 2", []string{"--bound", "2"}, "--bound: must be in (0, 1], got 2"},
+		{"--max-records 0", []string{"--max-records", "0"}, "--max-records: must be ≥ 1, got 0"},
+		{"--history 0", []string{"--history", "0"}, "--history: must be ≥ 1, got 0"},
+		{"--ttl 0", []string{"--ttl", "0"}, "--ttl: must be > 0"},
+		{"--bin-width 0", []string{"--bin-width", "0s"}, "--bin-width: must be > 0"},
+		{"--max-value 0", []string{"--max-value", "0"}, "--max-value: must be > 0"},
+		{"--wake-time 0", []string{"--wake-time", "0"}, "--wake-time: must be > 0"},
+		{"empty --strategy", []string{"--strategy", ""}, "--strategy: empty value"},
+		{"empty --preset", []string{"--preset", " "}, "--preset: empty value"},
+		{"initial_pdt above max_value", []string{"--initial-pdt", "20ms"}, "predictor.initial_pdt: 20ms is above histogram.max_value (10ms)"},
+		{"initial_pdt above max_value by --set", []string{"--set", "predictor.histogram.max_value=5us"}, "predictor.initial_pdt: 10µs is above histogram.max_value (5µs)"},
+		{"empty gap file", []string{writeFile(t, "e.txt", "# nothing\n\n")}, "e.txt: no idle periods to replay: the gap file has no gaps"},
+		{"only zero gaps", []string{writeFile(t, "z.txt", "0\n0\n")}, "z.txt: no idle periods to replay: all 2 gaps are 0"},
+		{"empty port trace", []string{writeFile(t, "t.csv", "start_ps,gap_ps,pdt_ps,outcome,delay_ps,sent\n")}, "t.csv: no idle periods to replay: the port trace has no rows"},
+		{"t_w too long", []string{"--wake-time", "2h"}, "predictor.wake_time (--wake-time): t_w must be ≤ 1h0m0s, got 2h0m0s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"predict"}, tc.args...)
+			if !strings.HasSuffix(args[len(args)-1], ".txt") && !strings.HasSuffix(args[len(args)-1], ".csv") {
+				args = append(args, gaps)
+			}
+			code, out, errs := lpictl(t, args...)
+			if code != 2 || out != "" || !strings.Contains(errs, tc.want) || strings.Count(errs, "\n") != 1 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing, %q", code, out, errs, tc.want)
+			}
+		})
+	}
+	// Config keys of other kinds are ignored (documented), so a file can
+	// switch kinds: fixed.yaml's pdt with --predictor perfbound is fine.
+	if s := predictJSON(t, "-c", "../../configs/predict/fixed.yaml", "--predictor", "perfbound", gaps); s.Predictor != "perfbound" {
+		t.Errorf("kind switch: %+v", s)
+	}
+	if s := predictJSON(t, "--initial-pdt", "10ms", gaps); s.PDTMaxS != 0.01 {
+		t.Errorf("initial_pdt = max_value: %+v", s)
+	}
+}
+
+// TestPredictHandshake: predict models the simulator's power-down handshake
+// 2H (item 10), by default the simulator's H for the preset's link rate.
+func TestPredictHandshake(t *testing.T) {
+	gaps := writeFile(t, "g.txt", "1us\n")
+	fixed := []string{"--predictor", "fixed", "--pdt", "1us"}
+	// 400 Gb/s: H = 64 B × 8 / 400 Gb/s + 10 ns = 11.28 ns; the packet at
+	// t_PDT waits 2H + t_s + t_w = 22.56 ns + 2 µs + 4.48 µs.
+	s := predictJSON(t, append(fixed, gaps)...)
+	if s.HandshakeS != 11.28e-9 || s.Misses != 1 || s.AddedDelayS != 6.50256e-6 {
+		t.Errorf("default at 400G: %+v", s)
+	}
+	// 100 Gb/s: 5.12 ns + 10 ns.
+	if s := predictJSON(t, append(fixed, "--preset", "eee-100g", gaps)...); s.HandshakeS != 15.12e-9 {
+		t.Errorf("default at 100G: handshake %v", s.HandshakeS)
+	}
+	if s := predictJSON(t, append(fixed, "--handshake", "0", gaps)...); s.HandshakeS != 0 || s.AddedDelayS != 6.48e-6 {
+		t.Errorf("--handshake 0: %+v", s)
+	}
+	cfg := writeFile(t, "p.yaml", "handshake: 100ns\npredictor:\n  kind: fixed\n  pdt: 1us\n")
+	if s := predictJSON(t, "-c", cfg, gaps); s.HandshakeS != 1e-7 || s.AddedDelayS != 6.68e-6 {
+		t.Errorf("handshake key: %+v", s)
+	}
+	if s := predictJSON(t, "-c", cfg, "--handshake", "1.5ns", gaps); s.HandshakeS != 1.5e-9 {
+		t.Errorf("--handshake over the key: %+v", s)
+	}
+	code, out, _ := lpictl(t, append([]string{"predict", "--trace"}, append(fixed, gaps)...)...)
+	if code != 0 || !strings.Contains(out, "6.50256µs") || !strings.Contains(out, "(t_w 4.48µs, t_s 2µs, handshake 11.28ns)") {
+		t.Errorf("trace: exit %d\n%s", code, out)
+	}
+	for _, tc := range []struct{ args []string }{
+		{[]string{"--handshake", "-1ns"}},
+		{[]string{"--handshake", "fast"}},
+		{[]string{"--handshake", "2h"}},
+		{[]string{"--set", "handshake=soon"}},
+	} {
+		code, out, errs := lpictl(t, append(append([]string{"predict"}, tc.args...), gaps)...)
+		if code != 2 || out != "" || !strings.Contains(errs, "handshake") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", tc.args, code, out, errs)
+		}
+	}
+}
+
+// handBuiltTrace is the hand-built trace of controller/replay (its
+// decisions are worked out in TestReplayTraceHandBuilt) and the predict
+// configuration it was built for.
+const handBuiltTrace = "../../controller/replay/testdata/port_trace.csv"
+
+var handBuiltArgs = []string{"--predictor", "perfbound", "--bound", "1", "--strategy", "unbounded",
+	"--bin-width", "1us", "--max-value", "1ms", "--initial-pdt", "5us", "--wake-time", "20us", "--sleep-time", "2us"}
+
+// TestPredictPortTrace: predict reads a simulator port trace, replays it
+// with its start times and hop counts, and reports the agreement with the
+// simulator's decisions (item 10).
+func TestPredictPortTrace(t *testing.T) {
+	s := predictJSON(t, append(handBuiltArgs, handBuiltTrace)...)
+	if a := s.Agreement; a == nil || a.Decisions != 3 || a.Matching != 3 || a.FirstMismatch != nil ||
+		s.IdlePeriods != 3 || s.Misses != 2 || s.HandshakeS != 11.28e-9 {
+		t.Errorf("summary %+v agreement %+v", s, s.Agreement)
+	}
+	code, out, errs := lpictl(t, append(append([]string{"predict", "--trace"}, handBuiltArgs...), handBuiltTrace)...)
+	if code != 0 || !strings.Contains(out, "sim t_PDT") || strings.Count(out, " yes") != 3 ||
+		!strings.Contains(out, "simulator agreement           3 of 3 decisions") || strings.Contains(out, "first mismatch") {
+		t.Errorf("trace: exit %d %s\n%s", code, errs, out)
+	}
+
+	// A trace decided otherwise: the second row's simulator answer is
+	// changed to 10.5 µs, a miss.
+	data, err := os.ReadFile(handBuiltTrace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := strings.Replace(string(data), "31000000,10900000,11000000,hit,0,", "31000000,10900000,10500000,miss,20000000,", 1)
+	file := writeFile(t, "trace.csv", bad)
+	s = predictJSON(t, append(handBuiltArgs, file)...)
+	m := s.Agreement.FirstMismatch
+	if s.Agreement.Matching != 2 || m == nil || *m != (predictMismatch{Line: 7, IdlePeriod: 2, SimPDTPS: 10_500_000, ReplayPDTPS: 11_000_000, SimOutcome: "miss", ReplayOutcome: "hit"}) {
+		t.Errorf("mismatch: %+v %+v", s.Agreement, m)
+	}
+	_, out, _ = lpictl(t, append(append([]string{"predict"}, handBuiltArgs...), file)...)
+	if !strings.Contains(out, "simulator agreement           2 of 3 decisions") ||
+		!strings.Contains(out, "first mismatch                line 7") ||
+		!strings.Contains(out, "(idle period 2: sim t_PDT 10.5µs miss, replay 11µs hit)") {
+		t.Errorf("text summary:\n%s", out)
+	}
+	// A gap file has no agreement section.
+	if s := predictJSON(t, writeFile(t, "g.txt", "1us\n")); s.Agreement != nil {
+		t.Errorf("agreement for a gap file: %+v", s.Agreement)
+	}
+}

@@ -1,83 +1,244 @@
 package replay
 
 import (
+	"errors"
+	"fmt"
+	"math"
 	"time"
 
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/predictor"
 )
 
-// Timing is the low-power state the port enters after t_PDT.
+// Timing is the low-power state the port enters after t_PDT, and the
+// power-down handshake that precedes it (sim/eee's link model).
 type Timing struct {
 	Wake  time.Duration // t_w: wake-up time a packet pays on a miss
 	Sleep time.Duration // t_s: time to go down (0: instantaneous)
+	// Handshake is H, the one-way time of a power-down control message
+	// (its serialisation at the link rate plus the link's propagation): the
+	// port starts going down 2H after t_PDT expires (request and answer).
+	// 0 makes going down start at t_PDT.
+	Handshake PS
 }
 
 // Step is what happened during one idle period.
 type Step struct {
-	Index  int           // 1-based
-	Start  time.Duration // when the queue emptied
-	Gap    time.Duration // idle period length
-	PDT    time.Duration // t_PDT armed at Start
-	Missed bool          // the port had started going down when the packet came
-	Asleep time.Duration // time in the low-power state
-	Delay  time.Duration // wake-up delay the next packet paid
+	Index int // 1-based, over idle periods
+	// Skipped marks a gap of 0, which is no idle period (SPEC §1.1):
+	// nothing was decided or recorded and no other field is set.
+	Skipped bool
+	Start   PS            // when the queue emptied
+	Gap     PS            // idle period length
+	PDT     time.Duration // t_PDT armed at Start (the controller's answer)
+	Missed  bool          // the timer expired: the packet found the port going down or asleep
+	Asleep  PS            // time in the low-power state
+	Delay   PS            // wake-up delay the next packet paid
 }
+
+// PDTPS is the t_PDT armed in a port trace's notation: picoseconds, or
+// Never when it is too long for the picosecond clock (the simulator arms
+// no timer then).
+func (s Step) PDTPS() PS {
+	if s.PDT >= maxPDT {
+		return Never
+	}
+	return PS(s.PDT) * 1000
+}
+
+// maxPDT is the shortest t_PDT the simulator cannot hold in picoseconds
+// (sim/network's toPS gives eee.Never for it and above).
+const maxPDT = time.Duration(math.MaxInt64 / 1000)
 
 // Result sums a replay.
 type Result struct {
-	IdlePeriods uint64        `json:"idle_periods"`
-	Hits        uint64        `json:"hits"`
-	Misses      uint64        `json:"misses"`
-	IdleTime    time.Duration `json:"-"`
-	Asleep      time.Duration `json:"-"`
-	Delay       time.Duration `json:"-"`
-	MinPDT      time.Duration `json:"-"`
-	MaxPDT      time.Duration `json:"-"`
-	MeanPDT     time.Duration `json:"-"` // mean over idle periods of the t_PDT armed
-	Port        controller.Stats
+	IdlePeriods uint64 `json:"idle_periods"`
+	Hits        uint64 `json:"hits"`
+	Misses      uint64 `json:"misses"`
+	// ZeroGaps counts the gaps of 0 skipped (back-to-back packets).
+	ZeroGaps uint64        `json:"zero_gaps_skipped"`
+	IdleTime PS            `json:"-"`
+	Asleep   PS            `json:"-"`
+	Delay    PS            `json:"-"`
+	MinPDT   time.Duration `json:"-"`
+	MaxPDT   time.Duration `json:"-"`
+	MeanPDT  time.Duration `json:"-"` // mean over idle periods of the t_PDT armed
+	Port     controller.Stats
+	// Agreement compares the replay's decisions with a port trace's; nil
+	// unless trace rows were replayed.
+	Agreement *Agreement `json:"agreement,omitempty"`
 }
 
-// Replayer simulates one port's PDT timer over a sequence of gaps.
+// Agreement counts how many of a port trace's decisions the replay
+// reproduced.
+type Agreement struct {
+	Decisions uint64 `json:"decisions"` // rows replayed
+	Matching  uint64 `json:"matching"`  // rows with the same t_PDT and outcome
+	// First is the first row whose t_PDT or outcome differs; nil if none.
+	First *Mismatch `json:"first_mismatch,omitempty"`
+}
+
+// Mismatch is a trace row the replay decided differently.
+type Mismatch struct {
+	Line      int  // the row's line in the trace
+	Index     int  // the idle period's number (Step.Index)
+	SimPDT    PS   // the simulator's t_PDT (ps; Never: never sleeps)
+	PDT       PS   // the replay's, in the same notation
+	SimMissed bool // the simulator's outcome
+	Missed    bool // the replay's
+}
+
+// Replayer simulates one port's PDT timer over a sequence of idle periods,
+// with the simulator's link model (sim/eee Link.Need) for the port that
+// owns the timer and whose peer stays idle.
 //
-// Model (SPEC §1.1): when the output queue empties the port arms t_PDT =
-// port.Decide(now). If the next packet comes within t_PDT (gap ≤ t_PDT) it
-// is a hit and costs nothing. Otherwise the port starts going down at
-// t_PDT, taking t_s, and stays in low power until the packet comes; the
-// packet pays t_w, or if it arrives while the port is still going down,
-// the rest of t_s plus t_w. With t_s = 0 a miss simply sleeps gap − t_PDT
-// and pays t_w. Transmission times are not in a gap file, so the next gap
-// starts when the delayed packet is sent.
+// Model (SPEC §1.1): when the output queue empties at I the port arms
+// t_PDT = P = port.Decide(I). A packet arriving at I + gap is a hit if
+// gap < P: it costs nothing. Otherwise (gap ≥ P: an idle period of exactly
+// t_PDT is a miss, the timer has expired) the port asks its peer to go
+// down; both start going down at D = P + 2H (request and answer, H =
+// Timing.Handshake) and are down at D + t_s. A packet arriving before
+// D + t_s waits for that and then t_w: its delay is D + t_s − gap + t_w;
+// later, it pays t_w and the port was in low power for gap − (D + t_s).
+// A gap of 0 is no idle period: it is skipped. A t_PDT the picosecond
+// clock cannot reach (as in the simulator: P ≥ MaxTime − I − 4H) never
+// expires.
+//
+// Times are picoseconds, as in the simulator; the controller sees them
+// truncated to nanoseconds (Decide(I/1000), IdleEnded{End: (I+gap)/1000,
+// Length: gap/1000}), as the simulator's controller does.
 type Replayer struct {
-	port   *controller.Port
-	timing Timing
-	now    time.Duration
-	res    Result
-	sumPDT float64
+	port              *controller.Port
+	timing            Timing
+	wake, sleep, hand PS
+	now               PS // a gap file's clock: when the next idle period starts
+	end               PS // when the last idle period ended
+	res               Result
+	sumPDT            float64
 }
 
 // New returns a replayer over port, starting at time 0.
 func New(port *controller.Port, timing Timing) *Replayer {
-	return &Replayer{port: port, timing: timing}
+	ps := func(d time.Duration) PS {
+		if v, ok := FromDuration(d); ok {
+			return v
+		}
+		return MaxTime // arithmetic with it reports an overflow
+	}
+	return &Replayer{port: port, timing: timing, wake: ps(timing.Wake), sleep: ps(timing.Sleep), hand: max(timing.Handshake, 0)}
 }
 
-// Gap replays one idle period.
-func (r *Replayer) Gap(gap time.Duration) Step {
-	st := Step{Index: int(r.res.IdlePeriods) + 1, Start: r.now, Gap: gap}
-	st.PDT = r.port.Decide(r.now)
-	if gap > st.PDT {
-		st.Missed = true
-		down := st.PDT + r.timing.Sleep // when the port is fully down
-		if gap >= down {
-			st.Asleep = gap - down
-			st.Delay = r.timing.Wake
-		} else {
-			st.Delay = down - gap + r.timing.Wake
+var errOverflow = errors.New("time overflows: the idle periods and wake-up delays so far add up to more than the picosecond clock holds (2^63 ps, about 106 days, as in the simulator)")
+
+// Gap replays the next idle period of a gap file: it starts when the
+// previous one's packet was sent (its end plus its wake-up delay). A gap
+// of 0 is skipped (Step.Skipped, counted in Result.ZeroGaps). After an
+// error the replayer must not be used.
+func (r *Replayer) Gap(gap time.Duration) (Step, error) {
+	if gap < 0 {
+		return Step{}, fmt.Errorf("negative gap %v", gap)
+	}
+	if gap == 0 {
+		r.res.ZeroGaps++
+		return Step{Skipped: true}, nil
+	}
+	g, ok := FromDuration(gap)
+	if !ok {
+		return Step{}, fmt.Errorf("gap %v is longer than the picosecond clock holds (2^63 ps, about 106 days, as in the simulator)", gap)
+	}
+	end, ok := add(r.now, g)
+	if !ok {
+		return Step{}, errOverflow
+	}
+	st, err := r.period(r.now, g)
+	if err != nil {
+		return st, err
+	}
+	if r.now, ok = add(end, st.Delay); !ok {
+		return st, errOverflow
+	}
+	r.end = end
+	return st, nil
+}
+
+// Row replays a port trace's row: the idle period starts at row.Start
+// (absolute, not the replay's clock), after the controller has been told
+// of row.Sent (Sent(hops, 1) per packet). The replay decides t_PDT and the
+// outcome itself; Result.Agreement counts the rows where both equal the
+// simulator's. Rows must come in order without overlapping. After an
+// error the replayer must not be used.
+func (r *Replayer) Row(row TraceRow) (Step, error) {
+	if row.Gap <= 0 {
+		return Step{}, fmt.Errorf("gap_ps must be > 0, got %d", row.Gap)
+	}
+	if row.Start < r.end {
+		return Step{}, fmt.Errorf("start_ps %d is before the end of the previous idle period (%d)", row.Start, r.end)
+	}
+	end, ok := add(row.Start, row.Gap)
+	if !ok {
+		return Step{}, errOverflow
+	}
+	for _, hc := range row.Sent {
+		for range hc.Packets {
+			r.port.Sent(hc.Hops, 1)
 		}
 	}
-	end := r.now + gap
-	r.port.IdleEnded(predictor.IdlePeriod{End: end, Length: gap, Missed: st.Missed, PDT: st.PDT})
-	r.now = end + st.Delay
+	st, err := r.period(row.Start, row.Gap)
+	if err != nil {
+		return st, err
+	}
+	after, ok := add(end, st.Delay)
+	if !ok {
+		return st, errOverflow
+	}
+	r.now, r.end = max(r.now, after), end
+
+	a := r.res.Agreement
+	if a == nil {
+		a = new(Agreement)
+		r.res.Agreement = a
+	}
+	a.Decisions++
+	if pdt := st.PDTPS(); pdt == row.PDT && st.Missed == row.Missed {
+		a.Matching++
+	} else if a.First == nil {
+		a.First = &Mismatch{Line: row.Line, Index: st.Index, SimPDT: row.PDT, PDT: pdt, SimMissed: row.Missed, Missed: st.Missed}
+	}
+	return st, nil
+}
+
+// period replays one idle period of length gap > 0 starting at start, with
+// start + gap ≤ MaxTime.
+func (r *Replayer) period(start, gap PS) (Step, error) {
+	st := Step{Index: int(r.res.IdlePeriods) + 1, Start: start, Gap: gap}
+	st.PDT = r.port.Decide(start.D())
+	if pdt := st.PDTPS(); pdt != Never && gap >= pdt {
+		// The simulator's guard: a timer that would expire (with the
+		// handshake) beyond the clock's range never does.
+		lim := MaxTime - start
+		never := r.hand > lim/4 || pdt >= lim-4*r.hand
+		if !never {
+			st.Missed = true
+			down, ok1 := add(pdt, 2*r.hand)
+			downEnd, ok2 := add(down, r.sleep)
+			if !ok1 || !ok2 {
+				return st, errOverflow
+			}
+			if gap < downEnd {
+				d, ok := add(downEnd-gap, r.wake)
+				if !ok {
+					return st, errOverflow
+				}
+				st.Delay = d
+			} else {
+				st.Asleep = gap - downEnd
+				st.Delay = r.wake
+			}
+		}
+	}
+	r.port.IdleEnded(predictor.IdlePeriod{
+		End: (start + gap).D(), Length: gap.D(), Missed: st.Missed, PDT: min(st.PDT, maxPDT),
+	})
 
 	res := &r.res
 	if res.IdlePeriods == 0 || st.PDT < res.MinPDT {
@@ -90,15 +251,26 @@ func (r *Replayer) Gap(gap time.Duration) Step {
 	} else {
 		res.Hits++
 	}
-	res.IdleTime += gap
-	res.Asleep += st.Asleep
-	res.Delay += st.Delay
+	res.IdleTime = satAdd(res.IdleTime, gap)
+	res.Asleep = satAdd(res.Asleep, st.Asleep)
+	res.Delay = satAdd(res.Delay, st.Delay)
 	r.sumPDT += float64(st.PDT)
-	return st
+	return st, nil
 }
 
-// Now is the replay's current time.
-func (r *Replayer) Now() time.Duration { return r.now }
+// satAdd adds totals that cannot overflow in a valid replay (they are
+// bounded by the clock); it saturates rather than wrap.
+func satAdd(a, b PS) PS {
+	if s, ok := add(a, b); ok {
+		return s
+	}
+	return MaxTime
+}
+
+// Now is the replay's current time: a gap file's clock (when the next
+// idle period would start), or, after trace rows, when the last row's
+// packet was sent by the replay's model.
+func (r *Replayer) Now() PS { return r.now }
 
 // Result returns the totals so far.
 func (r *Replayer) Result() Result {
@@ -106,6 +278,31 @@ func (r *Replayer) Result() Result {
 	if res.IdlePeriods > 0 {
 		res.MeanPDT = time.Duration(r.sumPDT / float64(res.IdlePeriods))
 	}
-	res.Port = r.port.Stats(r.now)
+	if a := res.Agreement; a != nil {
+		c := *a
+		if c.First != nil {
+			m := *c.First
+			c.First = &m
+		}
+		res.Agreement = &c
+	}
+	res.Port = r.port.Stats(r.now.D())
 	return res
+}
+
+// ReplayTrace replays a whole port trace (e.g. from ParseTrace) through
+// port, built at time 0, with timing: one Step per row, in order, and the
+// totals, whose Agreement compares each row's t_PDT (Step.PDTPS) and
+// outcome (Step.Missed) with the simulator's (TraceRow.PDT, .Missed).
+func ReplayTrace(port *controller.Port, timing Timing, rows []TraceRow) ([]Step, Result, error) {
+	r := New(port, timing)
+	steps := make([]Step, 0, len(rows))
+	for i, row := range rows {
+		st, err := r.Row(row)
+		if err != nil {
+			return steps, r.Result(), fmt.Errorf("row %d (line %d): %w", i+1, row.Line, err)
+		}
+		steps = append(steps, st)
+	}
+	return steps, r.Result(), nil
 }
