@@ -159,25 +159,37 @@ func loadWorkload(o workloadOptions) (*workload.Workload, int, error) {
 	return w, t.Nodes(), nil
 }
 
-// workloadDescription is what describe prints.
+// workloadDescription is what describe prints. Its JSON is a contract:
+// every key is always there, 0 when the value is 0; the keys of the ideal
+// replay are null with --ideal=false (not computed, which 0 would hide).
 type workloadDescription struct {
 	Kind          string           `json:"kind"`
 	Ranks         int              `json:"ranks"`
 	Nodes         int              `json:"nodes"`
-	Jobs          []workload.Job   `json:"jobs,omitempty"`
+	Jobs          []workload.Job   `json:"jobs"`
 	Records       int64            `json:"records"`
 	P2PMessages   int64            `json:"p2p_messages"`
 	P2PBytes      int64            `json:"p2p_bytes"`
 	Collectives   map[string]int64 `json:"collectives"`
 	ComputeMaxPS  int64            `json:"compute_max_ps"`
 	ComputeMeanPS int64            `json:"compute_mean_ps"`
-	// From the ideal replay (contention-free network).
-	Messages    int64            `json:"messages,omitempty"`
-	Bytes       int64            `json:"bytes,omitempty"`
-	CollMsgs    int64            `json:"collective_messages,omitempty"`
-	Algorithms  map[string]int64 `json:"algorithms,omitempty"`
-	IdealExecPS int64            `json:"ideal_exec_ps,omitempty"`
-	MeanUtil    float64          `json:"mean_utilisation,omitempty"`
+	// From the ideal replay (contention-free network); nil without it.
+	Messages    *int64           `json:"messages"`
+	Bytes       *int64           `json:"bytes"`
+	CollMsgs    *int64           `json:"collective_messages"`
+	Algorithms  map[string]int64 `json:"algorithms"`
+	IdealExecPS *int64           `json:"ideal_exec_ps"`
+	MeanUtil    *float64         `json:"mean_utilisation"`
+}
+
+// traceError makes a bad trace record found after Build (FILE:LINE) bad
+// input, exit 2; other errors stay runtime failures.
+func traceError(err error) error {
+	var ve *vef.Error
+	if errors.As(err, &ve) {
+		return badInput(err)
+	}
+	return err
 }
 
 func runWorkloadDescribe(cmd *cobra.Command, o workloadOptions) error {
@@ -187,7 +199,7 @@ func runWorkloadDescribe(cmd *cobra.Command, o workloadOptions) error {
 	}
 	sum, err := w.Summarize()
 	if err != nil {
-		return err
+		return traceError(err)
 	}
 	kind := workload.KindMulti
 	if len(w.Jobs) == 1 {
@@ -206,10 +218,12 @@ func runWorkloadDescribe(cmd *cobra.Command, o workloadOptions) error {
 		}
 		defer r.Close()
 		if err := workload.NewIdealHost().Run(r); err != nil {
-			return err
+			return traceError(err)
 		}
 		st := r.Stats()
-		d.Messages, d.Bytes, d.CollMsgs, d.IdealExecPS = st.Messages, st.Bytes, st.CollMessages, st.ExecTime
+		d.Messages, d.Bytes, d.CollMsgs, d.IdealExecPS = &st.Messages, &st.Bytes, &st.CollMessages, &st.ExecTime
+		var util float64
+		d.MeanUtil = &util
 		d.Algorithms = map[string]int64{}
 		for a, n := range st.Algorithms {
 			if n > 0 {
@@ -221,7 +235,7 @@ func runWorkloadDescribe(cmd *cobra.Command, o workloadOptions) error {
 			busy += b
 		}
 		if st.ExecTime > 0 && w.Ranks > 0 {
-			d.MeanUtil = float64(busy) / float64(st.ExecTime) / float64(w.Ranks)
+			util = float64(busy) / float64(st.ExecTime) / float64(w.Ranks)
 		}
 	}
 	out := cmd.OutOrStdout()
@@ -256,11 +270,11 @@ func runWorkloadDescribe(cmd *cobra.Command, o workloadOptions) error {
 			as = append(as, fmt.Sprintf("%s %d", k, n))
 		}
 		sort.Strings(as)
-		fmt.Fprintf(tw, "network messages\t%d (%d from collectives), %d B\n", d.Messages, d.CollMsgs, d.Bytes)
+		fmt.Fprintf(tw, "network messages\t%d (%d from collectives), %d B\n", *d.Messages, *d.CollMsgs, *d.Bytes)
 		fmt.Fprintf(tw, "algorithms\t%s\n", strings.Join(as, ", "))
 		fmt.Fprintf(tw, "ideal execution time\t%v (contention-free: %v + size/%.0f Gb/s per message)\n",
-			psDur(d.IdealExecPS), psDur(workload.DefaultIdealLatency), workload.DefaultIdealBandwidth/1e9)
-		fmt.Fprintf(tw, "mean utilisation\t%.3f\n", d.MeanUtil)
+			psDur(*d.IdealExecPS), psDur(workload.DefaultIdealLatency), workload.DefaultIdealBandwidth/1e9)
+		fmt.Fprintf(tw, "mean utilisation\t%.3f\n", *d.MeanUtil)
 	}
 	return tw.Flush()
 }
@@ -277,8 +291,8 @@ func runWorkloadExport(cmd *cobra.Command, o workloadOptions) error {
 	}
 	if o.out == "-" {
 		_, err := vef.WriteAll(cmd.OutOrStdout(), w.Open)
-		return err
+		return traceError(err)
 	}
 	_, err = vef.WriteFile(o.out, w.Open)
-	return err
+	return traceError(err)
 }

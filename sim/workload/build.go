@@ -52,6 +52,15 @@ func (w *Workload) NewReplayer() (*Replayer, error) {
 	return r, nil
 }
 
+// identityNodes puts task t on node t (a replay whose host ignores nodes).
+func identityNodes(n int) []int {
+	nodes := make([]int, n)
+	for i := range nodes {
+		nodes[i] = i
+	}
+	return nodes
+}
+
 func closeSource(s vef.Source) {
 	if c, ok := s.(io.Closer); ok {
 		c.Close()
@@ -60,7 +69,9 @@ func closeSource(s vef.Source) {
 
 // Build validates cfg and builds the workload for a network of nodes
 // nodes; seed is the run's seed (workload.seed overrides it). A vef trace
-// is read through once here, so a bad trace fails now with FILE:LINE.
+// is replayed once here on a contention-free host (streaming, in the
+// window's memory), so a bad trace, a dependency cycle included, fails now
+// with FILE:LINE, before any simulation.
 func Build(cfg Config, nodes int, seed uint64) (*Workload, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -190,24 +201,29 @@ func (w *Workload) jobSource(j Config, prefix string, ranks int, seed uint64) (f
 			}
 			return r, nil
 		}
-		// Validate the whole trace now (streaming, bounded memory).
+		// Validate the whole trace now, streaming in the replay window's
+		// memory: the reader checks every record and reference (SPEC §5,
+		// forward references included), and a replay on a contention-free
+		// host finds what only the collectives' algorithms reveal, records
+		// that wait for each other in a cycle. Either is "FILE:LINE: …".
 		r, err := vef.Open(j.File, ropts)
 		if err != nil {
+			var ve *vef.Error
+			if errors.As(err, &ve) {
+				return nil, 0, err
+			}
 			return nil, 0, fmt.Errorf("%s.file: %w", prefix, err)
 		}
 		defer r.Close()
 		if j.Ranks != 0 && j.Ranks != r.Tasks() {
 			return nil, 0, fmt.Errorf("%s.ranks: %d, but the trace has %d tasks", prefix, j.Ranks, r.Tasks())
 		}
-		var rec vef.Record
-		for {
-			err := r.Next(&rec)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, 0, err
-			}
+		rep, err := NewReplayer(r, identityNodes(r.Tasks()), w.opts)
+		if err != nil {
+			return nil, 0, err
+		}
+		if err := NewIdealHost().Run(rep); err != nil {
+			return nil, 0, err
 		}
 		return open, r.Tasks(), nil
 	}

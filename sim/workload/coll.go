@@ -216,7 +216,42 @@ func (pl *plan) foldStep(s int32) (int32, int32) {
 	return 1, s - 1
 }
 
-func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+// blocks is the size of Rabenseifner's blocks [a, b): MPICH
+// (MPIR_Allreduce_intra_reduce_scatter_allgather) cuts the X bytes into
+// pof2 blocks of ⌊X/pof2⌋ and gives the X mod pof2 bytes left over to the
+// first blocks, one each; a message carries a run of whole blocks, so the
+// sizes add up to X exactly, never rounded up.
+func (pl *plan) blocks(a, b int32) int64 {
+	n := int64(pl.pof2)
+	q, r := pl.x/n, pl.x%n
+	return int64(b-a)*q + max(0, min(int64(b), r)-int64(a))
+}
+
+// rabenseifnerBytes is what newrank nr sends in main step j (MPICH's
+// index arithmetic, send_idx/recv_idx/last_idx). Reduce-scatter step j
+// < k pairs nr with nr ^ 2^j and halves the range of blocks nr holds (all
+// pof2 at first): the member whose bit j is 0 keeps the lower half and
+// sends the upper, the other the reverse. Allgather step j ≥ k undoes
+// reduce-scatter step jj = 2k−1−j: nr sends the range it kept there.
+func (pl *plan) rabenseifnerBytes(nr, j int32) int64 {
+	jj := j
+	if j >= pl.k {
+		jj = 2*pl.k - 1 - j
+	}
+	start := int32(0) // the range nr holds before reduce-scatter step jj
+	for i := int32(0); i < jj; i++ {
+		if nr>>i&1 == 1 {
+			start += pl.pof2 >> (i + 1)
+		}
+	}
+	half := pl.pof2 >> (jj + 1)
+	lower := nr>>jj&1 == 0 // nr keeps the lower half
+	if lower == (j < pl.k) {
+		// reduce-scatter: the upper half goes; allgather: the kept lower half
+		return pl.blocks(start+half, start+2*half)
+	}
+	return pl.blocks(start, start+half)
+}
 
 func (pl *plan) chunk(c int32) int64 {
 	n := int64(pl.p)
@@ -328,10 +363,7 @@ func (pl *plan) bytes(m, s, d int32) int64 {
 		if phase != 1 {
 			return pl.x
 		}
-		if j < pl.k {
-			return ceilDiv(pl.x, int64(1)<<(j+1))
-		}
-		return ceilDiv(pl.x, int64(1)<<(2*pl.k-j))
+		return pl.rabenseifnerBytes(pl.newrank(m), j)
 	case AlgRing:
 		if s < pl.p-1 {
 			return pl.chunk((m - s + pl.p) % pl.p)

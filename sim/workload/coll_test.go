@@ -218,3 +218,154 @@ func TestAlltoallvBytes(t *testing.T) {
 		t.Errorf("total %d", total)
 	}
 }
+
+// mpichRabenseifner transliterates MPICH's
+// MPIR_Allreduce_intra_reduce_scatter_allgather (count in bytes, the
+// send_idx/recv_idx/last_idx loops as written there) and lists every
+// message as (src, dst, bytes): an independent reference for the plan.
+func mpichRabenseifner(p int, count int64) []sent {
+	pof2 := 1
+	for pof2*2 <= p {
+		pof2 *= 2
+	}
+	rem := p - pof2
+	var out []sent
+	real := func(nr int) int {
+		if nr < rem {
+			return nr*2 + 1
+		}
+		return nr + rem
+	}
+	for rank := 0; rank < 2*rem; rank += 2 {
+		out = append(out, sent{rank, rank + 1, count, 0})
+	}
+	cnts := make([]int64, pof2)
+	for i := range cnts {
+		cnts[i] = count / int64(pof2)
+		if int64(i) < count%int64(pof2) {
+			cnts[i]++
+		}
+	}
+	sum := func(a, b int) int64 {
+		var s int64
+		for i := a; i < b; i++ {
+			s += cnts[i]
+		}
+		return s
+	}
+	for newrank := 0; newrank < pof2; newrank++ {
+		mask, sendIdx, recvIdx, lastIdx := 1, 0, 0, pof2
+		for mask < pof2 {
+			newdst := newrank ^ mask
+			var n int64
+			if newrank < newdst {
+				sendIdx = recvIdx + pof2/(mask*2)
+				n = sum(sendIdx, lastIdx)
+			} else {
+				recvIdx = sendIdx + pof2/(mask*2)
+				n = sum(sendIdx, recvIdx)
+			}
+			out = append(out, sent{real(newrank), real(newdst), n, 0})
+			sendIdx = recvIdx
+			mask <<= 1
+			if mask < pof2 {
+				lastIdx = recvIdx + pof2/mask
+			}
+		}
+		mask >>= 1
+		for mask > 0 {
+			newdst := newrank ^ mask
+			var n int64
+			if newrank < newdst {
+				if mask != pof2/2 {
+					lastIdx += pof2 / (mask * 2)
+				}
+				recvIdx = sendIdx + pof2/(mask*2)
+				n = sum(sendIdx, recvIdx)
+			} else {
+				recvIdx = sendIdx - pof2/(mask*2)
+				n = sum(sendIdx, lastIdx)
+			}
+			out = append(out, sent{real(newrank), real(newdst), n, 0})
+			if newrank > newdst {
+				sendIdx = recvIdx
+			}
+			mask >>= 1
+		}
+	}
+	for rank := 1; rank < 2*rem; rank += 2 {
+		out = append(out, sent{rank, rank - 1, count, 0})
+	}
+	return out
+}
+
+// TestRabenseifnerExactBytes: Rabenseifner's allreduce splits the
+// remainder bytes exactly, as MPICH does, instead of rounding every
+// halving up (item 14: 2 ranks × 1 000 003 B moved 2 000 008 B). The
+// totals are hand-computed: for P a power of two every rank sends X less
+// its own final block in the reduce-scatter and the same again in the
+// allgather, so the ranks move 2·(P−1)·X in all whatever the remainder;
+// with r = P − P′ > 0 the fold adds r·X before and r·X after, so the
+// total is 2·(P′−1)·X + 2·r·X. Every message also matches a
+// transliteration of MPICH's index loops.
+func TestRabenseifnerExactBytes(t *testing.T) {
+	rab := Collectives{AllreduceLarge: "rabenseifner"}
+	tests := []struct {
+		name  string
+		p     int
+		x     int64
+		total int64 // hand calculation
+	}{
+		// 2 ranks: blocks of 500 002 and 500 001 B; each rank sends one
+		// block and receives the other, twice: 2·1 000 003.
+		{"p2-odd", 2, 1_000_003, 2_000_006},
+		// P = 64: 2·63·10 000 (the old rounding gave 1 260 160).
+		{"p64", 64, 10_000, 1_260_000},
+		{"p8-even", 8, 80_000, 1_120_000},
+		// 10 007 = 8·1250 + 7: seven blocks of 1251, one of 1250.
+		{"p8-rem7", 8, 10_007, 2 * 7 * 10_007},
+		{"p16-rem1", 16, 160_001, 2 * 15 * 160_001},
+		// P = 6: P′ = 4, r = 2: 2·3·X + 2·2·X = 10·X.
+		{"p6", 6, 10_001, 10 * 10_001},
+		// P = 5: P′ = 4, r = 1: 2·3·X + 2·X = 8·X.
+		{"p5", 5, 10_003, 8 * 10_003},
+		// P = 3: P′ = 2, r = 1: 2·X + 2·X.
+		{"p3", 3, 1_000_003, 4 * 1_000_003},
+		{"p12", 12, 99_999, (2*7 + 2*4) * 99_999},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, h := runTrace(t, collTrace(tc.p, vef.Allreduce, c(tc.x), c(tc.x)), Options{Collectives: rab})
+			st := r.Stats()
+			if st.Algorithms[AlgRabenseifner] != 1 {
+				t.Fatalf("algorithm %v", st.Algorithms)
+			}
+			if st.Bytes != tc.total || st.CollBytes != tc.total {
+				t.Errorf("moved %d B (collective %d), want %d", st.Bytes, st.CollBytes, tc.total)
+			}
+			got := map[sent]int{}
+			for _, s := range h.sends {
+				got[sent{s.src, s.dst, s.bytes, 0}]++
+			}
+			want := map[sent]int{}
+			var sum int64
+			for _, s := range mpichRabenseifner(tc.p, tc.x) {
+				want[s]++
+				sum += s.bytes
+			}
+			if sum != tc.total {
+				t.Errorf("MPICH reference moves %d B, hand calculation %d", sum, tc.total)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("messages\n got %v\nwant %v", got, want)
+			}
+			// The ring moves the same total for a power of two.
+			if tc.p&(tc.p-1) == 0 {
+				rr, _ := runTrace(t, collTrace(tc.p, vef.Allreduce, c(tc.x), c(tc.x)), Options{})
+				if b := rr.Stats().Bytes; b != tc.total {
+					t.Errorf("ring moves %d B, want %d", b, tc.total)
+				}
+			}
+		})
+	}
+}

@@ -42,6 +42,7 @@ const collBit = uint64(1) << 63
 
 type msgSlot struct {
 	id                 int64
+	line               int64 // in the trace file (0: generated)
 	bytes              int64
 	time               int64
 	depID              int64
@@ -55,6 +56,7 @@ type msgSlot struct {
 }
 
 type member struct {
+	line        int64 // in the trace file (0: generated)
 	send, recv  int64
 	time, depID int64
 	next        int64
@@ -90,20 +92,50 @@ type gdone struct {
 	finishT int64
 }
 
+// waiters are the records waiting for a message not read yet (a forward
+// reference), moved into its slot when it is read.
+type waiters struct {
+	sendHead, sendTail int64
+	recvHead, recvTail int64
+}
+
+// collWaiters are the records of task waiting for its part of a
+// collective not read yet, moved to the member when the operation starts.
+type collWaiters struct {
+	task       int32
+	head, tail int64
+}
+
+// evicted is the finished message whose slot the message being read
+// takes: a dependency exactly one window back is on it.
+type evicted struct {
+	id, sendT, recvT int64
+}
+
 // Replayer replays a stream of VEF records against a Host: it releases each
 // record when its dependency has happened plus its delay, expands collectives
 // into point-to-point messages, and counts. It is driven only by the
 // Host's callbacks (no goroutines) and is deterministic.
 type Replayer struct {
 	src   vef.Source
+	file  string // the trace's name, if the source has one (errors)
 	node  []int32
 	opts  Options
 	h     Host
 	comms [][]int32
 	pos   []map[int32]int32 // nil: identity
 
-	ring []msgSlot
-	mask int64
+	ring    []msgSlot
+	mask    int64
+	evicted evicted
+
+	// Forward references (SPEC §5 does not order records by their
+	// dependencies): a record whose dependency is read later waits here
+	// until it is. A stream whose dependencies all point backwards never
+	// touches these maps.
+	nextMsg, nextG int64 // the next message ID and new G number the stream will give
+	fwdMsg         map[int64]waiters
+	fwdColl        map[int64][]collWaiters
 
 	rec     vef.Record
 	have    bool
@@ -143,8 +175,14 @@ func NewReplayer(src vef.Source, nodes []int, opts Options) (*Replayer, error) {
 	if opts.Window <= 0 {
 		opts.Window = vef.DefaultWindow
 	}
+	ring := opts.Window
+	if h, ok := src.(interface{ Header() vef.Header }); ok {
+		// A trace of fewer messages than the window never reuses a slot:
+		// a smaller ring replays it identically.
+		ring = max(1, min(ring, h.Header().Messages))
+	}
 	w := int64(1)
-	for w < opts.Window {
+	for w < ring {
 		w <<= 1
 	}
 	if opts.MemberWindow <= 0 {
@@ -165,6 +203,11 @@ func NewReplayer(src vef.Source, nodes []int, opts Options) (*Replayer, error) {
 		closed:    make([]bool, tasks),
 		initBusy:  make([]int64, tasks),
 		busyUntil: make([]int64, tasks),
+		fwdMsg:    map[int64]waiters{},
+		fwdColl:   map[int64][]collWaiters{},
+	}
+	if n, ok := src.(interface{ Name() string }); ok {
+		r.file = n.Name()
 	}
 	for i := range r.ring {
 		r.ring[i].id = -1
@@ -291,19 +334,6 @@ func (r *Replayer) pump() {
 	r.fail(r.deadlock())
 }
 
-func (r *Replayer) deadlock() error {
-	if r.stalled && r.have {
-		if r.rec.Kind == vef.Message {
-			s := &r.ring[r.rec.ID&r.mask]
-			return fmt.Errorf("workload: replay deadlock: message %d cannot be read while message %d (line %d window slot) is unfinished; raise workload.window (now %d)",
-				r.rec.ID, s.id, r.rec.Line, len(r.ring))
-		}
-		return fmt.Errorf("workload: replay deadlock: collective G%d cannot be read while %d collective members are unfinished; raise the member window",
-			r.rec.ID, r.members)
-	}
-	return fmt.Errorf("workload: replay deadlock: %d records can never be released (circular dependencies through collectives?)", r.pending)
-}
-
 // fill reads records while the window has room.
 func (r *Replayer) fill() {
 	for r.err == nil && !r.eof {
@@ -340,10 +370,18 @@ func (r *Replayer) fill() {
 }
 
 func (r *Replayer) readMessage(rec *vef.Record, s *msgSlot) {
+	r.evicted = evicted{id: s.id, sendT: s.sendT, recvT: s.recvT}
 	*s = msgSlot{
-		id: rec.ID, bytes: rec.Bytes, time: rec.Time, depID: rec.DepID,
+		id: rec.ID, line: rec.Line, bytes: rec.Bytes, time: rec.Time, depID: rec.DepID,
 		sendHead: noRef, sendTail: noRef, recvHead: noRef, recvTail: noRef, next: noRef,
 		src: rec.Src, dst: rec.Dst, dep: rec.Dep, state: slotPending,
+	}
+	r.nextMsg = rec.ID + 1
+	if len(r.fwdMsg) > 0 {
+		if w, ok := r.fwdMsg[rec.ID]; ok {
+			s.sendHead, s.sendTail, s.recvHead, s.recvTail = w.sendHead, w.sendTail, w.recvHead, w.recvTail
+			delete(r.fwdMsg, rec.ID)
+		}
 	}
 	r.pending++
 	r.resolve(msgRef(rec.ID), rec.Src, rec.Dep, rec.DepID, rec.Time)
@@ -366,8 +404,8 @@ func (r *Replayer) readMember(rec *vef.Record) {
 	}
 	m := &op.members[mi]
 	m.send, m.recv, m.time, m.depID, m.dep = rec.Bytes, rec.Recv, rec.Time, rec.DepID, rec.Dep
-	m.task, m.state = rec.Src, memRead
-	m.next, m.waitHead, m.waitTail = noRef, noRef, noRef
+	m.task, m.state, m.line = rec.Src, memRead, rec.Line
+	m.next = noRef // waitHead/waitTail may already hold forward waiters (newOp)
 	m.step, m.need, m.early = 0, 0, m.early[:0]
 	op.read++
 	r.pending++
@@ -393,11 +431,37 @@ func (r *Replayer) newOp(rec *vef.Record) *opState {
 	}
 	op.members = op.members[:p]
 	for i := range op.members {
-		op.members[i].state = 0
+		m := &op.members[i]
+		m.state, m.waitHead, m.waitTail = 0, noRef, noRef
+		m.task = r.comms[rec.Comm][i]
 	}
 	r.ops[rec.ID] = op.slab
 	r.members += int64(p)
+	r.nextG = max(r.nextG, rec.ID+1)
+	if len(r.fwdColl) > 0 {
+		if ws, ok := r.fwdColl[rec.ID]; ok {
+			delete(r.fwdColl, rec.ID)
+			for _, w := range ws {
+				mi, ok := r.memberIndex(rec.Comm, w.task)
+				if !ok {
+					r.fail(fmt.Errorf("workload: task %d depends on collective G%d, which it is not part of", w.task, rec.ID))
+					continue
+				}
+				op.members[mi].waitHead, op.members[mi].waitTail = w.head, w.tail
+			}
+		}
+	}
 	return op
+}
+
+// memberIndex is task's rank in communicator comm.
+func (r *Replayer) memberIndex(comm int32, task int32) (int32, bool) {
+	pm := r.pos[comm]
+	if pm == nil {
+		return task, true
+	}
+	mi, ok := pm[task]
+	return mi, ok
 }
 
 // prepare chooses the algorithm once every member's record is known.
@@ -472,8 +536,30 @@ func (r *Replayer) resolve(ref int64, task int32, dep vef.Dep, depID, delay int6
 		}
 		r.schedule(ref, delay)
 	case vef.DepSend, vef.DepRecv:
+		if depID >= r.nextMsg { // forward: message depID is read later
+			w, ok := r.fwdMsg[depID]
+			if !ok {
+				w = waiters{noRef, noRef, noRef, noRef}
+			}
+			if dep == vef.DepSend {
+				r.link(&w.sendHead, &w.sendTail, ref)
+			} else {
+				r.link(&w.recvHead, &w.recvTail, ref)
+			}
+			r.fwdMsg[depID] = w
+			return
+		}
 		s := &r.ring[depID&r.mask]
 		if s.id != depID {
+			if e := r.evicted; e.id == depID {
+				// Exactly one window back: finished, its slot just reused.
+				t := e.sendT
+				if dep == vef.DepRecv {
+					t = e.recvT
+				}
+				r.release(ref, task, t, delay)
+				return
+			}
 			r.fail(fmt.Errorf("workload: dependency on message %d, which has left the replay window of %d messages (raise workload.window)", depID, len(r.ring)))
 			return
 		}
@@ -489,20 +575,35 @@ func (r *Replayer) resolve(ref int64, task int32, dep vef.Dep, depID, delay int6
 	case vef.DepColl:
 		if idx, ok := r.ops[depID]; ok {
 			op := r.slab[idx]
-			mi := task
-			if pm := r.pos[op.comm]; pm != nil {
-				var in bool
-				if mi, in = pm[task]; !in {
-					r.fail(fmt.Errorf("workload: task %d depends on collective G%d, which it is not part of", task, depID))
-					return
-				}
+			mi, in := r.memberIndex(op.comm, task)
+			if !in {
+				r.fail(fmt.Errorf("workload: task %d depends on collective G%d, which it is not part of", task, depID))
+				return
 			}
 			m := &op.members[mi]
 			if m.state == memFinished {
 				r.release(ref, task, m.finishT, delay)
 			} else {
+				// Also when task's own record in it is not read yet.
 				r.link(&m.waitHead, &m.waitTail, ref)
 			}
+			return
+		}
+		if depID >= r.nextG { // forward: the operation starts later
+			ws := r.fwdColl[depID]
+			k := -1
+			for i := range ws {
+				if ws[i].task == task {
+					k = i
+					break
+				}
+			}
+			if k < 0 {
+				ws = append(ws, collWaiters{task: task, head: noRef, tail: noRef})
+				k = len(ws) - 1
+			}
+			r.link(&ws[k].head, &ws[k].tail, ref)
+			r.fwdColl[depID] = ws
 			return
 		}
 		ring := r.gdone[int(task)*vef.CollectiveHistory : int(task+1)*vef.CollectiveHistory]

@@ -441,13 +441,13 @@ func TestOpenLoopNoCompute(t *testing.T) {
 	}
 
 	// A trace: task 0 open-loop (two absolute-time sends), task 1 computes
-	// 2 µs before its first send, then 1 µs after a receipt; task 2 only
+	// 2 µs before its first send, then 1 µs after that send; task 2 only
 	// receives.
-	const text = `VEF 3 4 1 0 0 FALSE
+	const text = `VEF 3 4 1 0 0 TRUE
 C0 0 1 2
 0 0 2 8 0 5000 -1
 1 1 0 8 0 2000 -1
-2 1 2 8 2 1000 1
+2 1 2 8 1 1000 1
 3 0 2 8 0 9000 -1
 `
 	r := replayText(t, text, &timedHost{IdealHost: IdealHost{Latency: 1000}})

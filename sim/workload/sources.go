@@ -44,6 +44,12 @@ func (m *idRuns) lookup(local int64) (int64, bool) {
 // multiSource merges the jobs' streams into one: tasks are concatenated,
 // C0 is everybody, each job's communicators follow (its C0 is its world),
 // and records are taken from the job that is least far through.
+//
+// A record that depends on a later record of its job (a forward reference,
+// SPEC §5) gets that record's merged ID in advance: the merge then takes
+// records from that job only until the referenced record has come, so the
+// job's IDs run on consecutively and the merged ID is the current one plus
+// the distance in the job's own numbering.
 type multiSource struct {
 	jobs   []vef.Source
 	off    []int32 // task offset per job
@@ -54,10 +60,15 @@ type multiSource struct {
 	tasks  int
 	comms  [][]int32
 	msg, g int64
+	// stick ≥ 0: take from this job until its local message stickMsg and
+	// G stickG have come.
+	stick            int
+	stickMsg, stickG int64
 }
 
 func newMultiSource(jobs []vef.Source, window int64) *multiSource {
-	m := &multiSource{jobs: jobs, msgs: make([]idRuns, len(jobs)), gs: make([]idRuns, len(jobs)), done: make([]bool, len(jobs))}
+	m := &multiSource{jobs: jobs, msgs: make([]idRuns, len(jobs)), gs: make([]idRuns, len(jobs)), done: make([]bool, len(jobs)),
+		stick: -1, stickMsg: -1, stickG: -1}
 	for i := range jobs {
 		// Collective IDs: keep as many as messages (more than enough for
 		// the 16 collectives a dependency may reach back).
@@ -119,14 +130,16 @@ func (m *multiSource) Close() error {
 
 func (m *multiSource) Next(r *vef.Record) error {
 	for {
-		best := -1
-		var bp float64
-		for i, j := range m.jobs {
-			if m.done[i] {
-				continue
-			}
-			if p := progressOf(j); best < 0 || p < bp {
-				best, bp = i, p
+		best := m.stick
+		if best < 0 {
+			var bp float64
+			for i, j := range m.jobs {
+				if m.done[i] {
+					continue
+				}
+				if p := progressOf(j); best < 0 || p < bp {
+					best, bp = i, p
+				}
 			}
 		}
 		if best < 0 {
@@ -134,25 +147,50 @@ func (m *multiSource) Next(r *vef.Record) error {
 		}
 		err := m.jobs[best].Next(r)
 		if errors.Is(err, io.EOF) {
+			if best == m.stick {
+				return errors.New("workload: multi-job merge: a forward dependency of a job never comes")
+			}
 			m.done[best] = true
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		return m.remap(best, r)
+		if err := m.remap(best, r); err != nil {
+			return err
+		}
+		if m.stick == best && m.msgs[best].next > m.stickMsg && m.gs[best].next > m.stickG {
+			m.stick, m.stickMsg, m.stickG = -1, -1, -1
+		}
+		return nil
 	}
+}
+
+// ahead maps a forward reference to job j's local ID (not given yet) to
+// the merged ID it will get, and sticks to job j until it has.
+func (m *multiSource) ahead(j int, runs *idRuns, local, global int64, until *int64) int64 {
+	m.stick = j
+	*until = max(*until, local)
+	return global + local - runs.next
 }
 
 func (m *multiSource) remap(j int, r *vef.Record) error {
 	switch r.Dep {
 	case vef.DepSend, vef.DepRecv:
+		if r.DepID >= m.msgs[j].next {
+			r.DepID = m.ahead(j, &m.msgs[j], r.DepID, m.msg, &m.stickMsg)
+			break
+		}
 		g, ok := m.msgs[j].lookup(r.DepID)
 		if !ok {
 			return errors.New("workload: multi-job merge lost a message dependency")
 		}
 		r.DepID = g
 	case vef.DepColl:
+		if r.DepID >= m.gs[j].next {
+			r.DepID = m.ahead(j, &m.gs[j], r.DepID, m.g, &m.stickG)
+			break
+		}
 		g, ok := m.gs[j].lookup(r.DepID)
 		if !ok {
 			return errors.New("workload: multi-job merge lost a collective dependency")
@@ -214,7 +252,16 @@ func newRepeatSource(open func() (vef.Source, error), n int) (*repeatSource, err
 	return &repeatSource{open: open, cur: s, n: n, last: make([]anchor, t), base: make([]anchor, t), closed: make([]bool, t)}, nil
 }
 
-func (s *repeatSource) Tasks() int       { return s.cur.Tasks() }
+func (s *repeatSource) Tasks() int { return s.cur.Tasks() }
+
+// Name is the job's trace file, if it has one (the replayer names it in
+// errors).
+func (s *repeatSource) Name() string {
+	if n, ok := s.cur.(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return ""
+}
 func (s *repeatSource) Comms() [][]int32 { return s.cur.Comms() }
 func (s *repeatSource) Progress() float64 {
 	return (float64(s.i) + progressOf(s.cur)) / float64(s.n)

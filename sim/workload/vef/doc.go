@@ -5,9 +5,11 @@
 //   - §5 header, communicators, point-to-point and collective records
 //     (Record, Header, Op, Dep);
 //   - a streaming Reader that validates as it goes (counts, ranges, dense
-//     IDs, backward dependencies of all four kinds, collective consistency)
+//     IDs, dependencies of all four kinds, backward or forward, a receive
+//     dependency only on the task's own receives, collective consistency)
 //     in memory bounded by the replay window, not by the trace length, and
-//     reports bad input as "FILE:LINE: …";
+//     reports bad input as "FILE:LINE: …" (header counts at line 1, a
+//     reference at the referencing line);
 //   - a Writer producing the canonical text form, so that write → read →
 //     write is byte-identical;
 //   - Source, the stream of records every lpictl workload is expressed as

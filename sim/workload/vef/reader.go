@@ -11,9 +11,10 @@ import (
 	"strconv"
 )
 
-// DefaultWindow is the default replay window in messages: a message's
-// dependency may reach back at most this many message IDs (SPEC §5 reading:
-// dependencies refer to recent records; the bound keeps replay memory fixed).
+// DefaultWindow is the default replay window in messages: a dependency may
+// reach back at most this many message IDs, or forward fewer than this many
+// (SPEC §5 reading: dependencies refer to nearby records; the bound keeps
+// replay memory fixed).
 const DefaultWindow = 1 << 18
 
 // CollectiveHistory is how many of its own most recent collectives a task's
@@ -34,9 +35,27 @@ func (e *Error) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line,
 
 // ReaderOptions tunes validation.
 type ReaderOptions struct {
-	// Window bounds how far back (in message IDs) a dependency on a message
-	// may reach; 0 means DefaultWindow.
+	// Window bounds how far (in message IDs) a dependency may reach: back
+	// at most Window messages, forward fewer than Window; 0 means
+	// DefaultWindow.
 	Window int64
+}
+
+// fwdRef is a dependency on a record that comes later in the file (a
+// forward reference), kept until that record is read.
+type fwdRef struct {
+	line int64 // the referencing record's line
+	at   int64 // messages read before the referencing record
+	task int32 // the referencing record's task
+	dep  Dep
+}
+
+// collRef names a forward reference to task's record in collective g, in
+// the order the references were made (Reader.fwdQ).
+type collRef struct {
+	g    int64
+	task int32
+	line int64
 }
 
 type pendingOp struct {
@@ -65,9 +84,22 @@ type Reader struct {
 	pending           map[int64]*pendingOp
 	gring             []int64 // per task, the last CollectiveHistory G numbers it joined
 	gnext             []uint8
+	dsts              []int32 // receiver of message v at v % dstCap, for the last dstCap messages
+	dstCap            int64   // min(window, header's messages): grown to as messages come
 	long              []byte
 	fields            [][]byte
 	eof               bool
+
+	// Forward references (lazy resolution): dependencies on records later
+	// in the file wait here until the record is read, then are checked
+	// (a receive dependency's task must receive the message; a collective
+	// dependency's task must take part). Their memory is bounded like the
+	// replay's: a reference must be resolved within the window. A trace
+	// whose dependencies all point backwards never adds to these.
+	fwdMsg   map[int64][]fwdRef         // message ID → references to it
+	fwdColl  map[int64]map[int32]fwdRef // G → task → first reference to its record
+	fwdQ     []collRef                  // fwdColl's references in the order made
+	fwdQHead int
 }
 
 // Open opens a trace file.
@@ -91,7 +123,8 @@ func Open(path string, opts ReaderOptions) (*Reader, error) {
 // NewReader reads the header and communicators from in; name is used in
 // errors.
 func NewReader(in io.Reader, name string, opts ReaderOptions) (*Reader, error) {
-	r := &Reader{name: name, br: bufio.NewReaderSize(in, 1<<16), window: opts.Window, pending: map[int64]*pendingOp{}}
+	r := &Reader{name: name, br: bufio.NewReaderSize(in, 1<<16), window: opts.Window, pending: map[int64]*pendingOp{},
+		fwdMsg: map[int64][]fwdRef{}, fwdColl: map[int64]map[int32]fwdRef{}}
 	if r.window <= 0 {
 		r.window = DefaultWindow
 	}
@@ -112,6 +145,10 @@ func (r *Reader) Close() error {
 // Header returns the header as read.
 func (r *Reader) Header() Header { return r.hdr }
 
+// Name is the file name errors carry (the replayer names it too when it
+// finds a dependency cycle).
+func (r *Reader) Name() string { return r.name }
+
 // Tasks implements Source.
 func (r *Reader) Tasks() int { return r.hdr.Tasks }
 
@@ -127,7 +164,13 @@ func (r *Reader) Progress() float64 {
 }
 
 func (r *Reader) errf(format string, args ...any) error {
-	return &Error{File: r.name, Line: r.line, Msg: fmt.Sprintf(format, args...)}
+	return r.errAt(r.line, format, args...)
+}
+
+// errAt reports an error at another line (a header count, a reference
+// resolved later).
+func (r *Reader) errAt(line int64, format string, args ...any) error {
+	return &Error{File: r.name, Line: line, Msg: fmt.Sprintf(format, args...)}
 }
 
 // nextLine returns the next non-blank line split into fields; io.EOF at the end.
@@ -294,11 +337,11 @@ func (r *Reader) readHeader() error {
 		r.gring[i] = -1
 	}
 	r.gnext = make([]uint8, r.hdr.Tasks)
+	r.dstCap = max(1, min(r.window, r.hdr.Messages))
 	for c := 0; c < r.hdr.Comms; c++ {
 		if err := r.nextLine(); err != nil {
 			if errors.Is(err, io.EOF) {
-				r.line++
-				return r.errf("trace ends after %d of %d communicators", c, r.hdr.Comms)
+				return r.errAt(1, "header says %d communicators, the trace ends after %d", r.hdr.Comms, c)
 			}
 			return err
 		}
@@ -350,16 +393,21 @@ func (r *Reader) Next(rec *Record) error {
 	return r.message(rec)
 }
 
+// finish checks the end of the trace: references to records that never
+// came (at the referencing line), the header's counts (at line 1, the
+// header), and incomplete collectives (at their first record).
 func (r *Reader) finish() error {
-	r.line++
+	if err := r.dangling(); err != nil {
+		return err
+	}
 	if r.msgs != r.hdr.Messages {
-		return r.errf("header says %d point-to-point messages, the trace has %d", r.hdr.Messages, r.msgs)
+		return r.errAt(1, "header says %d point-to-point messages, the trace has %d", r.hdr.Messages, r.msgs)
 	}
 	if r.grecs != r.hdr.CollRecords {
-		return r.errf("header says %d collective records, the trace has %d", r.hdr.CollRecords, r.grecs)
+		return r.errAt(1, "header says %d collective records, the trace has %d", r.hdr.CollRecords, r.grecs)
 	}
 	if r.gops != r.hdr.CollOps {
-		return r.errf("header says %d collective operations, the trace has %d", r.hdr.CollOps, r.gops)
+		return r.errAt(1, "header says %d collective operations, the trace has %d", r.hdr.CollOps, r.gops)
 	}
 	if len(r.pending) > 0 {
 		first := int64(-1)
@@ -369,14 +417,42 @@ func (r *Reader) finish() error {
 			}
 		}
 		p := r.pending[first]
-		r.line = p.line
-		return r.errf("collective G%d on C%d has %d of its %d records", first, p.comm, p.n, len(r.comms[p.comm]))
+		return r.errAt(p.line, "collective G%d on C%d has %d of its %d records", first, p.comm, p.n, len(r.comms[p.comm]))
 	}
 	return io.EOF
 }
 
-// dep parses the dep, time and iddep fields starting at field i for task.
-func (r *Reader) dep(rec *Record, i int, self int64, selfColl bool) error {
+// dangling reports the first (by line) forward reference still waiting at
+// the end of the trace: its record never came.
+func (r *Reader) dangling() error {
+	var best fwdRef
+	var what string
+	for v, refs := range r.fwdMsg {
+		for _, f := range refs {
+			if best.line == 0 || f.line < best.line {
+				best, what = f, fmt.Sprintf("message %d", v)
+			}
+		}
+	}
+	for g, refs := range r.fwdColl {
+		for t, f := range refs {
+			if best.line == 0 || f.line < best.line {
+				best, what = f, fmt.Sprintf("task %d's record in collective G%d", t, g)
+			}
+		}
+	}
+	if best.line == 0 {
+		return nil
+	}
+	return r.errAt(best.line, "dangling dependency: %s never comes in the trace", what)
+}
+
+// dep parses the dep, time and iddep fields starting at field i of rec
+// (whose Kind, ID and Src are set). A dependency on an earlier record is
+// checked at once; one on a later record (a forward reference, which SPEC
+// §5 allows) is kept and checked when that record is read (resolve,
+// resolveColl), or reported as dangling at the end.
+func (r *Reader) dep(rec *Record, i int) error {
 	d, ok := parseInt(r.fields[i])
 	if !ok {
 		return r.errf("malformed dependency kind %q", r.fields[i])
@@ -406,13 +482,27 @@ func (r *Reader) dep(rec *Record, i int, self int64, selfColl bool) error {
 		if v < 0 || v >= r.hdr.Messages {
 			return r.errf("dangling dependency: message %d does not exist", v)
 		}
-		if v >= r.msgs || (!selfColl && v >= self) {
-			return r.errf("dependency on message %d, which is not earlier in the trace (cyclic or forward dependency)", v)
+		rec.DepID = v
+		if rec.Kind == Message && v == rec.ID {
+			return r.errf("cyclic dependency: message %d depends on itself", v)
+		}
+		if v >= r.msgs {
+			// Forward: the replay holds this record until message v is
+			// read, so v must come within the window.
+			if v-r.msgs >= r.window {
+				return r.errf("dependency on message %d reaches %d messages ahead, beyond the replay window of %d (raise workload.window)", v, v-r.msgs, r.window)
+			}
+			r.fwdMsg[v] = append(r.fwdMsg[v], fwdRef{line: r.line, at: r.msgs, task: rec.Src, dep: rec.Dep})
+			return nil
 		}
 		if r.msgs-v > r.window {
 			return r.errf("dependency on message %d reaches back %d messages, beyond the replay window of %d (raise workload.window)", v, r.msgs-v, r.window)
 		}
-		rec.DepID = v
+		if rec.Dep == DepRecv {
+			if dst := r.dsts[v%r.dstCap]; dst != rec.Src {
+				return r.errf("task %d depends on the receipt of message %d, which task %d receives (a task can only wait for its own receives)", rec.Src, v, dst)
+			}
+		}
 	case DepColl:
 		if len(id) < 2 || id[0] != 'G' {
 			return r.errf("collective dependency wants iddep G<id>, got %q", id)
@@ -421,19 +511,109 @@ func (r *Reader) dep(rec *Record, i int, self int64, selfColl bool) error {
 		if !ok || v < 0 {
 			return r.errf("malformed collective iddep %q", id)
 		}
-		if selfColl && v == self {
+		rec.DepID = v
+		if rec.Kind == Collective && v == rec.ID {
 			return r.errf("cyclic dependency: G%d depends on itself", v)
 		}
-		if v >= r.gops {
-			if v >= r.hdr.CollOps {
-				return r.errf("dangling dependency: collective G%d does not exist", v)
+		if v >= r.hdr.CollOps {
+			return r.errf("dangling dependency: collective G%d does not exist", v)
+		}
+		if r.joined(rec.Src, v) {
+			return nil
+		}
+		p := r.pending[v]
+		if v < r.gops && p == nil {
+			return r.errf("task %d depends on collective G%d but has no record in it (not a member, or more than %d of its collectives back)", rec.Src, v, CollectiveHistory)
+		}
+		// Forward: task's record in G v comes later (the operation has
+		// not started, or has started without it).
+		if p != nil {
+			if _, member := r.pos2[p.comm][rec.Src]; !member {
+				return r.errf("task %d depends on collective G%d, which it is not part of (G%d is on C%d)", rec.Src, v, v, p.comm)
 			}
-			return r.errf("dependency on collective G%d, which is not earlier in the trace (cyclic or forward dependency)", v)
 		}
-		if !r.joined(rec.Src, v) {
-			return r.errf("task %d depends on collective G%d but has no earlier record in it (not a member, a forward dependency, or more than %d of its collectives back)", rec.Src, v, CollectiveHistory)
+		refs := r.fwdColl[v]
+		if refs == nil {
+			refs = map[int32]fwdRef{}
+			r.fwdColl[v] = refs
 		}
-		rec.DepID = v
+		if _, dup := refs[rec.Src]; !dup {
+			refs[rec.Src] = fwdRef{line: r.line, at: r.msgs, task: rec.Src, dep: DepColl}
+			r.trimFwdQ()
+			r.fwdQ = append(r.fwdQ, collRef{g: v, task: rec.Src, line: r.line})
+		}
+	}
+	return nil
+}
+
+// trimFwdQ drops the resolved references at the head of fwdQ, so that it
+// holds about as many entries as fwdColl.
+func (r *Reader) trimFwdQ() {
+	for r.fwdQHead < len(r.fwdQ) {
+		q := r.fwdQ[r.fwdQHead]
+		if f, waiting := r.fwdColl[q.g][q.task]; waiting && f.line == q.line {
+			break
+		}
+		r.fwdQHead++
+	}
+	if r.fwdQHead == len(r.fwdQ) {
+		r.fwdQ, r.fwdQHead = r.fwdQ[:0], 0
+	} else if r.fwdQHead >= 1024 && 2*r.fwdQHead >= len(r.fwdQ) {
+		r.fwdQ = append(r.fwdQ[:0], r.fwdQ[r.fwdQHead:]...)
+		r.fwdQHead = 0
+	}
+}
+
+// resolve checks the forward references to message id (just read, from
+// src to dst), and that the oldest forward reference to a collective
+// record has not waited beyond the window.
+func (r *Reader) resolve(id int64, dst int32) error {
+	if len(r.fwdQ) > 0 {
+		r.trimFwdQ()
+		if r.fwdQHead < len(r.fwdQ) {
+			q := r.fwdQ[r.fwdQHead]
+			if f := r.fwdColl[q.g][q.task]; id-f.at >= r.window {
+				return r.errAt(f.line, "dependency on collective G%d: task %d's record in it does not come within the replay window of %d messages (raise workload.window)", q.g, q.task, r.window)
+			}
+		}
+	}
+	if len(r.fwdMsg) == 0 {
+		return nil
+	}
+	refs, ok := r.fwdMsg[id]
+	if !ok {
+		return nil
+	}
+	delete(r.fwdMsg, id)
+	for _, f := range refs {
+		if f.dep == DepRecv && f.task != dst {
+			return r.errAt(f.line, "task %d depends on the receipt of message %d, which task %d receives (a task can only wait for its own receives)", f.task, id, dst)
+		}
+	}
+	return nil
+}
+
+// resolveColl: task's record in G g has been read; first is whether it
+// is the operation's first record (its communicator is now known).
+func (r *Reader) resolveColl(g int64, task int32, comm int64, first bool) error {
+	refs := r.fwdColl[g]
+	if refs == nil {
+		return nil
+	}
+	if first {
+		var bad fwdRef
+		for t, f := range refs {
+			if _, member := r.pos2[comm][t]; !member && (bad.line == 0 || f.line < bad.line) {
+				bad = f
+			}
+		}
+		if bad.line != 0 {
+			return r.errAt(bad.line, "task %d depends on collective G%d, which it is not part of (G%d is on C%d)", bad.task, g, g, comm)
+		}
+	}
+	delete(refs, task)
+	if len(refs) == 0 {
+		delete(r.fwdColl, g)
 	}
 	return nil
 }
@@ -476,8 +656,16 @@ func (r *Reader) message(rec *Record) error {
 		return err
 	}
 	rec.Kind, rec.ID, rec.Src, rec.Dst, rec.Bytes = Message, id, int32(src), int32(dst), b
-	if err := r.dep(rec, 4, id, false); err != nil {
+	if err := r.dep(rec, 4); err != nil {
 		return err
+	}
+	if err := r.resolve(id, int32(dst)); err != nil {
+		return err
+	}
+	if int64(len(r.dsts)) < r.dstCap {
+		r.dsts = append(r.dsts, int32(dst)) // id == len(r.dsts)
+	} else {
+		r.dsts[id%r.dstCap] = int32(dst)
 	}
 	r.msgs++
 	return nil
@@ -528,7 +716,7 @@ func (r *Reader) collective(rec *Record) error {
 		return r.errf("task %d is not in communicator C%d", task, comm)
 	}
 	rec.Kind, rec.ID, rec.Comm, rec.Op, rec.Src, rec.Bytes, rec.Recv = Collective, g, int32(comm), Op(op), int32(task), send, recv
-	if err := r.dep(rec, 6, g, true); err != nil {
+	if err := r.dep(rec, 6); err != nil {
 		return err
 	}
 	p := r.pending[g]
@@ -547,6 +735,9 @@ func (r *Reader) collective(rec *Record) error {
 		return r.errf("task %d appears twice in collective G%d", task, g)
 	}
 	if err := r.checkSizes(p, rec); err != nil {
+		return err
+	}
+	if err := r.resolveColl(g, int32(task), comm, p.n == 0); err != nil {
 		return err
 	}
 	p.seen[rank/64] |= 1 << (rank % 64)

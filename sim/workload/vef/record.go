@@ -93,8 +93,11 @@ type Header struct {
 
 // Source is a stream of VEF records: a trace file being read, or a workload
 // generated on the fly. Records come in trace order; message IDs are dense
-// from 0, G numbers are dense from 0 in order of first appearance, and every
-// dependency refers to an earlier record.
+// from 0, G numbers are dense from 0 in order of first appearance. A
+// dependency usually refers to an earlier record, but may refer to a later
+// one (a forward reference: SPEC §5 does not order records by their
+// dependencies); the replayer holds the dependent record until the
+// referenced one is read.
 type Source interface {
 	// Tasks is the number of tasks (ranks).
 	Tasks() int
