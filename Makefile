@@ -13,7 +13,7 @@ STATICCHECK_VERSION := v0.8.2
 BENCH_PKGS ?= ./...
 BENCHTIME  ?= 1s
 
-.PHONY: help build test unit lint bench demo demo-predict generate install clean fuzz systemd-verify
+.PHONY: help build test unit lint bench demo demo-predict generate install clean fuzz systemd-verify reproduce-fig1 reproduce-sweeps
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -43,6 +43,12 @@ demo: build ## the main job on a built-in default: LAMMPS on a small Megafly und
 
 demo-predict: build ## replay a captured idle-gap file through PerfBoundCorrect
 	./$(BIN) predict --predictor perfboundcorrect configs/predict/gaps-demo.txt
+
+reproduce-fig1: ## paper 000 Fig. 1 and §4.4–4.7 on the Megafly-4160 (about a minute; docs/reproducing.md)
+	./scripts/reproduce-fig1.sh out/fig1
+
+reproduce-sweeps: ## paper 000's fixed-t_PDT sweeps and PerfBound vs PerfBoundCorrect (about 15 minutes)
+	./scripts/reproduce-sweeps.sh out/sweep
 
 generate: ## regenerate bpf2go bindings (needs clang, llvm)
 	$(GO) generate ./...
