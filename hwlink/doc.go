@@ -9,7 +9,11 @@
 // ETHTOOL_GEEE / ETHTOOL_SEEE ioctl as fallback; DSA user ports are looked up
 // by their switch's driver, [ResolveSwitchDriver]), reports link events
 // ([SubscribeLinks]) and EEE changes ([SubscribeEEE]) and looks up hop counts
-// for PerfBound's hop factor ([HopTable], SPEC §2.2).
+// for PerfBound's hop factor ([HopTable], SPEC §2.2). Where no EEE-capable
+// NIC is at hand, [AttachEmulator] makes any netdev's egress an emulated EEE
+// port (the eeeemu eBPF program of package bpf) whose tx LPI timer
+// [EmulatedBackend] sets behind the same [EEEBackend] interface as the
+// kernel's (docs/hil.md).
 //
 // hwlink decides no policy: it reports what a port can do (observation
 // method and resolution, whether and within which range the timer can be

@@ -46,6 +46,7 @@ func newRootCommand() *cobra.Command {
 		newPortsCommand(),
 		newWorkloadCommand(),
 		newAgentCommand(),
+		newEmulateCommand(),
 	)
 	return root
 }

@@ -1,0 +1,306 @@
+//go:build ignore
+
+// SPDX-License-Identifier: (GPL-2.0-only OR MIT)
+/*
+ * eeeemu: an emulated EEE port for lpictl (see docs/hil.md).
+ *
+ * Attached at TCX (or clsact/cls_bpf) egress of one interface, with fq as
+ * the interface's root qdisc. It runs the port power state machine of
+ * SPEC §1 for the port's transmit direction, lazily (SPEC §1.1 performance
+ * hint, as sim/eee does): no timer is ever armed; the state a packet finds
+ * follows from when the last transmission ended (free_at), the t_PDT armed
+ * then and the preset's transition times:
+ *
+ *   awake --(idle >= t_PDT)--> going down (t_s) --> low power (Fast Wake,
+ *   Deep Sleep, or hybrid: Fast Wake for `hold`, then Deep Sleep)
+ *   --(packet)--> going up (t_w of the state left) --> awake
+ *
+ * A packet that finds the port awake leaves at once; one that finds it in
+ * low power waits t_w; one that finds it going down waits the rest of t_s,
+ * then t_w; a packet that finds the port busy (transmitting, waking, or
+ * holding earlier packets) leaves after them. The wait is applied as an
+ * earliest departure time (skb->tstamp, CLOCK_MONOTONIC), which the fq
+ * qdisc honours. Departure times are non-decreasing per port, so packets
+ * are never reordered. With a rate set, each packet also occupies the
+ * emulated link for its serialisation time and leaves when its last bit
+ * would have (tstamp = end of its transmission).
+ *
+ * Idle period (SPEC §1.1): from the end of the transmission that emptied
+ * the queue to the next packet's arrival. A gap of 0 (back-to-back) is no
+ * idle period; a gap of exactly t_PDT is a miss.
+ *
+ * Per-device instance: user space loads one copy of this program and its
+ * two maps per emulated interface (interfaces in different network
+ * namespaces may share an ifindex), so the maps have one entry.
+ *
+ * Concurrency: the state is one value updated under a bpf_spin_lock, so
+ * packets sent on several CPUs at once are serialised exactly as one
+ * transmitter serialises them. The clock is read before the lock (no
+ * helper may be called while holding it); a packet whose clock reading is
+ * older than the last departure simply finds the port busy and queues
+ * behind. The configuration is a separate, memory-mapped map that user
+ * space writes one aligned 8-byte field at a time; the program reads each
+ * field once per packet and copies t_PDT and the effective mode into the
+ * state at each departure ("armed" for the idle period that follows, as a
+ * real PDT timer is armed when the queue empties).
+ *
+ * How the wait is applied (emu_config.delay):
+ *  - DELAY_EDT: the departure time goes into skb->tstamp and the fq root
+ *    qdisc holds the packet until then; the sender is not blocked.
+ *  - DELAY_SPIN, for kernels without fq: the program itself waits on the
+ *    clock (bpf_loop) until the departure time, at most spin_max_ns per
+ *    packet, on the sending CPU with bottom halves disabled. Precise, but
+ *    it costs that CPU the whole wait and blocks the sender meanwhile.
+ *  - DELAY_NONE: states, waits and energy are accounted, packets are not
+ *    held (the status then shows what the port would have done).
+ *
+ * The program never drops traffic: it always returns -1 (TCX_NEXT /
+ * TC_ACT_UNSPEC).
+ */
+#include "headers/lpi_bpf.h"
+
+/* Ethernet preamble+SFD (8), FCS (4) and minimum inter-frame gap (12): bytes
+ * on the wire that skb->len (which includes the MAC header) leaves out, per
+ * segment. Same as idlegap.c. */
+#define WIRE_OVERHEAD 24
+
+/* Low-power modes (SPEC §1), the values of sim/eee.Mode. */
+#define MODE_ALWAYS_ON 0
+#define MODE_FAST_WAKE 1
+#define MODE_DEEP_SLEEP 2
+#define MODE_HYBRID 3
+
+/* Port states, the order of sim/eee.State and of emu_state.time_ns. */
+#define ST_WAKE 0
+#define ST_GOING_DOWN 1
+#define ST_FAST_WAKE 2
+#define ST_DEEP_SLEEP 3
+#define ST_GOING_UP 4
+#define NUM_STATES 5
+
+/* emu_config.flags: the EEE "registers" (ethtool's enabled, tx_lpi_enabled).
+ * The port only goes down with both set and a mode other than always-on. */
+#define FLAG_EEE_ENABLED (1U << 0)
+#define FLAG_TX_LPI_ENABLED (1U << 1)
+
+/* emu_config.delay */
+#define DELAY_EDT 0
+#define DELAY_SPIN 1
+#define DELAY_NONE 2
+
+/* Configuration, written by user space (hwlink) through a memory mapping,
+ * one aligned 8-byte field at a time. Times are in ns, already multiplied
+ * by the time scale. Fields after `flags` are metadata the program does
+ * not read (they let another process find out what was attached). */
+struct emu_config {
+	__u64 pdt_ns;            /* t_PDT: the tx LPI timer */
+	__u64 sleep_fw_ns;       /* t_s of Fast Wake */
+	__u64 wake_fw_ns;        /* t_w of Fast Wake */
+	__u64 sleep_ds_ns;       /* t_s of Deep Sleep */
+	__u64 wake_ds_ns;        /* t_w of Deep Sleep */
+	__u64 hold_ns;           /* hybrid: time in Fast Wake before Deep Sleep */
+	__u64 ns_per_byte_q16;   /* serialisation, Q16 ns per wire byte; 0 = none */
+	__u64 clock_override_ns; /* tests only (BPF_PROG_TEST_RUN): the clock; 0 = bpf_ktime_get_ns */
+	__u64 spin_max_ns;       /* DELAY_SPIN: longest wait per packet */
+	__u32 mode;              /* MODE_* */
+	__u32 flags;             /* FLAG_* */
+	__u32 delay;             /* DELAY_* */
+	__u32 reserved;
+	/* Metadata for user space. */
+	__u64 power_wake_uw;     /* port power per state, µW */
+	__u64 power_fw_uw;
+	__u64 power_ds_uw;
+	__u64 rate_bps;          /* serialisation rate (0 = none) */
+	__u64 preset_rate_bps;   /* the preset's link rate */
+	__u64 scale_milli;       /* time scale × 1000 */
+	__u64 attached_ns;       /* CLOCK_MONOTONIC at attach */
+	__u64 netns_ino;
+	__u32 ifindex;
+	__u32 attach;            /* 1 = TCX, 2 = clsact */
+	__u32 setup;             /* what attach added: 1 = fq root qdisc, 2 = clsact qdisc */
+	__u32 version;           /* layout version */
+	char ifname[16];
+	char preset[48];
+	char driver[32];
+};
+
+/* State, owned by the program (user space writes it once, before the
+ * program is attached). time_ns sums to free_at_ns - t0_ns. */
+struct emu_state {
+	struct bpf_spin_lock lock;
+	__u32 armed_mode;        /* effective mode of the idle period after free_at (ALWAYS_ON: never sleeps) */
+	__u64 armed_pdt_ns;      /* t_PDT of that idle period */
+	__u64 t0_ns;             /* accounting starts here */
+	__u64 free_at_ns;        /* end of the last transmission (the port's last departure) */
+	__u64 time_ns[NUM_STATES];
+	__u64 packets;
+	__u64 bytes;
+	__u64 idle_periods;      /* packets that found the port idle (gap > 0) */
+	__u64 hits;              /* idle periods shorter than t_PDT (or no sleeping) */
+	__u64 misses;            /* idle periods that reached t_PDT: the port went down */
+	__u64 wakeups;           /* going-up transitions (one per miss) */
+	__u64 deepens;           /* hybrid Fast Wake -> Deep Sleep steps */
+	__u64 delayed;           /* packets held back (power state or queue) */
+	__u64 delay_ns;          /* their total wait before transmission */
+	__u64 delay_max_ns;
+	__u64 tstamp_kept;       /* packets whose own later departure time was kept */
+	__u64 spin_capped;       /* DELAY_SPIN: waits cut to spin_max_ns */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct emu_config);
+} config SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct emu_state);
+} state SEC(".maps");
+
+#define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
+
+struct spin_ctx {
+	__u64 until;
+};
+
+static long spin_step(__u64 i, void *ctx)
+{
+	struct spin_ctx *s = ctx;
+	return bpf_ktime_get_ns() >= s->until; /* 1 stops the loop */
+}
+
+/* bpf_loop's limit (BPF_MAX_LOOPS); about 0.3 s of clock reads. */
+#define SPIN_MAX_LOOPS (1U << 23)
+
+SEC("tc")
+int eee_egress(struct __sk_buff *skb)
+{
+	__u32 key = 0;
+	struct emu_config *cfg = bpf_map_lookup_elem(&config, &key);
+	struct emu_state *st = bpf_map_lookup_elem(&state, &key);
+	if (!cfg || !st)
+		return LPI_ACT_CONTINUE;
+
+	__u64 fake_now = READ_ONCE(cfg->clock_override_ns);
+	__u64 now = fake_now;
+	if (likely(now == 0))
+		now = bpf_ktime_get_ns();
+
+	/* A packet that already carries a later CLOCK_MONOTONIC departure
+	 * time (TCP pacing, SO_TXTIME) is ready only then. */
+	__u64 arrive = now;
+	if (skb->tstamp_type == BPF_SKB_CLOCK_MONOTONIC) {
+		__u64 own = skb->tstamp;
+		if (own > arrive)
+			arrive = own;
+	}
+	__u32 len = skb->len;
+	__u32 segs = skb->gso_segs;
+	if (segs == 0)
+		segs = 1;
+	__u64 tx = (((__u64)len + (__u64)WIRE_OVERHEAD * segs) * READ_ONCE(cfg->ns_per_byte_q16)) >> 16;
+
+	/* What the idle period after this packet will use. */
+	__u32 mode = READ_ONCE(cfg->mode);
+	__u32 flags = READ_ONCE(cfg->flags);
+	if ((flags & (FLAG_EEE_ENABLED | FLAG_TX_LPI_ENABLED)) != (FLAG_EEE_ENABLED | FLAG_TX_LPI_ENABLED))
+		mode = MODE_ALWAYS_ON;
+	__u64 pdt = READ_ONCE(cfg->pdt_ns);
+	__u64 s_fw = READ_ONCE(cfg->sleep_fw_ns), w_fw = READ_ONCE(cfg->wake_fw_ns);
+	__u64 s_ds = READ_ONCE(cfg->sleep_ds_ns), w_ds = READ_ONCE(cfg->wake_ds_ns);
+	__u64 hold = READ_ONCE(cfg->hold_ns);
+	__u32 delay = READ_ONCE(cfg->delay);
+	__u64 spin_max = READ_ONCE(cfg->spin_max_ns);
+
+	__u64 start, end;
+	bpf_spin_lock(&st->lock);
+	__u64 free = st->free_at_ns;
+	if (arrive <= free) {
+		/* Busy (transmitting, waking, or packets ahead), or back to
+		 * back: no idle period. */
+		start = free;
+	} else {
+		__u64 gap = arrive - free;
+		__u32 m = st->armed_mode;
+		__u64 p = st->armed_pdt_ns;
+		st->idle_periods++;
+		if (m == MODE_ALWAYS_ON || gap < p) {
+			st->hits++;
+			st->time_ns[ST_WAKE] += gap;
+			start = arrive;
+		} else {
+			__u64 ts = s_fw, tw = w_fw;
+			__u32 low = ST_FAST_WAKE;
+			if (m == MODE_DEEP_SLEEP) {
+				ts = s_ds;
+				tw = w_ds;
+				low = ST_DEEP_SLEEP;
+			}
+			__u64 down_end = free + p + ts;
+			st->misses++;
+			st->wakeups++;
+			st->time_ns[ST_WAKE] += p;
+			st->time_ns[ST_GOING_DOWN] += ts;
+			if (arrive < down_end) {
+				/* Going down: the rest of t_s, then t_w. */
+				start = down_end + tw;
+			} else if (m == MODE_HYBRID && arrive - down_end >= hold) {
+				st->time_ns[ST_FAST_WAKE] += hold;
+				st->time_ns[ST_DEEP_SLEEP] += arrive - down_end - hold;
+				st->deepens++;
+				tw = w_ds;
+				start = arrive + tw;
+			} else {
+				if (low == ST_DEEP_SLEEP)
+					st->time_ns[ST_DEEP_SLEEP] += arrive - down_end;
+				else
+					st->time_ns[ST_FAST_WAKE] += arrive - down_end;
+				start = arrive + tw;
+			}
+			st->time_ns[ST_GOING_UP] += tw;
+		}
+	}
+	end = start + tx;
+	st->time_ns[ST_WAKE] += tx;
+	st->free_at_ns = end;
+	st->armed_mode = mode;
+	st->armed_pdt_ns = pdt;
+	st->packets++;
+	st->bytes += len;
+	if (arrive > now)
+		st->tstamp_kept++;
+	if (start > now) {
+		__u64 d = start - now;
+		st->delayed++;
+		st->delay_ns += d;
+		if (d > st->delay_max_ns)
+			st->delay_max_ns = d;
+	}
+	if (delay == DELAY_SPIN && end > now && end - now > spin_max)
+		st->spin_capped++;
+	bpf_spin_unlock(&st->lock);
+
+	if (end > now) {
+		if (delay == DELAY_EDT) {
+			/* A CLOCK_MONOTONIC delivery time: fq holds the packet
+			 * until then, and the kernel keeps it as a delivery time
+			 * (not a receive timestamp) across namespaces. The helper
+			 * takes IPv4 and IPv6 only; other packets get the time
+			 * written directly. */
+			if (bpf_skb_set_tstamp(skb, end, BPF_SKB_CLOCK_MONOTONIC) < 0)
+				skb->tstamp = end;
+		} else if (delay == DELAY_SPIN && fake_now == 0) {
+			/* Wait here, on this CPU, until the departure time. */
+			struct spin_ctx sc = {.until = end - now > spin_max ? now + spin_max : end};
+			bpf_loop(SPIN_MAX_LOOPS, spin_step, &sc, 0);
+		}
+	}
+	return LPI_ACT_CONTINUE;
+}
+
+char __license[] SEC("license") = "Dual MIT/GPL";

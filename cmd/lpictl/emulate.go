@@ -1,0 +1,391 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/predictor"
+	"github.com/lpictl/lpictl/sim/power"
+	"github.com/lpictl/lpictl/sim/scenario"
+)
+
+func newEmulateCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "emulate",
+		Short: "Emulated EEE port: SPEC §1's port power states in eBPF on a netdev's egress",
+		Long: "emulate turns a network interface's egress into an emulated Energy Efficient Ethernet port: an\n" +
+			"eBPF program runs the port's power state machine (awake, going down, Fast Wake / Deep Sleep,\n" +
+			"waking) on the real packets that leave it and holds each packet for the wake-up it would pay.\n" +
+			"Its tx LPI timer (t_PDT) is set through an emulated EEE interface, as the agent sets a NIC's.\n" +
+			"See docs/hil.md.",
+	}
+	cmd.AddCommand(newEmulateAttachCommand(), newEmulateStatusCommand(), newEmulateDetachCommand())
+	return cmd
+}
+
+// checkNetNS refuses a --netns that does not exist: a name `ip netns` does
+// not know, or a missing path.
+func checkNetNS(netns string) error {
+	switch {
+	case netns == "":
+	case !strings.Contains(netns, "/"):
+		if _, err := os.Stat("/run/netns/" + netns); err != nil {
+			return badInput(fmt.Errorf("--netns %q: no such named network namespace (give a name from `ip netns` or a path)", netns))
+		}
+	default:
+		if _, err := os.Stat(netns); err != nil {
+			return badInput(fmt.Errorf("--netns: %w", err))
+		}
+	}
+	return nil
+}
+
+// emulateErr maps hwlink's errors to exit statuses: a missing device or
+// emulator is bad input (2), the rest a runtime failure (1).
+func emulateErr(err error) error {
+	if errors.Is(err, hwlink.ErrNoDevice) || errors.Is(err, hwlink.ErrNotEmulated) {
+		return badInput(err)
+	}
+	return err
+}
+
+// args wraps a cobra argument check so that a wrong count is bad input.
+func args(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, a []string) error { return badInput(check(cmd, a)) }
+}
+
+// parseRate reads a bit rate: "1G", "100M", "2.5Gbit/s", "10e9", "0" or
+// "none" (no serialisation); "preset" is the preset's rate.
+func parseRate(s string, presetBps float64) (uint64, error) {
+	v := strings.TrimSpace(s)
+	switch strings.ToLower(v) {
+	case "", "0", "none":
+		return 0, nil
+	case "preset":
+		return uint64(math.Round(presetBps)), nil
+	}
+	num := strings.ToLower(v)
+	for _, suffix := range []string{"bit/s", "b/s", "bps", "bit"} {
+		if n, ok := strings.CutSuffix(num, suffix); ok {
+			num = n
+			break
+		}
+	}
+	mult := 1.0
+	if n := len(num); n > 0 {
+		switch num[n-1] {
+		case 'k':
+			mult, num = 1e3, num[:n-1]
+		case 'm':
+			mult, num = 1e6, num[:n-1]
+		case 'g':
+			mult, num = 1e9, num[:n-1]
+		case 't':
+			mult, num = 1e12, num[:n-1]
+		}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || math.IsNaN(f) || f < 0 || f*mult > 1e15 {
+		return 0, fmt.Errorf("invalid rate %q (want e.g. 1G, 100M, 10e9, preset or none)", s)
+	}
+	return uint64(math.Round(f * mult)), nil
+}
+
+// emulatedPreset takes what the emulator needs from a power preset (a
+// port's powers and transition times).
+func emulatedPreset(p *power.Preset) hwlink.EmulatedPreset {
+	ep := hwlink.EmulatedPreset{Name: p.Name, RateBps: p.RateBps, WakePowerW: p.WakePowerW}
+	low := func(l *power.LowPower) *hwlink.EmulatedLowPower {
+		if l == nil {
+			return nil
+		}
+		return &hwlink.EmulatedLowPower{PowerW: l.Power(p.WakePowerW), Wake: l.WakeTime.D(), Sleep: l.SleepTime.D()}
+	}
+	ep.FastWake, ep.DeepSleep = low(p.FastWake), low(p.DeepSleep)
+	return ep
+}
+
+func parseAttachMode(s string) (hwlink.AttachMode, error) {
+	switch strings.ToLower(s) {
+	case "", "auto":
+		return hwlink.AttachAuto, nil
+	case "tcx":
+		return hwlink.AttachTCX, nil
+	case "tc", "clsact":
+		return hwlink.AttachTC, nil
+	}
+	return 0, fmt.Errorf("--attach %q: want auto, tcx or tc", s)
+}
+
+func newEmulateAttachCommand() *cobra.Command {
+	var (
+		presetName, mode, pdt, rate, hold, driver, delay, spinMax string
+		netns, attach, bpffs                                      string
+		scale                                                     float64
+		asJSON                                                    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "attach DEV --preset P --mode M [--pdt D] [--rate R] [--scale K]",
+		Short: "Make DEV's egress an emulated EEE port",
+		Long: "attach loads the emulator on DEV's egress (TCX, or clsact where TCX is missing), makes fq its root\n" +
+			"qdisc (fq holds each packet until the departure time the program gives it) and pins everything\n" +
+			"under the bpffs, so the port stays after this command exits. The preset gives the transition\n" +
+			"times and powers (configs/presets, or a YAML file); --scale multiplies the transition times where\n" +
+			"kernel timer jitter (tens of µs) would hide µs-scale wake-ups. --pdt sets the tx LPI timer for use\n" +
+			"without the agent; an agent in enforce mode sets it through the emulated EEE backend (docs/hil.md).\n" +
+			"--driver picks the driver profile whose refusals, units and ranges the EEE interface copies.\n" +
+			"Kernels without the fq qdisc: --delay spin (the program waits on the sending CPU, at most\n" +
+			"--spin-max per packet) or --delay none (account only).",
+		Example: `  lpictl emulate attach veth0 --preset eee-1000base-t --mode deep-sleep --pdt 0 --scale 100
+  lpictl emulate attach eth1 --preset eee-10gbase-t --mode fast-wake --pdt 20us --rate preset
+  lpictl emulate attach veth0 --netns ns1 --preset eee-100base-tx --mode deep-sleep --delay spin`,
+		Args: args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !(scale > 0) {
+				return badInput(fmt.Errorf("--scale %v: must be > 0", scale))
+			}
+			if presetName == "" || mode == "" {
+				return badInput(errors.New("--preset and --mode are required (e.g. --preset eee-1000base-t --mode deep-sleep)"))
+			}
+			preset, err := power.Load(presetName)
+			if err != nil {
+				return badInput(fmt.Errorf("--preset: %w", err))
+			}
+			cfg := hwlink.EmulateConfig{Interface: args[0], NetNS: hwlink.NetNS(netns), Preset: emulatedPreset(preset),
+				Scale: scale, Driver: driver, BPFFS: bpffs}
+			if cfg.Mode, err = hwlink.ParseEmulatedMode(mode); err != nil {
+				return badInput(fmt.Errorf("--mode: %w", err))
+			}
+			if cmd.Flags().Changed("pdt") {
+				d, err := predictor.ParseDuration(pdt)
+				if err != nil {
+					return badInput(fmt.Errorf("--pdt: %w", err))
+				}
+				cfg.PDT = &d
+			}
+			if cfg.HybridHold, err = predictor.ParseDuration(hold); err != nil {
+				return badInput(fmt.Errorf("--hold: %w", err))
+			}
+			if cfg.Rate, err = parseRate(rate, preset.RateBps); err != nil {
+				return badInput(fmt.Errorf("--rate: %w", err))
+			}
+			if cfg.Delay, err = hwlink.ParseEmulatedDelay(delay); err != nil {
+				return badInput(fmt.Errorf("--delay: %w", err))
+			}
+			if cfg.SpinMax, err = predictor.ParseDuration(spinMax); err != nil {
+				return badInput(fmt.Errorf("--spin-max: %w", err))
+			}
+			if cfg.Attach, err = parseAttachMode(attach); err != nil {
+				return badInput(err)
+			}
+			if err := checkNetNS(netns); err != nil {
+				return err
+			}
+			if err := cfg.Validate(); err != nil {
+				return badInput(fmt.Errorf("%s: %w", args[0], err))
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			p, err := hwlink.AttachEmulator(ctx, cfg)
+			if err != nil {
+				return emulateErr(err)
+			}
+			defer p.Close()
+			s, err := p.Status(hwlink.MonotonicNow())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeEmulateJSON(cmd.OutOrStdout(), []hwlink.EmulatorStatus{s})
+			}
+			writeAttached(cmd.OutOrStdout(), s)
+			if cfg.PDT != nil && *cfg.PDT != s.TxLPITimer {
+				fmt.Fprintf(cmd.OutOrStdout(), "  --pdt %v fitted to the %s profile: %v\n", *cfg.PDT, s.Driver, s.TxLPITimer)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&presetName, "preset", "", "power preset: a name ("+strings.Join(power.Names(), ", ")+") or a YAML file")
+	f.StringVar(&mode, "mode", "", "low-power mode: always-on, fast-wake, deep-sleep or hybrid")
+	f.StringVar(&pdt, "pdt", "", "tx LPI timer t_PDT to start with, e.g. 0, 20us, 1ms (default 1ms, fitted to the driver profile)")
+	f.StringVar(&rate, "rate", "none", "emulate the link's serialisation at this rate (1G, 100M, preset) or none")
+	f.Float64Var(&scale, "scale", 1, "multiply the preset's transition times (t_s, t_w) by this factor")
+	f.StringVar(&hold, "hold", scenario.DefaultHybridHold.String(), "hybrid mode: time in Fast Wake before Deep Sleep (not scaled)")
+	f.StringVar(&driver, "driver", hwlink.DefaultEmulatedDriver, "driver profile of the emulated EEE interface (docs/hwlink.md's table)")
+	f.StringVar(&delay, "delay", "edt", "how packets are held: edt (fq), spin (the program waits; kernels without fq) or none")
+	f.StringVar(&spinMax, "spin-max", hwlink.DefaultSpinMax.String(), "--delay spin: longest wait per packet")
+	f.StringVar(&netns, "netns", "", "network namespace of DEV: a name (ip netns) or a path such as /proc/PID/ns/net")
+	f.StringVar(&attach, "attach", "auto", "attach point: auto (TCX, else clsact), tcx or tc")
+	f.StringVar(&bpffs, "bpffs", hwlink.DefaultBPFFS, "bpffs mount for the pins (the default is mounted if needed)")
+	f.BoolVar(&asJSON, "json", false, "print the new port's status as JSON")
+	return cmd
+}
+
+func newEmulateStatusCommand() *cobra.Command {
+	var (
+		asJSON bool
+		bpffs  string
+	)
+	cmd := &cobra.Command{
+		Use:   "status [DEV]",
+		Short: "Show the emulated ports: state times, transitions, wake-ups, hits, misses and energy",
+		Long: "status lists every emulated EEE port (in every network namespace), or those named DEV: the time\n" +
+			"in each power state since attach (the idle period in progress included), transitions, wake-ups,\n" +
+			"hits and misses of the PDT timer, the packets held back and the energy the states imply under the\n" +
+			"preset (Σ state time × that state's port power), against the same time always on.",
+		Args: args(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ports, err := hwlink.ListEmulators(bpffs)
+			if err != nil {
+				return err
+			}
+			now := hwlink.MonotonicNow()
+			out := []hwlink.EmulatorStatus{}
+			var errs []error
+			for _, p := range ports {
+				if len(args) == 0 || p.Interface() == args[0] {
+					s, err := p.Status(now)
+					if err != nil {
+						errs = append(errs, err)
+					} else {
+						out = append(out, s)
+					}
+				}
+				p.Close()
+			}
+			if err := errors.Join(errs...); err != nil {
+				return err
+			}
+			if len(args) == 1 && len(out) == 0 {
+				return badInput(fmt.Errorf("%s: %w (no emulated port of that name under %s)", args[0], hwlink.ErrNotEmulated, bpffs))
+			}
+			if asJSON {
+				return writeEmulateJSON(cmd.OutOrStdout(), out)
+			}
+			return writeEmulateTable(cmd.OutOrStdout(), out)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (every key always present)")
+	cmd.Flags().StringVar(&bpffs, "bpffs", hwlink.DefaultBPFFS, "bpffs mount holding the pins")
+	return cmd
+}
+
+func newEmulateDetachCommand() *cobra.Command {
+	var netns, bpffs string
+	cmd := &cobra.Command{
+		Use:   "detach DEV",
+		Short: "Remove DEV's emulated port: program, pins and the qdiscs attach added",
+		Args:  args(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkNetNS(netns); err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			p, err := hwlink.OpenEmulator(ctx, hwlink.EmulatorRef{Interface: args[0], NetNS: hwlink.NetNS(netns), BPFFS: bpffs})
+			if err != nil {
+				return emulateErr(err)
+			}
+			defer p.Close()
+			s, _ := p.Status(hwlink.MonotonicNow())
+			if err := p.Detach(); err != nil {
+				return err
+			}
+			removed := "program and pins removed"
+			switch {
+			case s.FQAdded && s.ClsactAdded:
+				removed = "program, pins, fq and clsact qdiscs removed"
+			case s.FQAdded:
+				removed = "program, pins and fq root qdisc removed"
+			case s.ClsactAdded:
+				removed = "program, pins and clsact qdisc removed"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: emulated EEE port detached (%s)\n", args[0], removed)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&netns, "netns", "", "network namespace of DEV: a name (ip netns) or a path")
+	cmd.Flags().StringVar(&bpffs, "bpffs", hwlink.DefaultBPFFS, "bpffs mount holding the pins")
+	return cmd
+}
+
+func writeEmulateJSON(w io.Writer, ports []hwlink.EmulatorStatus) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(ports)
+}
+
+// lowPowerDesc describes the low-power state a mode enters first.
+func lowPowerDesc(s hwlink.EmulatorStatus) string {
+	switch s.Mode {
+	case "always-on":
+		return "never sleeps"
+	case "fast-wake":
+		return fmt.Sprintf("Fast Wake t_w %v t_s %v", s.FastWake.Wake, s.FastWake.Sleep)
+	case "deep-sleep":
+		return fmt.Sprintf("Deep Sleep t_w %v t_s %v", s.DeepSleep.Wake, s.DeepSleep.Sleep)
+	}
+	return fmt.Sprintf("Fast Wake t_w %v t_s %v, Deep Sleep after %v (t_w %v)", s.FastWake.Wake, s.FastWake.Sleep,
+		s.HybridHold, s.DeepSleep.Wake)
+}
+
+func rateString(bps uint64) string {
+	if bps == 0 {
+		return "none"
+	}
+	return speedString(bps)
+}
+
+func writeAttached(w io.Writer, s hwlink.EmulatorStatus) {
+	added := []string{}
+	if s.FQAdded {
+		added = append(added, "fq root qdisc")
+	}
+	if s.ClsactAdded {
+		added = append(added, "clsact qdisc")
+	}
+	extra := ""
+	if len(added) > 0 {
+		extra = ", added " + strings.Join(added, " and ")
+	}
+	fmt.Fprintf(w, "%s: emulated EEE port attached via %s (delay %s%s)\n", s.Device, s.AttachedVia, s.Delay, extra)
+	fmt.Fprintf(w, "  preset %s, %s: %s (scale %g)\n", s.Preset, s.Mode, lowPowerDesc(s), s.Scale)
+	fmt.Fprintf(w, "  tx LPI timer %v, driver profile %s, rate %s\n", s.TxLPITimer, s.Driver, rateString(s.RateBps))
+	fmt.Fprintf(w, "  pins %s\n", s.PinDir)
+}
+
+func pct(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
+
+func writeEmulateTable(w io.Writer, ports []hwlink.EmulatorStatus) error {
+	if len(ports) == 0 {
+		fmt.Fprintln(w, "no emulated EEE ports (lpictl emulate attach DEV --preset P --mode M)")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DEVICE\tVIA\tDELAY\tPRESET\tMODE\tT_PDT\tSTATE\tWAKE\tDOWN\tFW\tDS\tUP\tPACKETS\tWAKEUPS\tHITS/MISSES\tHELD\tENERGY\tSAVED")
+	for _, s := range ports {
+		dev := s.Device
+		if !s.Attached {
+			dev += " (gone)"
+		}
+		f := s.Fractions
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d/%d\t%d\t%.4g J\t%s\n",
+			dev, s.AttachedVia, s.Delay, s.Preset, s.Mode, s.TxLPITimer, s.State,
+			pct(f.Wake), pct(f.GoingDown), pct(f.FastWake), pct(f.DeepSleep), pct(f.GoingUp),
+			s.Packets, s.Wakeups, s.Hits, s.Misses, s.Delayed, s.EnergyJ, pct(s.Saving))
+	}
+	return tw.Flush()
+}
