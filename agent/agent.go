@@ -55,6 +55,7 @@ type Agent struct {
 	mu      sync.Mutex
 	cfg     Config
 	ports   map[string]*portState
+	traces  map[string]*portTrace // by port name, until the agent stops
 	state   *StateFile
 	buf     []Observation
 	reloads [2]uint64 // success, failure
@@ -72,8 +73,9 @@ type portState struct {
 	port  Port
 	spec  PortSpec
 	ctl   *controller.Port
-	sent  func(hops int, packets uint64) // ctl.Sent, bound once
+	sent  func(hops int, packets uint64) // ctl.Sent (and the trace's), bound once
 	guard guard
+	trace *portTrace // nil unless trace_dir is set
 
 	started time.Duration // backend time the port was opened
 
@@ -96,6 +98,10 @@ type portState struct {
 	hist      []uint64 // idle-gap histogram, per bucket of gapBuckets
 	histSum   float64
 	histCount uint64
+
+	// The port's idle periods as the agent counted them (the port's own
+	// outcome in enforce mode, the decided t_PDT's in observe mode).
+	hits, misses uint64
 }
 
 // New returns an agent; Run starts it.
@@ -106,11 +112,16 @@ func New(opts Options) (*Agent, error) {
 	if err := opts.Config.Validate(); err != nil {
 		return nil, err
 	}
+	if d := opts.Config.TraceDir; d != "" {
+		if err := checkTraceDir(d); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	a := &Agent{opts: opts, backend: opts.Backend, log: opts.Logger, cfg: opts.Config,
-		ports: map[string]*portState{}, buf: make([]Observation, 1024)}
+		ports: map[string]*portState{}, traces: map[string]*portTrace{}, buf: make([]Observation, 1024)}
 	a.addr.Store("")
 	a.reg = newRegistry(a)
 	return a, nil
@@ -245,6 +256,9 @@ func (a *Agent) shutdown() error {
 	var failed []string
 	for _, name := range a.sortedNames() {
 		p := a.ports[name]
+		// The idle periods that ended since the last round still count
+		// (and go into the trace); nothing is decided or applied now.
+		a.observe(p)
 		if *a.cfg.Safety.RestoreOnExit {
 			if err := a.restorePort(ctx, p, "agent stopping"); err != nil {
 				failed = append(failed, name)
@@ -253,11 +267,65 @@ func (a *Agent) shutdown() error {
 		p.port.Close()
 		delete(a.ports, name)
 	}
+	terr := a.finishTraces()
 	a.log.Info("agent stopped")
 	if len(failed) > 0 {
-		return fmt.Errorf("could not restore %v (the state file keeps their original settings for the next start)", failed)
+		return errors.Join(fmt.Errorf("could not restore %v (the state file keeps their original settings for the next start)", failed), terr)
 	}
-	return nil
+	return terr
+}
+
+// finishTraces renames every port trace into place.
+func (a *Agent) finishTraces() error {
+	names := make([]string, 0, len(a.traces))
+	for n := range a.traces {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var errs []error
+	for _, n := range names {
+		t := a.traces[n]
+		if err := t.finish(); err != nil {
+			a.log.Error("port trace not written", "device", n, "error", err)
+			errs = append(errs, err)
+			continue
+		}
+		a.log.Info("port trace written", "device", n, "path", t.path, "rows", t.rows, "not_replayable", t.skipped)
+	}
+	clear(a.traces)
+	return errors.Join(errs...)
+}
+
+// traceFor opens (or continues) a port's trace for a new controller.
+func (a *Agent) traceFor(name string, spec PortSpec, opened time.Duration) *portTrace {
+	dir := a.cfg.TraceDir
+	if dir == "" {
+		return nil
+	}
+	t, ok := a.traces[name]
+	if !ok {
+		var err error
+		if t, err = newPortTrace(dir, name); err != nil {
+			a.log.Error("port trace", "device", name, "error", err)
+			return nil
+		}
+		a.traces[name] = t
+	}
+	t.start(TraceInfo{Device: name, Backend: a.backend.Name(), Mode: a.cfg.Mode, Opened: opened, Spec: spec}, ok)
+	return t
+}
+
+// bindSent makes the port's hop counts go to its controller and trace.
+func (p *portState) bindSent() {
+	ctl, t := p.ctl, p.trace
+	if t == nil {
+		p.sent = ctl.Sent
+		return
+	}
+	p.sent = func(hops int, packets uint64) {
+		ctl.Sent(hops, packets)
+		t.sent(hops, packets)
+	}
 }
 
 func (a *Agent) sortedNames() []string {
@@ -346,6 +414,9 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 			why = "port disappeared"
 		}
 		a.log.Info("removing port", "device", name, "reason", why)
+		if why != "port disappeared" {
+			a.observe(p) // its last idle periods still count
+		}
 		if err := a.restorePort(ctx, p, why); err != nil && !errors.Is(err, ErrPortGone) {
 			a.log.Error("restore failed", "device", name, "error", err)
 		}
@@ -370,7 +441,9 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 				}
 				a.log.Info("port configuration changed; predictor restarted", "device", name,
 					"predictor", spec.Predictor.Kind)
-				p.ctl, p.spec, p.sent = ctl, spec, ctl.Sent
+				p.ctl, p.spec = ctl, spec
+				p.trace = a.traceFor(name, spec, now)
+				p.bindSent()
 			}
 			p.info = in
 			continue
@@ -396,7 +469,8 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 				p.original = &o
 			}
 		}
-		p.sent = ctl.Sent
+		p.trace = a.traceFor(name, spec, now)
+		p.bindSent()
 		a.ports[name] = p
 		a.log.Info("port selected", "device", name, "driver", in.Driver, "observation", in.Observation,
 			"can_set_timer", in.CanSet, "reason", in.Reason, "predictor", spec.Predictor.Kind)
@@ -451,6 +525,7 @@ func (a *Agent) reload(ctx context.Context) {
 		{"hw", old.HW, cfg.HW, func() { cfg.HW = old.HW }},
 		{"sim", old.Sim, cfg.Sim, func() { cfg.Sim = old.Sim }},
 		{"log.format", old.Log.Format, cfg.Log.Format, func() { cfg.Log.Format = old.Log.Format }},
+		{"trace_dir", old.TraceDir, cfg.TraceDir, func() { cfg.TraceDir = old.TraceDir }},
 	}
 	for _, f := range fixed {
 		if !reflect.DeepEqual(f.old, f.new) {
@@ -495,37 +570,9 @@ func (a *Agent) tickPort(ctx context.Context, p *portState, now time.Duration) {
 		return
 	}
 	cfg := &a.cfg
-	// Observations.
-	for {
-		n, err := p.port.Drain(a.buf)
-		if err != nil {
-			a.portError(p, "observe", err)
-			if errors.Is(err, ErrPortGone) {
-				p.gone = true
-				return
-			}
-			break
-		}
-		for _, o := range a.buf[:n] {
-			pdt := o.PDT
-			if pdt == 0 {
-				pdt = p.ctl.PDT()
-				if p.hasRequested && cfg.Mode == Enforce {
-					pdt = p.requested
-				}
-			}
-			missed := o.Missed
-			if !o.MissedKnown {
-				missed = o.Length > pdt
-			}
-			p.ctl.IdleEnded(predictor.IdlePeriod{End: o.End, Length: o.Length, Missed: missed, PDT: pdt})
-			p.observeGap(o.Length)
-		}
-		if n < len(a.buf) {
-			break
-		}
+	if !a.observe(p) {
+		return
 	}
-	p.port.Hops(p.sent)
 
 	// EEE state and counters.
 	if !p.eeeKnown || now-p.eeeReadAt >= cfg.Safety.EEERefresh.D() {
@@ -550,11 +597,95 @@ func (a *Agent) tickPort(ctx context.Context, p *portState, now time.Duration) {
 		a.readCounters(ctx, p, now)
 	}
 
-	// Decide, and apply in enforce mode.
-	pdt := p.ctl.Decide(now)
+	// Apply the controller's t_PDT in enforce mode. It decided at the
+	// start of each idle period (observe), so that controller/replay,
+	// which decides there too, reproduces every decision.
 	if cfg.Mode == Enforce {
-		a.apply(ctx, p, now, pdt)
+		a.apply(ctx, p, now, p.ctl.PDT())
 	}
+}
+
+// observe feeds the port's ended idle periods to its controller, in order:
+// for each, the controller decides the t_PDT for the period at its start
+// (controller.Port.Decide: with the agent's interval policy it recomputes
+// at the first period that starts an interval after the last computation,
+// as the simulator's controllers do), then learns how the period ended.
+// Hop counts reported after this round's periods are given to the
+// controller after them (Hops), before the next round's decisions. It
+// returns false if the port is gone.
+//
+// What the predictor learns is the outcome of its own decision: the
+// port's when the port ran that t_PDT (the backend knows the outcome and
+// its t_PDT equals the decision), otherwise — the decision not applied yet
+// or not at all (observe mode, warm-up, a change in flight), or a backend
+// that cannot tell — what the decision would have given (length ≥ t_PDT:
+// SPEC §1.1, an idle period of exactly t_PDT is a miss). The agent counts
+// (metrics, trace) the port's outcome in enforce mode and the decision's
+// in observe mode.
+func (a *Agent) observe(p *portState) bool {
+	if p.gone {
+		return false
+	}
+	enforce := a.cfg.Mode == Enforce
+	for {
+		n, err := p.port.Drain(a.buf)
+		if err != nil {
+			a.portError(p, "observe", err)
+			if errors.Is(err, ErrPortGone) {
+				p.gone = true
+				return false
+			}
+			break
+		}
+		for _, o := range a.buf[:n] {
+			if o.Length <= 0 {
+				continue // back to back: no idle period (SPEC §1.1)
+			}
+			start := o.End - o.Length
+			d := p.ctl.Decide(start)
+			would := o.Length >= d
+			learned := would
+			if o.MissedKnown && o.PDT == d {
+				learned = o.Missed
+			}
+			p.ctl.IdleEnded(predictor.IdlePeriod{End: o.End, Length: o.Length, Missed: learned, PDT: d})
+			counted := would
+			if enforce {
+				counted = portMissed(o, d, p)
+			}
+			if counted {
+				p.misses++
+			} else {
+				p.hits++
+			}
+			p.observeGap(o.Length)
+			if p.trace != nil {
+				p.trace.row(start, o.Length, d, counted, o.Delay)
+			}
+		}
+		if n < len(a.buf) {
+			break
+		}
+	}
+	p.port.Hops(p.sent)
+	return true
+}
+
+// portMissed is the port's own outcome of an idle period in enforce mode:
+// the backend's where it knows it, else the period's length against the
+// t_PDT in force (the last one applied, or d before the first change).
+func portMissed(o Observation, d time.Duration, p *portState) bool {
+	if o.MissedKnown {
+		return o.Missed
+	}
+	pdt := o.PDT
+	if pdt == 0 {
+		pdt = d
+		if p.hasRequested {
+			pdt = p.requested
+		}
+	}
+	return pdt != PDTNever && o.Length >= pdt
 }
 
 func (a *Agent) readCounters(ctx context.Context, p *portState, now time.Duration) {

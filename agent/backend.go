@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"math"
 	"time"
 )
 
@@ -65,18 +66,28 @@ type PortInfo struct {
 	Hops map[int]float64
 }
 
-// Observation is one ended idle period of a port's transmit side.
+// PDTNever as Observation.PDT: the port could not go to low power during
+// the period (EEE or tx LPI off, an always-on port).
+const PDTNever = time.Duration(math.MaxInt64)
+
+// Observation is one ended idle period of a port's transmit side: from the
+// end of the transmission that emptied the queue (End − Length) to the
+// next packet (End). A Length of 0 (back to back) is no idle period and is
+// ignored (SPEC §1.1).
 type Observation struct {
 	End    time.Duration // on the backend's clock
 	Length time.Duration
 	// Missed reports (when MissedKnown) that the port had gone to low power
-	// and the next packet paid the wake-up. Hardware cannot tell; the
-	// agent then takes Length > t_PDT in force.
+	// and the next packet paid the wake-up (emulated and simulated ports).
+	// Hardware cannot tell; the agent then takes Length ≥ t_PDT in force.
 	Missed      bool
 	MissedKnown bool
 	// PDT is the t_PDT in force during the period, if known (0 = use the
-	// agent's).
+	// agent's; PDTNever: the port could not sleep).
 	PDT time.Duration
+	// Delay is how long the packet that ended the period waited for the
+	// port's power state (wake-up), if known (0 otherwise).
+	Delay time.Duration
 }
 
 // EEEState is a port's EEE state as last read.

@@ -47,6 +47,9 @@ const (
 	DefaultEEERefresh        = 10 * time.Second
 	DefaultPollInterval      = 10 * time.Millisecond
 	DefaultWarmup            = time.Minute
+	// DefaultBPFFS is where `lpictl emulate attach` pins emulated ports
+	// (hwlink.DefaultBPFFS).
+	DefaultBPFFS = "/sys/fs/bpf"
 	// DefaultWakeTime is t_w of 1000BASE-T Deep Sleep (SPEC §1, paper 000
 	// Table 3), the commonest EEE link on hosts; set predictor.wake_time
 	// for faster links.
@@ -71,6 +74,11 @@ type Config struct {
 	Safety    SafetyConfig     `yaml:"safety"`
 	HW        HWConfig         `yaml:"hw"`
 	Sim       SimConfig        `yaml:"sim"`
+	// TraceDir, when set, receives each controlled port's trace when the
+	// agent stops: TraceDir/<port>.port_trace.csv, the simulator's port
+	// trace format (one row per idle period the controller consumed), for
+	// controller/replay (ReadTraceInfo, docs/agent.md "Port traces").
+	TraceDir string `yaml:"trace_dir"`
 }
 
 // LogConfig configures log/slog output (to stderr, i.e. the journal).
@@ -154,7 +162,8 @@ type HWConfig struct {
 	// from `ip netns` or a path). Entering another namespace needs
 	// CAP_SYS_ADMIN, which the shipped unit does not grant.
 	NetNS string `yaml:"netns"`
-	// Observe: auto (eBPF, else counters), ebpf, counters or none.
+	// Observe: auto (emulated for a port with an emulator, else eBPF,
+	// else counters), ebpf, counters, emulated or none.
 	Observe string `yaml:"observe"`
 	// Attach: auto, tcx or tc (eBPF attach point).
 	Attach string `yaml:"attach"`
@@ -166,10 +175,15 @@ type HWConfig struct {
 	SampleFloor predictor.Duration `yaml:"sample_floor"`
 	// HopsFile: hop-count table (hwlink hops.yaml) for PerfBound.
 	HopsFile string `yaml:"hops_file"`
-	// EEEBackend: ethtool (the kernel) or model (a driver-model file,
-	// ModelFile, for demos and tests: no hardware is touched).
+	// EEEBackend: ethtool (the kernel), model (a driver-model file,
+	// ModelFile, for demos and tests: no hardware is touched) or emulated
+	// (the emulated EEE ports of `lpictl emulate attach` in NetNS; other
+	// ports are observe-only).
 	EEEBackend string `yaml:"eee_backend"`
 	ModelFile  string `yaml:"model_file"`
+	// BPFFS is the bpffs mount holding the emulators' pins (emulated EEE
+	// backend and observation).
+	BPFFS string `yaml:"bpffs"`
 }
 
 // SimConfig configures the simulator backend.
@@ -284,6 +298,9 @@ func (c Config) WithDefaults() Config {
 	if h.EEEBackend == "" {
 		h.EEEBackend = "ethtool"
 	}
+	if h.BPFFS == "" {
+		h.BPFFS = DefaultBPFFS
+	}
 	if c.Sim.Speed == 0 {
 		c.Sim.Speed = 1
 	}
@@ -374,9 +391,9 @@ func (c Config) Validate() error {
 	}
 	h := c.HW
 	switch h.Observe {
-	case "auto", "ebpf", "counters", "none":
+	case "auto", "ebpf", "counters", "emulated", "none":
 	default:
-		return bad("hw.observe", "unknown method %q (want auto, ebpf, counters or none)", h.Observe)
+		return bad("hw.observe", "unknown method %q (want auto, ebpf, counters, emulated or none)", h.Observe)
 	}
 	switch h.Attach {
 	case "auto", "tcx", "tc":
@@ -387,13 +404,19 @@ func (c Config) Validate() error {
 		return bad("hw.poll_interval", "must be ≥ 1ms, got %v", h.PollInterval)
 	}
 	switch h.EEEBackend {
-	case "ethtool":
+	case "ethtool", "emulated":
 	case "model":
 		if h.ModelFile == "" {
 			return bad("hw.model_file", "required with hw.eee_backend: model")
 		}
 	default:
-		return bad("hw.eee_backend", "unknown EEE backend %q (want ethtool or model)", h.EEEBackend)
+		return bad("hw.eee_backend", "unknown EEE backend %q (want ethtool, model or emulated)", h.EEEBackend)
+	}
+	if !path.IsAbs(h.BPFFS) {
+		return bad("hw.bpffs", "must be an absolute path (a bpffs mount, e.g. /sys/fs/bpf), got %q", h.BPFFS)
+	}
+	if strings.ContainsRune(c.TraceDir, 0) {
+		return bad("trace_dir", "not a path: %q", c.TraceDir)
 	}
 	if c.Backend == BackendSim {
 		if c.Sim.Scenario == "" {
@@ -472,8 +495,8 @@ func (c Config) portSpecFor(name string) (predictor.Config, Limits) {
 
 // PortSpec is one port's effective predictor and controller configuration.
 type PortSpec struct {
-	Predictor  predictor.Config
-	Controller controller.Config
+	Predictor  predictor.Config  `json:"predictor"`
+	Controller controller.Config `json:"controller"`
 }
 
 // Register limits that a backend reports for a port (the driver's range).

@@ -18,6 +18,12 @@
 // timer is ever written: never the EEE advertisement, never EEE or tx LPI
 // on/off (except restoring them).
 //
+// Each round the agent drains every port's ended idle periods; the
+// controller decides the t_PDT of each at its start and learns the outcome
+// of that decision, so that a port trace (Config.TraceDir, written when the
+// agent stops; ReadTraceInfo) replays through controller/replay decision by
+// decision (docs/agent.md "Decisions" and "Port traces").
+//
 // Metrics are served on a registry the agent owns (/metrics, /healthz,
 // /readyz); docs/agent.md lists them.
 package agent

@@ -5,3 +5,4 @@ import "context"
 // Test hooks.
 func ExportSync(a *Agent, ctx context.Context) error { return a.syncPorts(ctx) }
 func ExportTick(a *Agent, ctx context.Context)       { a.tick(ctx) }
+func ExportShutdown(a *Agent) error                  { return a.shutdown() }

@@ -174,7 +174,8 @@ func Load(opts LoadOptions) (Loaded, error) {
 	for _, f := range []struct {
 		key string
 		val *string
-	}{{"sim.scenario", &cfg.Sim.Scenario}, {"hw.hops_file", &cfg.HW.HopsFile}, {"hw.model_file", &cfg.HW.ModelFile}} {
+	}{{"sim.scenario", &cfg.Sim.Scenario}, {"hw.hops_file", &cfg.HW.HopsFile}, {"hw.model_file", &cfg.HW.ModelFile},
+		{"trace_dir", &cfg.TraceDir}} {
 		fromFile := file != "" && !changed[f.key] && envMap[EnvName(f.key)] == "" && !setsKey(opts.Sets, f.key)
 		if fromFile && *f.val != "" && !filepath.IsAbs(*f.val) {
 			*f.val = filepath.Join(filepath.Dir(file), *f.val)
@@ -182,6 +183,11 @@ func Load(opts LoadOptions) (Loaded, error) {
 	}
 	if err := cfg.Validate(); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if cfg.TraceDir != "" {
+		if err := checkTraceDir(cfg.TraceDir); err != nil {
+			return Loaded{}, fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	return Loaded{Config: cfg, File: file}, nil
 }

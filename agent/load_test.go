@@ -100,6 +100,11 @@ func TestLoadErrors(t *testing.T) {
 		{name: "bad set", sets: []string{"predictor.kind=psychic"}, want: []string{"predictor.kind", "psychic"}},
 		{name: "sim without scenario", sets: []string{"backend=sim"}, want: []string{"sim.scenario"}},
 		{name: "model without file", sets: []string{"hw.eee_backend=model"}, want: []string{"hw.model_file"}},
+		{name: "unknown eee backend", sets: []string{"hw.eee_backend=emulator"}, want: []string{"hw.eee_backend", "ethtool, model or emulated"}},
+		{name: "unknown observation", sets: []string{"hw.observe=bpf"}, want: []string{"hw.observe", "emulated"}},
+		{name: "relative bpffs", file: "hw: {bpffs: sys/fs/bpf}\n", want: []string{"hw.bpffs", "absolute"}},
+		{name: "missing trace dir", file: "trace_dir: /nonexistent/traces\n", want: []string{"agent.yaml", "trace_dir", "/nonexistent/traces"}},
+		{name: "trace dir is a file", sets: []string{"trace_dir=/dev/null"}, want: []string{"trace_dir", "not a directory"}},
 		{name: "override predictor", file: "ports:\n  overrides:\n    - match: [eth0]\n      predictor: {bound: 7}\n",
 			want: []string{"ports.overrides[0].predictor.bound"}},
 	}

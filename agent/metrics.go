@@ -126,9 +126,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		pc := p.spec.Predictor
 		gauge(descPredInfo, 1, name, be, string(pc.Kind), string(pc.Histogram.Strategy), formatFloat(pc.Bound))
 		gauge(descPredBytes, float64(st.StateBytes), l...)
-		counter(descIdle, float64(st.IdlePeriods), l...)
-		counter(descHits, float64(st.Hits), l...)
-		counter(descMisses, float64(st.Misses), l...)
+		counter(descIdle, float64(p.hits+p.misses), l...)
+		counter(descHits, float64(p.hits), l...)
+		counter(descMisses, float64(p.misses), l...)
 		counter(descDecisions, float64(st.Decisions), l...)
 		counter(descPDTChanges, float64(st.Changes), l...)
 		counter(descHeld, float64(st.Suppressed), name, be, "hysteresis")

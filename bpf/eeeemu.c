@@ -29,8 +29,19 @@
  * the queue to the next packet's arrival. A gap of 0 (back-to-back) is no
  * idle period; a gap of exactly t_PDT is a miss.
  *
+ * Each ended idle period is exported through the `events` ring buffer
+ * (struct emu_event: its end, length, the t_PDT armed for it, hit or miss,
+ * the wait the packet paid, and its number), so that user space (the
+ * agent's "emulated" observer) sees the port's own idle periods, which run
+ * from a departure to the next arrival, with the port's own outcome. The
+ * event is filled under the lock and reserved/submitted after it (no
+ * helper may run under a bpf_spin_lock): only packets that end an idle
+ * period pay for the ring buffer. Two CPUs may submit in the other order
+ * than they ended their periods; the sequence number lets the reader put
+ * them back in order. A full ring counts the event in events_lost.
+ *
  * Per-device instance: user space loads one copy of this program and its
- * two maps per emulated interface (interfaces in different network
+ * three maps per emulated interface (interfaces in different network
  * namespaces may share an ifindex), so the maps have one entry.
  *
  * Concurrency: the state is one value updated under a bpf_spin_lock, so
@@ -145,6 +156,24 @@ struct emu_state {
 	__u64 delay_max_ns;
 	__u64 tstamp_kept;       /* packets whose own later departure time was kept */
 	__u64 spin_capped;       /* DELAY_SPIN: waits cut to spin_max_ns */
+	__u64 events_lost;       /* ended idle periods not exported: the events ring was full (atomic add) */
+};
+
+/* emu_event.flags */
+#define EVENT_MISSED (1U << 0) /* the period reached t_PDT: the port went down, the packet paid a wake-up */
+#define EVENT_SLEEPS (1U << 1) /* the port could go down in this period (mode armed is not always-on) */
+
+/* One ended idle period (SPEC §1.1), in CLOCK_MONOTONIC ns. The period ran
+ * from end_ns - gap_ns (the last departure) to end_ns (the next packet
+ * reached the port). */
+struct emu_event {
+	__u64 end_ns;
+	__u64 gap_ns;            /* > 0 */
+	__u64 pdt_ns;            /* t_PDT armed for the period */
+	__u64 delay_ns;          /* the wait the packet paid for the power state (t_s remainder + t_w, or t_w; 0 on a hit) */
+	__u64 seq;               /* the period's number since attach, from 1 (emu_state.idle_periods) */
+	__u32 flags;             /* EVENT_* */
+	__u32 mode;              /* the mode armed for the period (MODE_*) */
 };
 
 struct {
@@ -161,6 +190,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct emu_state);
 } state SEC(".maps");
+
+/* Ended idle periods for user space, drained by polling (no wake-ups).
+ * 1 MiB holds about 18 000 events (48 bytes and an 8-byte header each). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} events SEC(".maps");
 
 #define READ_ONCE(x) (*(volatile typeof(x) *)&(x))
 
@@ -218,6 +254,10 @@ int eee_egress(struct __sk_buff *skb)
 	__u64 spin_max = READ_ONCE(cfg->spin_max_ns);
 
 	__u64 start, end;
+	/* The idle period this packet ends, if any (ev_gap > 0), for the
+	 * event written after the lock is released. */
+	__u64 ev_gap = 0, ev_pdt = 0, ev_seq = 0;
+	__u32 ev_flags = 0, ev_mode = 0;
 	bpf_spin_lock(&st->lock);
 	__u64 free = st->free_at_ns;
 	if (arrive <= free) {
@@ -229,6 +269,12 @@ int eee_egress(struct __sk_buff *skb)
 		__u32 m = st->armed_mode;
 		__u64 p = st->armed_pdt_ns;
 		st->idle_periods++;
+		ev_gap = gap;
+		ev_pdt = p;
+		ev_mode = m;
+		ev_seq = st->idle_periods;
+		if (m != MODE_ALWAYS_ON)
+			ev_flags = EVENT_SLEEPS;
 		if (m == MODE_ALWAYS_ON || gap < p) {
 			st->hits++;
 			st->time_ns[ST_WAKE] += gap;
@@ -242,6 +288,7 @@ int eee_egress(struct __sk_buff *skb)
 				low = ST_DEEP_SLEEP;
 			}
 			__u64 down_end = free + p + ts;
+			ev_flags |= EVENT_MISSED;
 			st->misses++;
 			st->wakeups++;
 			st->time_ns[ST_WAKE] += p;
@@ -284,6 +331,22 @@ int eee_egress(struct __sk_buff *skb)
 	if (delay == DELAY_SPIN && end > now && end - now > spin_max)
 		st->spin_capped++;
 	bpf_spin_unlock(&st->lock);
+
+	if (ev_gap) {
+		struct emu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (likely(e)) {
+			e->end_ns = arrive;
+			e->gap_ns = ev_gap;
+			e->pdt_ns = ev_pdt;
+			e->delay_ns = start - arrive;
+			e->seq = ev_seq;
+			e->flags = ev_flags;
+			e->mode = ev_mode;
+			bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+		} else {
+			__sync_fetch_and_add(&st->events_lost, 1);
+		}
+	}
 
 	if (end > now) {
 		if (delay == DELAY_EDT) {

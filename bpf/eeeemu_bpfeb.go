@@ -68,6 +68,7 @@ type EeeemuEmuState struct {
 	DelayMaxNs  uint64
 	TstampKept  uint64
 	SpinCapped  uint64
+	EventsLost  uint64
 }
 
 // Names of all BPF objects in the ELF.
@@ -75,6 +76,7 @@ type EeeemuEmuState struct {
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	EeeemuMapConfig     = "config"
+	EeeemuMapEvents     = "events"
 	EeeemuMapState      = "state"
 	EeeemuProgEeeEgress = "eee_egress"
 )
@@ -129,6 +131,7 @@ type EeeemuProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type EeeemuMapSpecs struct {
 	Config *ebpf.MapSpec `ebpf:"config"`
+	Events *ebpf.MapSpec `ebpf:"events"`
 	State  *ebpf.MapSpec `ebpf:"state"`
 }
 
@@ -159,12 +162,14 @@ func (o *EeeemuObjects) Close() error {
 // It can be passed to LoadEeeemuObjects or ebpf.CollectionSpec.LoadAndAssign.
 type EeeemuMaps struct {
 	Config *ebpf.Map `ebpf:"config"`
+	Events *ebpf.Map `ebpf:"events"`
 	State  *ebpf.Map `ebpf:"state"`
 }
 
 func (m *EeeemuMaps) Close() error {
 	return _EeeemuClose(
 		m.Config,
+		m.Events,
 		m.State,
 	)
 }

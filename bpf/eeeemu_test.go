@@ -9,7 +9,10 @@ import (
 
 // TestEeeemuSpec checks the emulator's embedded object without loading it
 // (no privileges): its program, its two one-entry maps, the memory-mapped
-// configuration and the Go mirrors of the C structs. Loading, the verifier
+// configuration, the events ring buffer and the Go mirrors of the C
+// structs. struct emu_event is in no map's BTF (ring buffers have no value
+// type): hwlink decodes it by offset, and TestEmulatorMatchesModel checks
+// every decoded event against the Go model. Loading, the verifier
 // and the state machine are tested in hwlink (emulate_linux_test.go).
 func TestEeeemuSpec(t *testing.T) {
 	spec, err := LoadEeeemu()
@@ -48,6 +51,10 @@ func TestEeeemuSpec(t *testing.T) {
 		if off%8 != 0 {
 			t.Errorf("emu_config.%s at offset %d: not 8-byte aligned", name, off)
 		}
+	}
+	ev := spec.Maps[EeeemuMapEvents]
+	if ev == nil || ev.Type != ebpf.RingBuf || ev.MaxEntries < 1<<16 || ev.MaxEntries&(ev.MaxEntries-1) != 0 {
+		t.Fatalf("events map: %+v", ev)
 	}
 	if len(EeeemuEmuState{}.TimeNs) != 5 {
 		t.Error("state count changed: update hwlink's EmulatedState")

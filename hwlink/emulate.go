@@ -30,8 +30,8 @@ const DefaultBPFFS = "/sys/fs/bpf"
 
 // emuPinSubdir is the emulators' folder inside the bpffs; each emulated
 // port has one directory there, ns<netns inode>-if<ifindex>, holding the
-// maps (config, state) and the TCX link (link) or, with clsact, the
-// program (prog).
+// maps (config, state, events) and the TCX link (link) or, with clsact,
+// the program (prog).
 const emuPinSubdir = "lpictl/emulate"
 
 // emuTCPriority is the emulator's cls_bpf filter priority: just before the
@@ -42,8 +42,9 @@ const emuTCPriority = 0xC0DD
 // ("LP"), so that detaching removes only its own.
 const emuFQMajor = 0x4C50
 
-// emuLayoutVersion is emu_config.version: the pins' layout.
-const emuLayoutVersion = 1
+// emuLayoutVersion is emu_config.version: the pins' layout (2: the events
+// ring buffer and emu_state.events_lost).
+const emuLayoutVersion = 2
 
 // emu_config.attach and .setup values (bpf/eeeemu.c).
 const (
@@ -186,6 +187,7 @@ type EmulatedPort struct {
 
 	cfgMap *ebpf.Map
 	stMap  *ebpf.Map
+	evMap  *ebpf.Map // the events ring buffer (ended idle periods)
 	prog   *ebpf.Program
 	lnk    link.Link
 	mem    []byte
@@ -216,7 +218,11 @@ func LoadEmulator() (*bpf.EeeemuObjects, error) {
 }
 
 // newEmulatedPort maps the configuration of freshly loaded or pinned maps.
-func newEmulatedPort(cfgMap, stMap *ebpf.Map) (*EmulatedPort, error) {
+// It takes ownership of the maps only when it succeeds.
+func newEmulatedPort(cfgMap, stMap, evMap *ebpf.Map) (*EmulatedPort, error) {
+	if evMap == nil || evMap.Type() != ebpf.RingBuf {
+		return nil, errors.New("emulator events map missing or not a ring buffer (pins from another lpictl version?)")
+	}
 	if vs := cfgMap.ValueSize(); uintptr(vs) != unsafe.Sizeof(bpf.EeeemuEmuConfig{}) {
 		return nil, fmt.Errorf("emulator config map value %d bytes, Go mirror %d (pins from another lpictl version?)", vs, unsafe.Sizeof(bpf.EeeemuEmuConfig{}))
 	}
@@ -228,13 +234,13 @@ func newEmulatedPort(cfgMap, stMap *ebpf.Map) (*EmulatedPort, error) {
 	if err != nil {
 		return nil, fmt.Errorf("map emulator config: %w", classifyErrno(err))
 	}
-	return &EmulatedPort{cfgMap: cfgMap, stMap: stMap, mem: mem, ns: netns.None(),
+	return &EmulatedPort{cfgMap: cfgMap, stMap: stMap, evMap: evMap, mem: mem, ns: netns.None(),
 		cfg: (*bpf.EeeemuEmuConfig)(unsafe.Pointer(&mem[0]))}, nil
 }
 
 // newTestEmulatedPort wraps loaded objects (BPF_PROG_TEST_RUN, benchmarks).
 func newTestEmulatedPort(objs *bpf.EeeemuObjects) (*EmulatedPort, error) {
-	p, err := newEmulatedPort(objs.Config, objs.State)
+	p, err := newEmulatedPort(objs.Config, objs.State, objs.Events)
 	if err != nil {
 		objs.Close()
 		return nil, err
@@ -552,7 +558,7 @@ func AttachEmulator(ctx context.Context, cfg EmulateConfig) (*EmulatedPort, erro
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Interface, err)
 	}
-	p, err := newEmulatedPort(objs.Config, objs.State)
+	p, err := newEmulatedPort(objs.Config, objs.State, objs.Events)
 	if err != nil {
 		objs.Close()
 		return nil, fmt.Errorf("%s: %w", cfg.Interface, err)
@@ -652,6 +658,9 @@ func (p *EmulatedPort) pin() error {
 	}
 	if err := p.stMap.Pin(filepath.Join(p.dir, "state")); err != nil {
 		return fmt.Errorf("pin state map: %w", err)
+	}
+	if err := p.evMap.Pin(filepath.Join(p.dir, "events")); err != nil {
+		return fmt.Errorf("pin events map: %w", err)
 	}
 	if p.lnk != nil {
 		if err := p.lnk.Pin(filepath.Join(p.dir, "link")); err != nil {
@@ -810,7 +819,7 @@ func (p *EmulatedPort) teardown(nlh *netlink.Handle) error {
 		errs = append(errs, emuRemoveFQ(nlh, p.ifindex))
 	}
 	if p.dir != "" && p.ownsPins {
-		for _, name := range []string{"prog", "link", "state", "config"} {
+		for _, name := range []string{"prog", "link", "events", "state", "config"} {
 			if err := os.Remove(filepath.Join(p.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
 			}
@@ -886,10 +895,20 @@ func openEmulatorDir(dir string) (*EmulatedPort, error) {
 		cfgMap.Close()
 		return nil, fmt.Errorf("open emulator pins %s: %w", dir, classifyBPFErr(err))
 	}
-	p, err := newEmulatedPort(cfgMap, stMap)
+	evMap, err := ebpf.LoadPinnedMap(filepath.Join(dir, "events"), nil)
+	if errors.Is(err, os.ErrNotExist) {
+		err = fmt.Errorf("no events map: pins of an older lpictl (detach and attach again): %w", err)
+	}
 	if err != nil {
 		cfgMap.Close()
 		stMap.Close()
+		return nil, fmt.Errorf("open emulator pins %s: %w", dir, classifyBPFErr(err))
+	}
+	p, err := newEmulatedPort(cfgMap, stMap, evMap)
+	if err != nil {
+		cfgMap.Close()
+		stMap.Close()
+		evMap.Close()
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	if v := atomic.LoadUint32(&p.cfg.Version); v != emuLayoutVersion {
@@ -993,7 +1012,7 @@ func (p *EmulatedPort) Close() error {
 		errs = append(errs, unix.Munmap(p.mem))
 		p.mem, p.cfg = nil, nil
 	}
-	for _, m := range []**ebpf.Map{&p.cfgMap, &p.stMap} {
+	for _, m := range []**ebpf.Map{&p.cfgMap, &p.stMap, &p.evMap} {
 		if *m != nil {
 			errs = append(errs, (*m).Close())
 			*m = nil

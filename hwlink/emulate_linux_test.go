@@ -103,6 +103,7 @@ func TestEmulatorMatchesModel(t *testing.T) {
 				pdt := uint64(1000)
 				q16 := SpeedQ16(rate)
 				p := newTestEmulator(t, testTiming, mode, pdt, q16, t0)
+				obs := newTestObserver(t, p)
 				ref := newRefPort(testTiming, q16, t0, pdt, mode)
 				rng := rand.New(rand.NewPCG(7, uint64(mode)))
 				now := uint64(t0)
@@ -191,6 +192,9 @@ func TestEmulatorMatchesModel(t *testing.T) {
 				if mode == EmulateHybrid && st.Deepens == 0 {
 					t.Error("hybrid never reached Deep Sleep")
 				}
+				// Every ended idle period was exported, in order, as the
+				// model saw it.
+				checkEvents(t, obs, ref.events)
 				// Status accounts the idle period in progress up to now.
 				later := time.Duration(st.FreeAtNs + pdt + 50_000)
 				s, err := p.Status(later)
@@ -203,6 +207,62 @@ func TestEmulatorMatchesModel(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// newTestObserver opens an observer on a test port's maps.
+func newTestObserver(tb testing.TB, p *EmulatedPort) *EmulatedObserver {
+	tb.Helper()
+	var maps [3]*ebpf.Map
+	for i, m := range []*ebpf.Map{p.cfgMap, p.stMap, p.evMap} {
+		c, err := m.Clone()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		maps[i] = c
+	}
+	shared, err := newEmulatedPort(maps[0], maps[1], maps[2])
+	if err != nil {
+		tb.Fatal(err)
+	}
+	shared.ifname = p.ifname
+	o, err := newEmulatedObserver(shared)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { o.Close() })
+	return o
+}
+
+// checkEvents drains obs and compares its samples with want, one by one.
+func checkEvents(t *testing.T, obs *EmulatedObserver, want []EmulatedEvent) {
+	t.Helper()
+	var got []GapSample
+	buf := make([]GapSample, 100)
+	for {
+		n, err := obs.DrainGaps(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, buf[:n]...)
+		if n < len(buf) {
+			break
+		}
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d idle periods exported, model %d", len(got), len(want))
+	}
+	for i, w := range want {
+		if g := got[i]; g != w.GapSample() {
+			t.Fatalf("idle period %d: exported %+v, model %+v", i+1, g, w.GapSample())
+		}
+	}
+	var st GapStats
+	if err := obs.ReadStats(Egress, &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Gaps != uint64(len(want)) || st.Samples != uint64(len(want)) || st.SamplesLost != 0 || obs.Lost() != 0 {
+		t.Errorf("observer stats %+v, lost %d; want %d periods, none lost", st, obs.Lost(), len(want))
 	}
 }
 

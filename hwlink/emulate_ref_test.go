@@ -1,5 +1,7 @@
 package hwlink
 
+import "time"
+
 // refPort is the emulator's state machine written again in Go, from SPEC
 // §1/§1.1 and sim/eee, as the oracle the eBPF program is checked against
 // (BPF_PROG_TEST_RUN) and that predicts departures on veth.
@@ -14,6 +16,8 @@ type refPort struct {
 	times                                                [numEmulatedStates]uint64
 	packets, bytes, idle, hits, misses, wakeups, deepens uint64
 	delayed, delayNs, delayMax                           uint64
+	// events are the ended idle periods, as the program exports them.
+	events []EmulatedEvent
 }
 
 func newRefPort(t emuTiming, q16, t0, pdt uint64, mode EmulatedMode) *refPort {
@@ -67,6 +71,9 @@ func (r *refPort) send(now, own uint64, n, segs uint32, mode EmulatedMode, pdt u
 			}
 			r.times[StateGoingUp] += tw
 		}
+		r.events = append(r.events, EmulatedEvent{End: time.Duration(arrive), Length: time.Duration(gap),
+			PDT: time.Duration(p), Delay: time.Duration(start - arrive), Seq: r.idle,
+			Missed: m != EmulateAlwaysOn && gap >= p, Sleeps: m != EmulateAlwaysOn, Mode: m})
 	}
 	end := start + tx
 	r.times[StateWake] += tx

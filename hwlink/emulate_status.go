@@ -98,6 +98,9 @@ type EmulatorStatus struct {
 	DelayMax   time.Duration `json:"delay_max_ns"`
 	// SpinCapped counts waits cut to the spin limit (delay spin).
 	SpinCapped uint64 `json:"spin_capped"`
+	// EventsLost counts ended idle periods whose event found the events
+	// ring buffer full (its reader, e.g. the agent, did not keep up).
+	EventsLost uint64 `json:"events_lost"`
 	// EnergyJ = Σ state time × that state's port power (SPEC §3.3);
 	// AlwaysOnJ the same span at wake power; Saving = 1 − EnergyJ/AlwaysOnJ.
 	EnergyJ   float64 `json:"energy_j"`
@@ -149,6 +152,7 @@ func (p *EmulatedPort) Status(now time.Duration) (EmulatorStatus, error) {
 		Packets: st.Packets, Bytes: st.Bytes, IdlePeriods: st.IdlePeriods, Hits: st.Hits, Misses: st.Misses,
 		Wakeups: st.Wakeups, Delayed: st.Delayed,
 		DelayTotal: time.Duration(st.DelayNs), DelayMax: time.Duration(st.DelayMaxNs), SpinCapped: st.SpinCapped,
+		EventsLost: st.EventsLost,
 	}
 	if s.AttachedVia == AttachTCX.String() {
 		s.Attached = p.linkAlive()

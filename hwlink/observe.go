@@ -37,6 +37,10 @@ const (
 	MethodCounters Method = "counters"
 	// MethodNone: nothing can observe this port.
 	MethodNone Method = "none"
+	// MethodEmulated: an emulated EEE port (AttachEmulator) reports its own
+	// ended idle periods — from a departure to the next arrival — with its
+	// outcome, the t_PDT armed and the wake-up wait (EmulatedObserver).
+	MethodEmulated Method = "emulated"
 )
 
 // GapSample is one idle gap: Length long, ending at End (CLOCK_MONOTONIC,
@@ -48,6 +52,20 @@ type GapSample struct {
 	// PacketLen is the length of the packet that ended the gap (0 when
 	// observed through counters).
 	PacketLen uint32
+
+	// The port's own outcome, where the observer knows it (MissedKnown:
+	// MethodEmulated): Missed says the gap reached PDT, the t_PDT armed for
+	// it, so the port went down and the packet paid a wake-up; NeverSleeps
+	// that the port could not go down at all (always-on mode, EEE or tx LPI
+	// off), whatever PDT says. Delay is the wait the packet that ended the
+	// gap paid for the port's power state (0 if none or unknown). Seq
+	// numbers the port's idle periods (0 = not numbered).
+	MissedKnown bool
+	Missed      bool
+	NeverSleeps bool
+	PDT         time.Duration
+	Delay       time.Duration
+	Seq         uint64
 }
 
 // HistBuckets is the number of buckets of the idle-gap histogram.

@@ -9,4 +9,12 @@
 // ModelFile replaces the kernel's EEE interface with hwlink/fakedriver's
 // driver models kept in a JSON file (hw.eee_backend: model), so the whole
 // hardware path — including crash recovery — can be tried without hardware.
+//
+// Emulated EEE ports (`lpictl emulate attach`): with hw.eee_backend:
+// emulated, hwlink.EmulatedBackend is the EEE interface, an emulated port
+// reports the driver "emulated/<profile>" and the capability of its driver
+// profile, other ports are observe-only; with hw.observe emulated (or auto)
+// an emulated port's own idle periods, with its outcome, t_PDT and wake-up
+// wait, come from hwlink.EmulatedObserver, and its low-power time and
+// entries from the emulator's status.
 package hwbackend

@@ -19,7 +19,7 @@ import (
 // Options configure the hardware backend (the agent's hw: section).
 type Options struct {
 	NetNS        hwlink.NetNS
-	Observe      string // auto, ebpf, counters, none
+	Observe      string // auto, ebpf, counters, emulated, none
 	Attach       string // auto, tcx, tc
 	Ingress      bool
 	PollInterval time.Duration
@@ -27,7 +27,14 @@ type Options struct {
 	// Hops is the hop-count table for PerfBound (nil = none).
 	Hops *hwlink.HopTable
 	// Model, when set, replaces the kernel's EEE interface (driver model).
-	Model  *ModelFile
+	Model *ModelFile
+	// Emulated makes the emulated EEE ports of NetNS (`lpictl emulate
+	// attach`, pinned under BPFFS) the EEE interface: their timers are set
+	// in the emulator as its driver profile allows; other ports are
+	// observe-only (EEE reads go to ethtool).
+	Emulated bool
+	// BPFFS is the bpffs mount of the emulators' pins ("" = /sys/fs/bpf).
+	BPFFS  string
 	Logger *slog.Logger
 }
 
@@ -35,7 +42,8 @@ type Options struct {
 // table and the driver-model file it names.
 func FromConfig(c agent.HWConfig, log *slog.Logger) (Options, error) {
 	o := Options{NetNS: hwlink.NetNS(c.NetNS), Observe: c.Observe, Attach: c.Attach, Ingress: c.Ingress,
-		PollInterval: c.PollInterval.D(), SampleFloor: c.SampleFloor.D(), Logger: log}
+		PollInterval: c.PollInterval.D(), SampleFloor: c.SampleFloor.D(), Logger: log,
+		Emulated: c.EEEBackend == "emulated", BPFFS: c.BPFFS}
 	if c.HopsFile != "" {
 		data, err := os.ReadFile(c.HopsFile)
 		if err != nil {
@@ -58,14 +66,18 @@ func FromConfig(c agent.HWConfig, log *slog.Logger) (Options, error) {
 }
 
 // Backend is the agent's hardware backend: hwlink discovery, eBPF or
-// counter observation, EEE through hwlink.Actuator (ethtool netlink, or a
-// driver model) and carrier changes from rtnetlink link events.
+// counter observation (or an emulated port's own idle periods), EEE through
+// hwlink.Actuator (ethtool netlink, a driver model, or emulated EEE ports)
+// and carrier changes from rtnetlink link events.
 type Backend struct {
 	opts    Options
 	log     *slog.Logger
 	ethtool *hwlink.EthtoolBackend
 	act     *hwlink.Actuator
 	cancel  context.CancelFunc
+	// emu finds emulated EEE ports (and is the EEE interface with
+	// Options.Emulated); nil when neither EEE nor observation uses them.
+	emu *hwlink.EmulatedBackend
 
 	mu      sync.Mutex
 	carrier map[string]uint64
@@ -91,12 +103,27 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	if opts.Model != nil {
 		eee = opts.Model
 	}
+	var emu *hwlink.EmulatedBackend
+	if opts.Emulated || opts.Observe == "auto" || opts.Observe == string(hwlink.MethodEmulated) {
+		emu, err = hwlink.NewEmulatedBackend(hwlink.EmulatedBackendOptions{NetNS: opts.NetNS, BPFFS: opts.BPFFS,
+			Fallback: et, Logger: opts.Logger})
+		if err != nil {
+			et.Close()
+			return nil, err
+		}
+		if opts.Emulated {
+			eee = emu
+		}
+	}
 	act, err := hwlink.NewActuator(eee, opts.Logger)
 	if err != nil {
+		if emu != nil {
+			emu.Close()
+		}
 		et.Close()
 		return nil, err
 	}
-	b := &Backend{opts: opts, log: opts.Logger, ethtool: et, act: act,
+	b := &Backend{opts: opts, log: opts.Logger, ethtool: et, act: act, emu: emu,
 		carrier: map[string]uint64{}, speed: map[string]uint64{}, switchd: map[string]bool{}}
 	sctx, cancel := context.WithCancel(ctx)
 	b.cancel = cancel
@@ -166,7 +193,7 @@ func (b *Backend) Ports(ctx context.Context) ([]agent.PortInfo, error) {
 		for _, mp := range b.opts.Model.Ports() {
 			in := agent.PortInfo{Name: mp.Name, MAC: mp.MAC, Driver: mp.Driver, Observation: "none"}
 			if p, ok := byName[mp.Name]; ok {
-				in.Index, in.Observation = p.Index, b.method(p)
+				in.Index, in.Observation = p.Index, b.method(p, b.emulated(ctx, p.Name))
 				if in.MAC == "" {
 					in.MAC = p.MAC
 				}
@@ -181,12 +208,41 @@ func (b *Backend) Ports(ctx context.Context) ([]agent.PortInfo, error) {
 		return out, nil
 	}
 	for _, p := range disc {
+		emulated := b.emulated(ctx, p.Name)
 		// TableName: a DSA port's switch driver rather than "dsa".
-		in := agent.PortInfo{Name: p.Name, Index: p.Index, MAC: p.MAC, Driver: p.Driver.TableName(), Observation: b.method(p)}
-		b.fill(&in, p.Actuation)
+		in := agent.PortInfo{Name: p.Name, Index: p.Index, MAC: p.MAC, Driver: p.Driver.TableName(), Observation: b.method(p, emulated)}
+		switch {
+		case emulated && b.opts.Emulated:
+			// The kernel's answer for the netdev (veth: EOPNOTSUPP) is
+			// not the port's: the emulator's driver profile decides.
+			c, err := b.act.Probe(ctx, p.Name)
+			if err != nil && c.Reason == "" {
+				c.Reason = err.Error()
+			}
+			if c.Caps.Driver != "" {
+				in.Driver = EmulatedDriverPrefix + c.Caps.Driver
+			}
+			b.fill(&in, c)
+		case b.opts.Emulated:
+			b.fill(&in, hwlink.Capability{Reason: "observe-only: no emulated EEE port on this interface " +
+				"(hw.eee_backend: emulated sets the timers of `lpictl emulate attach` ports only)"})
+		default:
+			b.fill(&in, p.Actuation)
+		}
 		out = append(out, in)
 	}
 	return out, nil
+}
+
+// EmulatedDriverPrefix starts the driver of an emulated EEE port (with
+// hw.eee_backend: emulated): "emulated/" and its driver profile, e.g.
+// emulated/st_gmac. ports.drivers: ["emulated/*"] selects every emulated
+// port of the namespace.
+const EmulatedDriverPrefix = "emulated/"
+
+// emulated reports whether the interface carries an emulated EEE port.
+func (b *Backend) emulated(ctx context.Context, name string) bool {
+	return b.emu != nil && b.emu.Emulated(ctx, name)
 }
 
 func (b *Backend) fill(in *agent.PortInfo, c hwlink.Capability) {
@@ -213,11 +269,21 @@ func hopMap(shares []hwlink.HopShare) map[int]float64 {
 	return m
 }
 
-// method is the observation method Open will try first.
-func (b *Backend) method(p hwlink.PortInfo) string {
+// method is the observation method Open will try first: an emulated
+// port's own idle periods with auto or emulated, else the plan.
+func (b *Backend) method(p hwlink.PortInfo, emulated bool) string {
 	switch b.opts.Observe {
 	case "none":
 		return string(hwlink.MethodNone)
+	case string(hwlink.MethodEmulated):
+		if emulated {
+			return string(hwlink.MethodEmulated)
+		}
+		return string(hwlink.MethodNone)
+	case "auto":
+		if emulated {
+			return string(hwlink.MethodEmulated)
+		}
 	case "counters":
 		if p.Switchdev {
 			return string(hwlink.MethodHWCounters)
@@ -231,12 +297,22 @@ func (b *Backend) method(p hwlink.PortInfo) string {
 
 // Open implements agent.Backend.
 func (b *Backend) Open(ctx context.Context, in agent.PortInfo) (agent.Port, error) {
-	p := &port{b: b, name: in.Name, method: in.Observation, gaps: make([]hwlink.GapSample, 1024)}
+	p := &port{b: b, name: in.Name, method: in.Observation, gaps: make([]hwlink.GapSample, 1024),
+		emulated: b.emulated(ctx, in.Name)}
 	b.mu.Lock()
 	speed, switchdev := b.speed[in.Name], b.switchd[in.Name]
 	b.mu.Unlock()
 	octx, cancel := context.WithCancel(ctx)
 	p.cancel = cancel
+	if in.Observation == string(hwlink.MethodEmulated) {
+		obs, err := hwlink.OpenEmulatedObserver(ctx, hwlink.EmulatorRef{Interface: in.Name, NetNS: b.opts.NetNS, BPFFS: b.opts.BPFFS})
+		if err == nil {
+			p.obs = obs
+			return p, nil
+		}
+		b.log.Warn("emulated port's idle periods unavailable; not observed", "device", in.Name, "error", err)
+		p.method = string(hwlink.MethodNone)
+	}
 	if in.Observation == string(hwlink.MethodEBPF) {
 		mode := hwlink.AttachAuto
 		switch b.opts.Attach {
@@ -296,7 +372,11 @@ func (b *Backend) Restore(ctx context.Context, name string, s agent.Settings) er
 // Close implements agent.Backend.
 func (b *Backend) Close() error {
 	b.cancel()
-	return b.ethtool.Close()
+	var err error
+	if b.emu != nil {
+		err = b.emu.Close()
+	}
+	return errors.Join(err, b.ethtool.Close())
 }
 
 // port is one open hardware port.
@@ -307,6 +387,9 @@ type port struct {
 	obs    hwlink.Observer
 	cancel context.CancelFunc
 	gaps   []hwlink.GapSample
+	// emulated: the interface carried an emulated EEE port when opened;
+	// its counters come from the emulator.
+	emulated bool
 }
 
 // Observation reports the method actually in use.
@@ -325,7 +408,14 @@ func (p *port) Drain(dst []agent.Observation) (int, error) {
 		if g.Dir != hwlink.Egress {
 			continue
 		}
-		dst[k] = agent.Observation{End: g.End, Length: g.Length}
+		o := agent.Observation{End: g.End, Length: g.Length}
+		if g.MissedKnown {
+			o.MissedKnown, o.Missed, o.PDT, o.Delay = true, g.Missed, g.PDT, g.Delay
+			if g.NeverSleeps {
+				o.PDT = agent.PDTNever
+			}
+		}
+		dst[k] = o
 		k++
 	}
 	return k, nil
@@ -369,6 +459,22 @@ func (p *port) Counters(ctx context.Context) (agent.PortCounters, error) {
 		p.b.mu.Lock()
 		c.CarrierChanges = p.b.carrier[p.name]
 		p.b.mu.Unlock()
+	}
+	if p.emulated {
+		// The emulator's own account: time in Fast Wake and Deep Sleep,
+		// power-downs (one per miss, and the idle period in progress if
+		// it has gone down).
+		st, err := p.b.emu.Status(ctx, p.name, hwlink.MonotonicNow())
+		if err != nil {
+			return c, mapErr(err)
+		}
+		c.LowPowerTime, c.LowPowerKnown = st.Times.FastWake+st.Times.DeepSleep, true
+		c.LPIEntries, c.LPIEntriesKnown = st.Misses, true
+		switch st.State {
+		case hwlink.StateGoingDown.String(), hwlink.StateFastWake.String(), hwlink.StateDeepSleep.String():
+			c.LPIEntries++
+		}
+		return c, nil
 	}
 	if st, err := p.b.ethtool.LPICounters(ctx, p.name); err == nil {
 		c.LowPowerTime, c.LowPowerKnown, c.LPIEntries, c.LPIEntriesKnown = lpiFromStats(st)
