@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/lpictl/lpictl/agent"
 	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/controller/replay"
@@ -365,6 +367,22 @@ func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 		defer fh.Close()
 		in, name = fh, file
 	}
+	// A port trace written by the agent names the controller that decided
+	// it (its predictor, controller settings and start time): replaying
+	// through that one reproduces the agent's decisions, unless a
+	// predictor is chosen here.
+	br := bufio.NewReaderSize(in, 64<<10)
+	in = br
+	if head, _ := br.Peek(64 << 10); bytes.Contains(head, []byte("# controller: ")) && !predictorChosen(cmd.Flags(), o) {
+		ti, err := agent.ReadTraceInfo(bytes.NewReader(head))
+		if err != nil {
+			return badInput(fmt.Errorf("%s: %w", name, err))
+		}
+		if port, err = ti.NewController(); err != nil {
+			return badInput(fmt.Errorf("%s: port trace header: %w", name, err))
+		}
+		pf.Predictor, pf.Controller = ti.Spec.Predictor, ti.Spec.Controller
+	}
 	// Everything goes to a buffer first: on bad input stdout stays empty.
 	var out bytes.Buffer
 	if err := replayPredict(&out, in, name, o, pf, timing, port); err != nil {
@@ -372,6 +390,20 @@ func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 	}
 	_, err = out.WriteTo(cmd.OutOrStdout())
 	return err
+}
+
+// predictorChosen reports whether the command line chooses the predictor
+// or the controller (a config file, --set or a predictor flag).
+func predictorChosen(flags *pflag.FlagSet, o predictOptions) bool {
+	if o.config != "" || len(o.sets) > 0 {
+		return true
+	}
+	for _, f := range []string{"predictor", "pdt", "initial-pdt", "bound", "strategy", "bin-width", "max-value", "ttl", "max-records", "history"} {
+		if flags.Changed(f) {
+			return true
+		}
+	}
+	return false
 }
 
 // replayPredict replays the input through port and writes the trace (with

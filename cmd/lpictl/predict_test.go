@@ -3,10 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/lpictl/lpictl/agent"
+	"github.com/lpictl/lpictl/controller"
+	"github.com/lpictl/lpictl/controller/replay"
+	"github.com/lpictl/lpictl/predictor"
 )
 
 // lpictl runs the command line in-process and returns its exit status and output.
@@ -347,5 +354,57 @@ func TestPredictPortTrace(t *testing.T) {
 	// A gap file has no agreement section.
 	if s := predictJSON(t, writeFile(t, "g.txt", "1us\n")); s.Agreement != nil {
 		t.Errorf("agreement for a gap file: %+v", s.Agreement)
+	}
+}
+
+// TestPredictAgentTraceUsesItsController: a port trace written by the
+// agent names its controller (predictor, settings and the time it was
+// built); predict replays through that controller, reproducing every
+// decision, unless the command line chooses a predictor.
+func TestPredictAgentTraceUsesItsController(t *testing.T) {
+	// The agent recomputes at most once per interval, counted from when it
+	// built the controller.
+	spec := agent.PortSpec{
+		Predictor: predictor.Config{Kind: predictor.KindPerfBoundCorrect, Bound: 0.05,
+			WakeTime: predictor.Duration(4480 * time.Nanosecond)},
+		Controller: controller.Config{Recompute: controller.OnInterval, Interval: predictor.Duration(time.Millisecond)},
+	}
+	ti := agent.TraceInfo{Device: "veth0", Backend: "hw", Mode: "enforce", Opened: 59500 * time.Microsecond, Spec: spec}
+	// Rows every 20 µs from 60 ms with gaps of 1–15 µs; their t_PDT are
+	// what the agent's controller (built at 59.5 ms) decides.
+	var rows []replay.TraceRow
+	start := replay.PS(60e9)
+	for i := 0; i < 200; i++ {
+		gap := replay.PS((1 + (i*7)%15) * 1e6)
+		rows = append(rows, replay.TraceRow{Line: i + 5, Start: start, Gap: gap, Sent: []replay.HopCount{{Hops: 3, Packets: 2}}})
+		start += gap + 20e6
+	}
+	ctl, err := ti.NewController()
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, _, err := replay.ReplayTrace(ctl, replay.Timing{Wake: 4480 * time.Nanosecond, Sleep: 2 * time.Microsecond}, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := json.Marshal(ti)
+	var b strings.Builder
+	b.WriteString("# lpictl agent port trace of veth0\n# controller: " + string(head) + "\n" + replay.TraceHeader + "\n")
+	for i, r := range rows {
+		outcome := "hit"
+		if steps[i].Missed {
+			outcome = "miss"
+		}
+		fmt.Fprintf(&b, "%d,%d,%d,%s,%d,3:2\n", r.Start, r.Gap, steps[i].PDTPS(), outcome, steps[i].Delay)
+	}
+	file := writeFile(t, "veth0.port_trace.csv", b.String())
+	s := predictJSON(t, "--handshake", "0", file)
+	if a := s.Agreement; a == nil || a.Matching != 200 || s.Predictor != predictor.KindPerfBoundCorrect {
+		t.Errorf("with the trace's controller: %+v, predictor %s; want 200 of 200", s.Agreement, s.Predictor)
+	}
+	// Chosen on the command line (built at time 0, recomputing on every
+	// idle period) the controller decides otherwise.
+	if s := predictJSON(t, "--handshake", "0", "--predictor", "perfboundcorrect", "--bound", "0.05", file); s.Agreement == nil || s.Agreement.Matching == 200 {
+		t.Errorf("with a time-0 controller: %+v; want disagreement", s.Agreement)
 	}
 }
