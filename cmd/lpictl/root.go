@@ -47,6 +47,7 @@ func newRootCommand() *cobra.Command {
 		newWorkloadCommand(),
 		newAgentCommand(),
 		newEmulateCommand(),
+		newHILCommand(),
 	)
 	return root
 }

@@ -1,0 +1,61 @@
+package hil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/lpictl/lpictl/hwlink"
+)
+
+// emulators are the emulated EEE ports of one run, in LinePorts order.
+type emulators struct {
+	line  *Line
+	ports []*hwlink.EmulatedPort
+}
+
+// attachEmulators makes every egress port of the line an emulated EEE port
+// in mode (the experiment's preset, scale, rate, driver and initial
+// timer). On error the ports attached so far are detached.
+func attachEmulators(ctx context.Context, cfg *Config, line *Line, mode hwlink.EmulatedMode, delay hwlink.EmulatedDelay) (*emulators, error) {
+	e := &emulators{line: line}
+	for _, p := range LinePorts {
+		ec := cfg.emulateConfig(p.Dev, mode, delay)
+		ec.NetNS = hwlink.NetNS(line.Hosts[p.Host].Name)
+		ec.BPFFS = line.BPFFS
+		ec.Attach = hwlink.AttachAuto
+		ep, err := hwlink.AttachEmulator(ctx, ec)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("emulate %s in %s: %w", p.Dev, line.Hosts[p.Host].Name, err), e.detach())
+		}
+		e.ports = append(e.ports, ep)
+	}
+	return e, nil
+}
+
+// status reads every port's status at one instant.
+func (e *emulators) status() ([]hwlink.EmulatorStatus, error) {
+	now := hwlink.MonotonicNow()
+	out := make([]hwlink.EmulatorStatus, 0, len(e.ports))
+	for _, p := range e.ports {
+		s, err := p.Status(now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// detach removes every emulator (program, pins, qdiscs it added).
+func (e *emulators) detach() error {
+	var errs []error
+	for _, p := range e.ports {
+		if err := p.Detach(); err != nil {
+			errs = append(errs, err)
+		}
+		p.Close()
+	}
+	e.ports = nil
+	return errors.Join(errs...)
+}

@@ -1,0 +1,370 @@
+package hil
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/lpictl/lpictl/agent"
+	"github.com/lpictl/lpictl/controller"
+	"github.com/lpictl/lpictl/controller/replay"
+	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/predictor"
+	"github.com/lpictl/lpictl/sim/power"
+	"github.com/lpictl/lpictl/sim/scenario"
+)
+
+// SimTopology is the simulated line: one switch with two nodes, i.e. two
+// cables and four ports, as host a – switch s – host b.
+var SimTopology = map[string]any{"kind": "fbfly", "dims": []int{1}, "nodes_per_switch": 2}
+
+// portSpec is the predictor and controller configuration an agent gives
+// a port of the line: the agent's own Config.Spec, with the emulated
+// driver profile's register.
+func (c *Config) portSpec(kind predictor.Kind, port string) agent.PortSpec {
+	ac := agent.Config{
+		Backend: agent.BackendHW, Interval: c.Agent.Interval, Predictor: c.PredictorFor(kind),
+		Limits: agent.Limits{Hysteresis: c.Agent.Hysteresis, MinChangeInterval: c.Agent.MinChangeInterval},
+	}.WithDefaults()
+	caps, _ := hwlink.LookupDriver(c.Port.Driver)
+	return ac.Spec(port, agent.Register{Unit: caps.Unit, Min: caps.Min, Max: caps.Max}, c.ScaledWake(), nil)
+}
+
+// replayTiming is the emulated port's timing for controller/replay: the
+// scaled t_w and t_s, and no handshake (the emulator has no peer).
+func (c *Config) replayTiming() replay.Timing {
+	return replay.Timing{Wake: c.ScaledWake(), Sleep: c.ScaledSleep(), Handshake: 0}
+}
+
+// PortReplay is one port's agent trace replayed through lpictl predict's
+// replay (controller/replay) with the agent's predictor and controller
+// configuration and the emulated port's timing.
+type PortReplay struct {
+	Port        string  `json:"port"`
+	Rows        int     `json:"rows"`
+	IdlePeriods uint64  `json:"idle_periods"`
+	Hits        uint64  `json:"hits"`
+	Misses      uint64  `json:"misses"`
+	SpanS       float64 `json:"span_s"`     // first row's start to last row's end
+	AsleepS     float64 `json:"asleep_s"`   // in the low-power state
+	DelayS      float64 `json:"delay_s"`    // wake-up delay, total
+	MeanPDTS    float64 `json:"mean_pdt_s"` // mean t_PDT over idle periods
+	// Decisions and Matching: rows whose t_PDT and outcome the replay
+	// reproduced.
+	Decisions uint64 `json:"decisions"`
+	Matching  uint64 `json:"matching"`
+}
+
+// replayPort replays one port's whole trace; the figures count the idle
+// periods that start within window (CLOCK_MONOTONIC ps: the traffic
+// phase), or every one if none does (a trace on another clock).
+func (c *Config) replayPort(kind predictor.Kind, port string, rows []replay.TraceRow, window [2]replay.PS) (PortReplay, error) {
+	pr := PortReplay{Port: port, Rows: len(rows)}
+	if len(rows) == 0 {
+		return pr, nil
+	}
+	spec := c.portSpec(kind, port)
+	pred, err := predictor.New(spec.Predictor)
+	if err != nil {
+		return pr, err
+	}
+	ctl, err := controller.NewPort(spec.Controller, pred, 0)
+	if err != nil {
+		return pr, err
+	}
+	steps, _, err := replay.ReplayTrace(ctl, c.replayTiming(), rows)
+	if err != nil {
+		return pr, fmt.Errorf("replay %s: %w", port, err)
+	}
+	in := func(i int) bool { return rows[i].Start >= window[0] && rows[i].Start < window[1] }
+	inside := false
+	for i := range rows {
+		inside = inside || in(i)
+	}
+	if !inside {
+		in = func(int) bool { return true }
+	}
+	var sumPDT float64
+	first, last := -1, -1
+	for i, st := range steps {
+		if !in(i) {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		last = i
+		pr.IdlePeriods++
+		if st.Missed {
+			pr.Misses++
+		} else {
+			pr.Hits++
+		}
+		pr.AsleepS += float64(st.Asleep) * 1e-12
+		pr.DelayS += float64(st.Delay) * 1e-12
+		sumPDT += st.PDT.Seconds()
+		pr.Decisions++
+		if st.PDTPS() == rows[i].PDT && st.Missed == rows[i].Missed {
+			pr.Matching++
+		}
+	}
+	if first >= 0 {
+		pr.SpanS = float64(rows[last].End()-rows[first].Start) * 1e-12
+		pr.MeanPDTS = sumPDT / float64(pr.IdlePeriods)
+	}
+	return pr, nil
+}
+
+// predictYAML is a configs/predict file with which `lpictl predict -c
+// FILE TRACE` replays a port's trace as the report did.
+func (c *Config) predictYAML(kind predictor.Kind, port string) ([]byte, error) {
+	spec := c.portSpec(kind, port)
+	doc := map[string]any{
+		"preset":     c.Port.Preset,
+		"mode":       c.Port.Mode,
+		"sleep_time": c.ScaledSleep().String(),
+		"handshake":  "0",
+		"predictor":  spec.Predictor,
+		"controller": spec.Controller,
+	}
+	head := fmt.Sprintf("# lpictl predict -c %s.predict.yaml %s.port_trace.csv   (--trace: every decision)\n"+
+		"# the agent's predictor and controller for %s, the emulated port's scaled t_w and t_s (×%g), no handshake.\n",
+		port, port, port, c.Port.Scale)
+	b, err := yaml.Marshal(doc)
+	return append([]byte(head), b...), err
+}
+
+// scaledPreset is the preset with t_w and t_s multiplied by the scale, as
+// the emulator runs it.
+func (c *Config) scaledPreset() *power.Preset {
+	p := *c.preset
+	k := c.Port.Scale
+	sc := func(l *power.LowPower) *power.LowPower {
+		if l == nil {
+			return nil
+		}
+		v := *l
+		v.WakeTime = predictor.Duration(math.Round(float64(l.WakeTime) * k))
+		v.SleepTime = predictor.Duration(math.Round(float64(l.SleepTime) * k))
+		return &v
+	}
+	p.FastWake, p.DeepSleep = sc(p.FastWake), sc(p.DeepSleep)
+	if k != 1 {
+		p.Name = fmt.Sprintf("%s-x%g", p.Name, k)
+		p.Source = fmt.Sprintf("%s; t_w and t_s × %g (lpictl hil run)", p.Source, k)
+	}
+	return &p
+}
+
+// SimResult is the simulator's figures for one mode on a run's traffic.
+type SimResult struct {
+	Mode        string  `json:"mode"`
+	Predictor   string  `json:"predictor"`
+	ExecTimeS   float64 `json:"exec_time_s"`
+	Messages    uint64  `json:"messages"`
+	Packets     uint64  `json:"packets"`
+	Latency     Dist    `json:"latency"` // every packet, one way (count: packets)
+	LinkEnergyJ float64 `json:"link_energy_j"`
+	SleepShare  float64 `json:"sleep_share"` // link time in Fast Wake or Deep Sleep
+	Hits        uint64  `json:"hits"`
+	Misses      uint64  `json:"misses"`
+	Wakeups     uint64  `json:"wakeups"`
+}
+
+// scenarioYAML is the simulated line running the VEF trace at vefPath
+// with the preset file at presetPath, in mode, with kind's predictor and
+// the agent's controller configuration.
+func (c *Config) scenarioYAML(name string, kind predictor.Kind, mode power.Mode, presetPath, vefPath string) ([]byte, error) {
+	spec := c.portSpec(kind, "sim")
+	doc := map[string]any{
+		"name":       name,
+		"seed":       c.Seed,
+		"topology":   SimTopology,
+		"network":    map[string]any{"link_rate": c.SimRateBps(), "mtu": c.Sim.MTU},
+		"power":      map[string]any{"preset": presetPath, "mode": string(mode), "hybrid_hold": c.Port.HybridHold.String()},
+		"predictor":  spec.Predictor,
+		"controller": spec.Controller,
+		"workload":   map[string]any{"kind": "vef", "file": vefPath},
+	}
+	return yaml.Marshal(doc)
+}
+
+// simulate runs the simulated line on the trace in mode (always-on or the
+// experiment's) with kind's predictor. dir holds the preset and scenario
+// files it writes.
+func (c *Config) simulate(ctx context.Context, dir, name string, kind predictor.Kind, mode power.Mode, vefPath string) (SimResult, error) {
+	presetPath := filepath.Join(dir, "preset.yaml")
+	if _, err := os.Stat(presetPath); err != nil {
+		b, err := yaml.Marshal(c.scaledPreset())
+		if err != nil {
+			return SimResult{}, err
+		}
+		if err := os.WriteFile(presetPath, b, 0o644); err != nil {
+			return SimResult{}, err
+		}
+	}
+	data, err := c.scenarioYAML(name, kind, mode, presetPath, vefPath)
+	if err != nil {
+		return SimResult{}, err
+	}
+	scPath := filepath.Join(dir, name+".yaml")
+	if err := os.WriteFile(scPath, data, 0o644); err != nil {
+		return SimResult{}, err
+	}
+	s, err := scenario.Parse(data, scPath, nil)
+	if err != nil {
+		return SimResult{}, err
+	}
+	o, err := scenario.Run(ctx, s, nil)
+	if err != nil {
+		return SimResult{}, err
+	}
+	r := o.Report
+	pred := string(kind)
+	if mode == power.AlwaysOn {
+		pred = "none"
+	}
+	lat := r.LatencyS
+	return SimResult{
+		Mode: string(mode), Predictor: pred, ExecTimeS: r.ExecTimeS, Messages: r.Messages, Packets: r.Packets,
+		Latency:     Dist{Count: int(r.Packets), Mean: lat.Mean, P50: lat.P50, P99: lat.P99, Max: lat.Max},
+		LinkEnergyJ: r.EnergyJ.Links, SleepShare: r.LinkStateFraction.FastWake + r.LinkStateFraction.DeepSleep,
+		Hits: r.Hits, Misses: r.Misses, Wakeups: r.Wakeups,
+	}, nil
+}
+
+// Row is one line of the sim-to-real table: a figure measured on the
+// emulated ports next to lpictl predict's replay of the agents' traces
+// and the simulator's; nil where a source does not give it. The
+// differences are predicted − measured.
+type Row struct {
+	Metric     string   `json:"metric"`
+	Unit       string   `json:"unit"`
+	Measured   *float64 `json:"measured"`
+	Predict    *float64 `json:"predict"`
+	Sim        *float64 `json:"sim"`
+	PredictDif *float64 `json:"predict_diff"`
+	SimDiff    *float64 `json:"sim_diff"`
+}
+
+func fp(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
+func diff(a, b *float64) *float64 {
+	if a == nil || b == nil {
+		return nil
+	}
+	return fp(*a - *b)
+}
+
+func newRow(metric, unit string, measured, predict, sim *float64) Row {
+	return Row{Metric: metric, Unit: unit, Measured: measured, Predict: predict, Sim: sim,
+		PredictDif: diff(predict, measured), SimDiff: diff(sim, measured)}
+}
+
+// SimToReal is the sim-to-real check of one predictor run.
+type SimToReal struct {
+	Run     string       `json:"run"`
+	Replay  []PortReplay `json:"replay"`
+	SimBase *SimResult   `json:"sim_always_on"`
+	Sim     *SimResult   `json:"sim"`
+	// SimError says why the simulator gave nothing ("" if it ran).
+	SimError string `json:"sim_error"`
+	Rows     []Row  `json:"rows"`
+}
+
+func sumReplay(rs []PortReplay) (t PortReplay) {
+	for _, r := range rs {
+		t.Rows += r.Rows
+		t.IdlePeriods += r.IdlePeriods
+		t.Hits += r.Hits
+		t.Misses += r.Misses
+		t.SpanS += r.SpanS
+		t.AsleepS += r.AsleepS
+		t.DelayS += r.DelayS
+		t.Decisions += r.Decisions
+		t.Matching += r.Matching
+	}
+	return t
+}
+
+// compareRows builds the table from a run, its always-on baseline, the
+// replay and the simulator's runs.
+func compareRows(run, base *RunReport, rep []PortReplay, simBase, sim *SimResult) []Row {
+	f := func(v float64) *float64 { return fp(v) }
+	u := func(v uint64) *float64 { return fp(float64(v)) }
+	none := (*float64)(nil)
+	haveReplay := len(rep) > 0
+	t := sumReplay(rep)
+	pick := func(ok bool, v *float64) *float64 {
+		if !ok {
+			return nil
+		}
+		return v
+	}
+	hasSim := sim != nil && simBase != nil
+	var simV = func(fn func() *float64) *float64 {
+		if !hasSim {
+			return nil
+		}
+		return fn()
+	}
+	us := 1e6
+	rows := []Row{
+		newRow("idle periods", "", u(run.IdlePeriods), pick(haveReplay, u(t.IdlePeriods)), simV(func() *float64 { return u(sim.Hits + sim.Misses) })),
+		newRow("hits", "", u(run.Hits), pick(haveReplay, u(t.Hits)), simV(func() *float64 { return u(sim.Hits) })),
+		newRow("misses", "", u(run.Misses), pick(haveReplay, u(t.Misses)), simV(func() *float64 { return u(sim.Misses) })),
+		newRow("wake-ups", "", u(run.Wakeups), pick(haveReplay, u(t.Misses)), simV(func() *float64 { return u(sim.Wakeups) })),
+		newRow("sleep share", "%", f(100*run.LowPowerShare), pick(haveReplay && t.SpanS > 0, f(100*t.AsleepS/t.SpanS)),
+			simV(func() *float64 { return f(100 * sim.SleepShare) })),
+		newRow("wake-up delay, total", "ms", f(1e3*run.DelayTotalS), pick(haveReplay, f(1e3*t.DelayS)), none),
+		newRow("link energy saving", "%", f(run.SavingPct), none, simV(func() *float64 { return f(simSaving(simBase, sim)) })),
+		newRow("latency added, mean", "µs", f(us*(run.Latency.Mean-base.Latency.Mean)), none,
+			simV(func() *float64 { return f(us * (sim.Latency.Mean - simBase.Latency.Mean)) })),
+		newRow("latency added, p99", "µs", f(us*(run.Latency.P99-base.Latency.P99)), none,
+			simV(func() *float64 { return f(us * (sim.Latency.P99 - simBase.Latency.P99)) })),
+		newRow("latency overhead, mean", "%", f(overheadPct(run.Latency.Mean, base.Latency.Mean)), none,
+			simV(func() *float64 { return f(overheadPct(sim.Latency.Mean, simBase.Latency.Mean)) })),
+	}
+	if haveReplay && t.Decisions > 0 {
+		rows = append(rows, Row{Metric: "decisions agreeing with the agent's", Unit: "%",
+			Predict: f(100 * float64(t.Matching) / float64(t.Decisions))})
+	}
+	return rows
+}
+
+// simSaving is the simulated links' energy saving against always-on over
+// the same time, as the emulator's: the always-on run's energy scaled to
+// the run's execution time (a run stretched by wake-ups lasts longer).
+func simSaving(base, run *SimResult) float64 {
+	if !(base.ExecTimeS > 0) || !(base.LinkEnergyJ > 0) {
+		return math.NaN()
+	}
+	ao := base.LinkEnergyJ * run.ExecTimeS / base.ExecTimeS
+	return 100 * (1 - run.LinkEnergyJ/ao)
+}
+
+// sortedPorts returns the ports of a trace map in LinePorts order.
+func sortedPorts(m map[string][]replay.TraceRow) []string {
+	var out []string
+	for _, p := range LinePorts {
+		if _, ok := m[p.Dev]; ok {
+			out = append(out, p.Dev)
+		}
+	}
+	for p := range m {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
