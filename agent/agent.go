@@ -17,6 +17,7 @@ import (
 
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/predictor"
+	"github.com/lpictl/lpictl/sim/estimate"
 )
 
 // Systemd notification states (sd_notify).
@@ -102,6 +103,12 @@ type portState struct {
 	// The port's idle periods as the agent counted them (the port's own
 	// outcome in enforce mode, the decided t_PDT's in observe mode).
 	hits, misses uint64
+
+	// est estimates what EEE would save on the port (nil when estimates
+	// are off or could not be set up); estLast keeps the values exported
+	// last, so that its counters never go down.
+	est     *estimate.Estimator
+	estLast []estTotals
 }
 
 // New returns an agent; Run starts it.
@@ -471,9 +478,16 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 		}
 		p.trace = a.traceFor(name, spec, now)
 		p.bindSent()
+		preset := "off"
+		if cfg.Estimate.On() {
+			if p.est, preset, err = newEstimator(cfg.Estimate, in, spec, now); err != nil {
+				a.log.Warn("no estimates for this port", "device", name, "error", err)
+				preset = "none"
+			}
+		}
 		a.ports[name] = p
 		a.log.Info("port selected", "device", name, "driver", in.Driver, "observation", in.Observation,
-			"can_set_timer", in.CanSet, "reason", in.Reason, "predictor", spec.Predictor.Kind)
+			"can_set_timer", in.CanSet, "reason", in.Reason, "predictor", spec.Predictor.Kind, "estimate_preset", preset)
 	}
 	if len(a.ports) == 0 {
 		a.log.Warn("no ports selected (set ports.names or ports.drivers)")
@@ -526,6 +540,7 @@ func (a *Agent) reload(ctx context.Context) {
 		{"sim", old.Sim, cfg.Sim, func() { cfg.Sim = old.Sim }},
 		{"log.format", old.Log.Format, cfg.Log.Format, func() { cfg.Log.Format = old.Log.Format }},
 		{"trace_dir", old.TraceDir, cfg.TraceDir, func() { cfg.TraceDir = old.TraceDir }},
+		{"estimate", old.Estimate, cfg.Estimate, func() { cfg.Estimate = old.Estimate }},
 	}
 	for _, f := range fixed {
 		if !reflect.DeepEqual(f.old, f.new) {
@@ -642,6 +657,9 @@ func (a *Agent) observe(p *portState) bool {
 				continue // back to back: no idle period (SPEC §1.1)
 			}
 			start := o.End - o.Length
+			if p.est != nil {
+				p.est.Idle(o.End, o.Length)
+			}
 			d := p.ctl.Decide(start)
 			would := o.Length >= d
 			learned := would

@@ -64,6 +64,12 @@ type PortInfo struct {
 	WakeTime time.Duration
 	// Hops is the port's hop-count distribution if known (hops → share).
 	Hops map[int]float64
+	// Speed is the link speed in bits per second (0 = unknown); it picks
+	// the power preset of the port's estimates.
+	Speed uint64
+	// DefaultPDT is the tx LPI timer the driver programs by itself, if
+	// known (0 otherwise): the estimates' driver-default policy.
+	DefaultPDT time.Duration
 }
 
 // PDTNever as Observation.PDT: the port could not go to low power during

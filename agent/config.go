@@ -79,6 +79,9 @@ type Config struct {
 	// trace format (one row per idle period the controller consumed), for
 	// controller/replay (ReadTraceInfo, docs/agent.md "Port traces").
 	TraceDir string `yaml:"trace_dir"`
+	// Estimate configures the per-port estimates of what EEE would save
+	// (docs/agent.md "What EEE would save (estimates)").
+	Estimate EstimateConfig `yaml:"estimate"`
 }
 
 // LogConfig configures log/slog output (to stderr, i.e. the journal).
@@ -307,6 +310,7 @@ func (c Config) WithDefaults() Config {
 	if c.Sim.Loop == nil {
 		c.Sim.Loop = ptr(true)
 	}
+	c.Estimate = c.Estimate.withDefaults()
 	return c
 }
 
@@ -426,7 +430,7 @@ func (c Config) Validate() error {
 	if !(c.Sim.Speed > 0) || math.IsInf(c.Sim.Speed, 0) {
 		return bad("sim.speed", "must be > 0, got %v", c.Sim.Speed)
 	}
-	return nil
+	return c.Estimate.validate()
 }
 
 func checkPredictor(pc predictor.Config) error {

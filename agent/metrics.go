@@ -76,7 +76,7 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 		descTickDuration, descPortInfo, descActuation, descEEEEnabled, descEEEActive, descTxLPIEnabled, descTxLPITimer,
 		descPDT, descPDTRec, descPDTMean, descPredInfo, descPredBytes, descIdle, descHits, descMisses, descDecisions,
 		descPDTChanges, descHeld, descClamps, descEEEChanges, descErrors, descQuarantined, descBackoff, descFlaps,
-		descCarrier, descLPITime, descLPIEntries, descGapHist} {
+		descCarrier, descLPITime, descLPIEntries, descGapHist, descEstEnergy, descEstDelay, descEstLowPower} {
 		ch <- d
 	}
 }
@@ -158,6 +158,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			buckets[ub] = cum
 		}
 		ch <- prometheus.MustNewConstHistogram(descGapHist, p.histCount, p.histSum, buckets, l...)
+		p.collectEstimates(ch, now)
 	}
 }
 

@@ -33,6 +33,12 @@ type DriverCaps struct {
 	Verified bool
 	// Note is a short free-text remark shown in status output.
 	Note string
+	// DefaultTimer is the tx LPI timer the driver programs by itself
+	// (0 = not known); DefaultSource says where that value comes from.
+	// `lpictl ports --what-if` and the agent's estimates use it for the
+	// driver-default policy.
+	DefaultTimer  time.Duration
+	DefaultSource string
 }
 
 // maxKernelTimer is the largest timer the ABI carries: u32 microseconds.
@@ -50,10 +56,14 @@ var driverTable = func() map[string]DriverCaps {
 		{Driver: "mlx5_core", Refusal: "driver has no EEE operations (EOPNOTSUPP)"},
 		{Driver: "r8169", Refusal: "driver programs its own idle timer; the value is report-only", Verified: true},
 		{Driver: "st_gmac", TimerSettable: true, Unit: time.Microsecond, Max: 0xFFFFF * time.Microsecond, LinkFlap: true, Verified: true,
-			Note: "default 1000 µs; above 0xFFFFF µs a software timer is used, so the table clamps to the hardware timer"},
+			Note:          "default 1000 µs; above 0xFFFFF µs a software timer is used, so the table clamps to the hardware timer",
+			DefaultTimer:  1000 * time.Microsecond,
+			DefaultSource: "drivers/net/ethernet/stmicro/stmmac/stmmac_main.c: STMMAC_DEFAULT_LPI_TIMER 1000, applied in µs (module parameter eee_timer); anchors-agent.md §1.6"},
 		{Driver: "lan743x", TimerSettable: true, Unit: time.Microsecond, LinkFlap: true, Verified: true, Note: "a change restarts autonegotiation"},
 		{Driver: "lan78xx", TimerSettable: true, Unit: time.Microsecond, LinkFlap: true, Verified: true, Note: "USB; phylink-managed EEE"},
-		{Driver: "mvneta", TimerSettable: true, Unit: time.Microsecond, Max: 255 * time.Microsecond, LinkFlap: true, Verified: true, Note: "8-bit register; default 250 µs; EINVAL above 255"},
+		{Driver: "mvneta", TimerSettable: true, Unit: time.Microsecond, Max: 255 * time.Microsecond, LinkFlap: true, Verified: true, Note: "8-bit register; default 250 µs; EINVAL above 255",
+			DefaultTimer:  250 * time.Microsecond,
+			DefaultSource: "drivers/net/ethernet/marvell/mvneta.c: tx_lpi_timer initialised to 250 µs at probe; anchors-agent.md §1.6"},
 		{Driver: "mvpp2", TimerSettable: true, Unit: time.Microsecond, Max: 255 * time.Microsecond, LinkFlap: true, Verified: true, Note: "8-bit register; older kernels clamp to 255 silently"},
 		{Driver: "mt7530", TimerSettable: true, Unit: time.Microsecond, Max: 0xFFF * time.Microsecond, LinkFlap: true, Verified: true, Note: "DSA switch; hardware unit unspecified, taken as µs"},
 		{Driver: "bnxt_en", TimerSettable: true, Unit: time.Microsecond, RangeFromFirmware: true, LinkFlap: true, Verified: true, Note: "needs autoneg; single PF only; link reconfiguration assumed"},

@@ -58,3 +58,20 @@ func TestHistBucket(t *testing.T) {
 		t.Error("max value")
 	}
 }
+
+// TestDriverDefaultTimers: the default tx LPI timers the estimates use as
+// the driver-default policy, with their sources.
+func TestDriverDefaultTimers(t *testing.T) {
+	for drv, want := range map[string]time.Duration{
+		"st_gmac": time.Millisecond, "stmmac": time.Millisecond, "mvneta": 250 * time.Microsecond,
+		"igc": 0, "veth": 0, "no-such-driver": 0,
+	} {
+		c, _ := LookupDriver(drv)
+		if c.DefaultTimer != want {
+			t.Errorf("%s: default timer %v, want %v", drv, c.DefaultTimer, want)
+		}
+		if (c.DefaultTimer != 0) != (c.DefaultSource != "") {
+			t.Errorf("%s: default timer %v without a source (or a source without a timer): %q", drv, c.DefaultTimer, c.DefaultSource)
+		}
+	}
+}

@@ -193,7 +193,7 @@ func (b *Backend) Ports(ctx context.Context) ([]agent.PortInfo, error) {
 		for _, mp := range b.opts.Model.Ports() {
 			in := agent.PortInfo{Name: mp.Name, MAC: mp.MAC, Driver: mp.Driver, Observation: "none"}
 			if p, ok := byName[mp.Name]; ok {
-				in.Index, in.Observation = p.Index, b.method(p, b.emulated(ctx, p.Name))
+				in.Index, in.Observation, in.Speed = p.Index, b.method(p, b.emulated(ctx, p.Name)), p.Speed
 				if in.MAC == "" {
 					in.MAC = p.MAC
 				}
@@ -210,7 +210,8 @@ func (b *Backend) Ports(ctx context.Context) ([]agent.PortInfo, error) {
 	for _, p := range disc {
 		emulated := b.emulated(ctx, p.Name)
 		// TableName: a DSA port's switch driver rather than "dsa".
-		in := agent.PortInfo{Name: p.Name, Index: p.Index, MAC: p.MAC, Driver: p.Driver.TableName(), Observation: b.method(p, emulated)}
+		in := agent.PortInfo{Name: p.Name, Index: p.Index, MAC: p.MAC, Driver: p.Driver.TableName(), Observation: b.method(p, emulated),
+			Speed: p.Speed}
 		switch {
 		case emulated && b.opts.Emulated:
 			// The kernel's answer for the netdev (veth: EOPNOTSUPP) is
@@ -252,6 +253,7 @@ func (b *Backend) fill(in *agent.PortInfo, c hwlink.Capability) {
 		caps = c.Caps
 	}
 	in.Register = agent.Register{Unit: caps.Unit, Min: caps.Min, Max: caps.Max}
+	in.DefaultPDT = caps.DefaultTimer
 	if b.opts.Hops != nil {
 		in.Hops = hopMap(b.opts.Hops.Port(in.Name))
 	}

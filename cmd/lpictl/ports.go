@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lpictl/lpictl/agent"
 	"github.com/lpictl/lpictl/hwlink"
 )
 
@@ -21,6 +22,8 @@ func newPortsCommand() *cobra.Command {
 		asJSON bool
 		netns  string
 		all    bool
+		wi     = portsWhatIfOptions{maxDelay: portsDefaultMaxDelay, fixedPDT: agent.DefaultEstimateFixedPDT,
+			fallbackPreset: agent.DefaultFallbackPreset, observe: "auto"}
 	)
 	cmd := &cobra.Command{
 		Use:   "ports",
@@ -28,12 +31,30 @@ func newPortsCommand() *cobra.Command {
 		Long: "ports lists the network ports of this host (or of --netns): name, driver, speed, carrier,\n" +
 			"EEE supported/enabled/active, the tx LPI timer, how lpictl would observe idle gaps (eBPF, psample or\n" +
 			"counters, and at which resolution) and whether it can set the timer (or why not).\n" +
-			"It only reads; nothing is changed.",
+			"It only reads; nothing is changed.\n\n" +
+			"--what-if DURATION observes the ports that are up (or --port) for DURATION (at most 1h; eBPF, else\n" +
+			"polled counters) and estimates what EEE would save on each under several policies (always-on,\n" +
+			"plain EEE, the driver's default timer, a fixed timer, the predictor): idle share, saving in W and %,\n" +
+			"added delay per second and per packet, wake-ups, and a recommendation that fits the driver\n" +
+			"(docs/agent.md \"What EEE would save\"). Ctrl-C ends it early and reports what was observed.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if netns != "" && !strings.Contains(netns, "/") {
 				if _, err := os.Stat("/run/netns/" + netns); err != nil {
 					return badInput(fmt.Errorf("--netns %q: no such named network namespace (give a name from `ip netns` or a path)", netns))
+				}
+			}
+			whatIf := cmd.Flags().Changed("what-if")
+			if whatIf {
+				wi.netns, wi.all, wi.asJSON = netns, all, asJSON
+				if err := wi.validate(); err != nil {
+					return badInput(err)
+				}
+			} else {
+				for _, f := range []string{"max-delay", "preset", "fallback-preset", "fixed-pdt", "observe", "port"} {
+					if cmd.Flags().Changed(f) {
+						return badInput(fmt.Errorf("--%s needs --what-if DURATION", f))
+					}
 				}
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
@@ -45,6 +66,9 @@ func newPortsCommand() *cobra.Command {
 				}
 				return err
 			}
+			if whatIf {
+				return runPortsWhatIf(cmd.Context(), cmd.OutOrStdout(), wi, ports)
+			}
 			if asJSON {
 				return writePortsJSON(cmd.OutOrStdout(), ports)
 			}
@@ -54,6 +78,14 @@ func newPortsCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&netns, "netns", "", "network namespace: a name (ip netns) or a path such as /proc/PID/ns/net")
 	cmd.Flags().BoolVar(&all, "all", false, "also list bridges, bonds, VLANs and other virtual links")
+	f := cmd.Flags()
+	f.DurationVar(&wi.duration, "what-if", 0, "observe the ports for this long (≤ 1h) and estimate what EEE would save on each")
+	f.DurationVar(&wi.maxDelay, "max-delay", portsDefaultMaxDelay, "with --what-if: most mean added delay per packet a recommended policy may cost")
+	f.StringVar(&wi.preset, "preset", "", "with --what-if: power preset of every port (default: by link speed)")
+	f.StringVar(&wi.fallbackPreset, "fallback-preset", agent.DefaultFallbackPreset, "with --what-if: preset where the speed is unknown or has none")
+	f.DurationVar(&wi.fixedPDT, "fixed-pdt", agent.DefaultEstimateFixedPDT, "with --what-if: t_PDT of the fixed policy")
+	f.StringVar(&wi.observe, "observe", "auto", "with --what-if: auto (eBPF where possible, else counters), ebpf or counters")
+	f.StringSliceVar(&wi.ports, "port", nil, "with --what-if: only these ports (repeat or comma-separate; default: every port that is up)")
 	return cmd
 }
 

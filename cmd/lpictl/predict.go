@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -20,6 +21,7 @@ import (
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/controller/replay"
 	"github.com/lpictl/lpictl/predictor"
+	"github.com/lpictl/lpictl/sim/estimate"
 	"github.com/lpictl/lpictl/sim/network"
 	"github.com/lpictl/lpictl/sim/power"
 	"github.com/lpictl/lpictl/sim/scenario"
@@ -37,6 +39,10 @@ type predictFile struct {
 	Handshake  *replay.PS        `yaml:"handshake"`
 	Predictor  predictor.Config  `yaml:"predictor"`
 	Controller controller.Config `yaml:"controller"`
+
+	// wakeSet: predictor.wake_time was given (file, --set or flag), not
+	// filled from the preset.
+	wakeSet bool
 }
 
 type predictOptions struct {
@@ -59,6 +65,8 @@ type predictOptions struct {
 	ttl      string
 	records  int
 	history  int
+	whatIf   bool
+	driver   string
 }
 
 func newPredictCommand() *cobra.Command {
@@ -80,11 +88,19 @@ trace's start times and hop counts and reports how many of the simulator's decis
 
 Configuration comes from -c FILE (configs/predict/*.yaml), then --set key=value, then
 the flags below, each overriding the one before. Nothing is printed unless the whole
-input replays: bad input exits 2 with one line on stderr.`,
+input replays: bad input exits 2 with one line on stderr.
+
+--what-if instead estimates what EEE would save on this input (sim/estimate, the code
+behind the agent's live estimates): a table per policy (always-on, eee, fixed 10us, the
+predictor, and --driver-default DUR) × mode (--mode, or fast-wake and deep-sleep) with the
+idle and low-power shares, the saving (J, W, %), the added delay and the wake-ups. One port
+end, no handshake unless --handshake; the packets' waits shift no idle period (see
+docs/predictors.md).`,
 		Example: `  lpictl predict --predictor perfboundcorrect configs/predict/gaps-demo.txt
   lpictl predict -c configs/predict/perfbound.yaml --set predictor.bound=0.05 gaps.txt
   lpictl predict --predictor fixed --pdt 1us --json gaps.txt
-  lpictl predict --predictor perfboundcorrect --trace out/port_trace.csv`,
+  lpictl predict --predictor perfboundcorrect --trace out/port_trace.csv
+  lpictl predict --what-if --preset eee-10gbase-t --driver-default 1ms gaps.txt`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return badInput(fmt.Errorf("predict: want exactly one FILE of idle periods (or - for stdin), got %d", len(args)))
@@ -116,6 +132,8 @@ input replays: bad input exits 2 with one line on stderr.`,
 	f.StringVar(&o.ttl, "ttl", "", "clearing histogram TTL_hist (default 1s)")
 	f.IntVar(&o.records, "max-records", 0, "h_maxN (default 250 clearing, 20000 circular)")
 	f.IntVar(&o.history, "history", 0, "PerfBoundCorrect n_R (default 32)")
+	f.BoolVar(&o.whatIf, "what-if", false, "estimate what EEE would save: every policy (always-on, eee, fixed 10us, the predictor) × mode (sim/estimate)")
+	f.StringVar(&o.driver, "driver-default", "", "with --what-if: add a driver-default policy with this tx LPI timer, e.g. 1ms")
 	return cmd
 }
 
@@ -157,6 +175,15 @@ const maxTiming = time.Hour
 // as "unset" (0 means default in the config schema) or that do not apply
 // to the predictor in use.
 func checkPredictFlags(flags *pflag.FlagSet, o predictOptions, kind predictor.Kind) error {
+	if o.whatIf {
+		for _, f := range []string{"trace", "sleep-time"} {
+			if flags.Changed(f) {
+				return fmt.Errorf("--%s: not used by --what-if (t_s comes from the preset; there is no per-decision trace)", f)
+			}
+		}
+	} else if flags.Changed("driver-default") {
+		return errors.New("--driver-default: only used with --what-if")
+	}
 	if flags.Changed("bound") && !(o.bound > 0 && o.bound <= 1) {
 		return fmt.Errorf("--bound: must be in (0, 1], got %v", o.bound)
 	}
@@ -317,6 +344,7 @@ func loadPredictConfig(flags *pflag.FlagSet, o predictOptions) (predictFile, rep
 	if err != nil {
 		return pf, replay.Timing{}, fmt.Errorf("mode: %w", err)
 	}
+	pf.wakeSet = p.WakeTime != 0
 	if p.WakeTime == 0 {
 		p.WakeTime = state.WakeTime
 	}
@@ -385,7 +413,12 @@ func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 	}
 	// Everything goes to a buffer first: on bad input stdout stays empty.
 	var out bytes.Buffer
-	if err := replayPredict(&out, in, name, o, pf, timing, port); err != nil {
+	if o.whatIf {
+		err = whatIfPredict(&out, in, name, cmd.Flags(), o, pf)
+	} else {
+		err = replayPredict(&out, in, name, o, pf, timing, port)
+	}
+	if err != nil {
 		return badInput(err)
 	}
 	_, err = out.WriteTo(cmd.OutOrStdout())
@@ -610,4 +643,169 @@ func (s predictSummary) print(w io.Writer) {
 		}
 	}
 	tw.Flush()
+}
+
+// whatIfPredict runs the shadow EEE estimator (sim/estimate, the code the
+// agent's live estimates use) over the input: every policy × mode on one
+// timeline. A gap file has no busy time: each gap starts where the
+// previous one ended; a port trace gives each period's start. The text
+// table or --json goes to w.
+func whatIfPredict(w io.Writer, in io.Reader, name string, flags *pflag.FlagSet, o predictOptions, pf predictFile) error {
+	preset, err := power.Load(pf.Preset)
+	if err != nil {
+		return fmt.Errorf("preset: %w", err)
+	}
+	cfg := estimate.Config{Preset: preset, Predictor: pf.Predictor, Controller: pf.Controller}
+	if !pf.wakeSet {
+		cfg.Predictor.WakeTime = 0 // each mode's t_w
+	}
+	if pf.Mode != "" {
+		m, err := power.ParseMode(pf.Mode)
+		if err != nil {
+			return fmt.Errorf("mode: %w", err)
+		}
+		cfg.Modes = []power.Mode{m}
+	}
+	if pf.Handshake != nil {
+		h := *pf.Handshake
+		if h%1000 != 0 {
+			return fmt.Errorf("handshake (--handshake): --what-if takes whole nanoseconds, got %v", h)
+		}
+		cfg.Handshake = h.D()
+	}
+	cfg.Policies = estimate.DefaultPolicies()
+	if flags.Changed("driver-default") {
+		d, err := predictor.ParseDuration(o.driver)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("--driver-default: want the driver's tx LPI timer (> 0), e.g. 1ms: got %q", o.driver)
+		}
+		cfg.Policies = append(cfg.Policies, estimate.Policy{Name: estimate.DriverDefault, Kind: estimate.DriverDefault, PDT: d})
+	}
+	est, err := estimate.New(cfg)
+	if err != nil {
+		return err
+	}
+
+	var (
+		sum             whatIfSummary
+		now, idle, prev time.Duration
+	)
+	sum.Preset, sum.HandshakeS = preset.Name, cfg.Handshake.Seconds()
+	const maxClock = time.Duration(math.MaxInt64 / 1000) // the estimator's picosecond clock
+	format, err := replay.Read(in, name, func(line int, gap time.Duration) error {
+		if gap < 0 {
+			return fmt.Errorf("%s:%d: negative gap %v", name, line, gap)
+		}
+		if gap == 0 {
+			sum.ZeroGaps++
+			return nil
+		}
+		if gap >= maxClock-now {
+			return fmt.Errorf("%s:%d: time overflows: the gaps so far add up to more than the picosecond clock holds (about 106 days)", name, line)
+		}
+		now += gap
+		idle += gap
+		sum.IdlePeriods++
+		est.Idle(now, gap)
+		return nil
+	}, func(row replay.TraceRow) error {
+		start, end := row.Start.D(), (row.Start + row.Gap).D()
+		if start < prev {
+			return fmt.Errorf("%s:%d: start_ps %d is before the end of the previous idle period", name, row.Line, row.Start)
+		}
+		if end >= maxClock {
+			return fmt.Errorf("%s:%d: time overflows the picosecond clock", name, row.Line)
+		}
+		if end > start { // sub-ns gaps vanish at the estimator's ns resolution
+			idle += end - start
+			sum.IdlePeriods++
+			est.Idle(end, end-start)
+		}
+		now, prev = end, end
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if sum.IdlePeriods == 0 {
+		return fmt.Errorf("%s: no idle periods to estimate (the input has none of length > 0)", name)
+	}
+	sum.Input = "gaps"
+	if format == replay.FormatTrace {
+		sum.Input = "port-trace"
+	}
+	sum.ElapsedS, sum.IdleTimeS = now.Seconds(), idle.Seconds()
+	sum.IdleShare = float64(idle) / float64(now)
+	for _, r := range est.Results(now) {
+		sum.Results = append(sum.Results, whatIfRow{
+			Policy: r.Policy, Kind: r.Kind, Mode: string(r.Mode), PDTMeanS: r.MeanPDT.Seconds(),
+			IdlePeriods: r.IdlePeriods, Absorbed: r.Absorbed, Hits: r.Hits, Misses: r.Misses, WakeUps: r.WakeUps,
+			LowPowerS: r.LowPower.Seconds(), LowPowerShare: float64(r.LowPower) / float64(now),
+			EnergyJ: r.EnergyJ, AlwaysOnEnergyJ: r.AlwaysOnEnergyJ, SavedJ: r.SavedJ, SavedW: r.SavedW, SavedPct: r.SavedPct,
+			AddedDelayS: r.AddedDelay.Seconds(), AddedDelayPerIdleS: r.AddedDelay.Seconds() / float64(sum.IdlePeriods),
+		})
+	}
+	if o.json {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sum)
+	}
+	return sum.print(w)
+}
+
+// whatIfSummary is lpictl predict --what-if's report (docs/predictors.md);
+// times in seconds. Every key is always present.
+type whatIfSummary struct {
+	Preset      string      `json:"preset"`
+	HandshakeS  float64     `json:"handshake_s"`
+	Input       string      `json:"input"` // gaps or port-trace
+	IdlePeriods uint64      `json:"idle_periods"`
+	ZeroGaps    uint64      `json:"zero_gaps_skipped"`
+	ElapsedS    float64     `json:"elapsed_s"`
+	IdleTimeS   float64     `json:"idle_time_s"`
+	IdleShare   float64     `json:"idle_share"`
+	Results     []whatIfRow `json:"results"`
+}
+
+// whatIfRow is one policy × mode.
+type whatIfRow struct {
+	Policy             string  `json:"policy"`
+	Kind               string  `json:"kind"`
+	Mode               string  `json:"mode"`
+	PDTMeanS           float64 `json:"pdt_mean_s"`
+	IdlePeriods        uint64  `json:"idle_periods"`
+	Absorbed           uint64  `json:"absorbed"`
+	Hits               uint64  `json:"hits"`
+	Misses             uint64  `json:"misses"`
+	WakeUps            uint64  `json:"wakeups"`
+	LowPowerS          float64 `json:"low_power_s"`
+	LowPowerShare      float64 `json:"low_power_share"`
+	EnergyJ            float64 `json:"energy_j"`
+	AlwaysOnEnergyJ    float64 `json:"always_on_energy_j"`
+	SavedJ             float64 `json:"saved_j"`
+	SavedW             float64 `json:"saved_w"`
+	SavedPct           float64 `json:"saved_pct"`
+	AddedDelayS        float64 `json:"added_delay_s"`
+	AddedDelayPerIdleS float64 `json:"added_delay_per_idle_period_s"`
+}
+
+func (s whatIfSummary) print(w io.Writer) error {
+	d := func(sec float64) time.Duration { return time.Duration(math.Round(sec * 1e9)) }
+	fmt.Fprintf(w, "preset %s, %d idle periods (%s), idle %v of %v (%.1f %%)", s.Preset, s.IdlePeriods, s.Input,
+		d(s.IdleTimeS), d(s.ElapsedS), 100*s.IdleShare)
+	if s.ZeroGaps > 0 {
+		fmt.Fprintf(w, ", %d zero gaps skipped", s.ZeroGaps)
+	}
+	if s.HandshakeS > 0 {
+		fmt.Fprintf(w, ", handshake %v", d(s.HandshakeS))
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\tmode\tmean t_PDT\tlow power\tsaved J\tsaved W\tsaved\tadded delay\tper idle period\twake-ups\thits\tmisses\tabsorbed\t")
+	for _, r := range s.Results {
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%.1f %%\t%.4g\t%.4g\t%.1f %%\t%v\t%v\t%d\t%d\t%d\t%d\t\n",
+			r.Policy, r.Mode, d(r.PDTMeanS), 100*r.LowPowerShare, r.SavedJ, r.SavedW, r.SavedPct,
+			d(r.AddedDelayS), d(r.AddedDelayPerIdleS), r.WakeUps, r.Hits, r.Misses, r.Absorbed)
+	}
+	return tw.Flush()
 }

@@ -408,3 +408,122 @@ func TestPredictAgentTraceUsesItsController(t *testing.T) {
 		t.Errorf("with a time-0 controller: %+v; want disagreement", s.Agreement)
 	}
 }
+
+// TestPredictWhatIf: gaps 1, 3, 10, 0 and 50 µs on eee-400g deep sleep
+// (t_s 2 µs, t_w 4.48 µs, 24 W awake, 2.4 W asleep). A gap file has no
+// busy time: the periods are [0,1] [1,4] [4,14] [14,64] µs (the 0 is
+// skipped); always-on energy 24 W × 64 µs = 1536 µJ.
+func TestPredictWhatIf(t *testing.T) {
+	gaps := writeFile(t, "gaps.txt", "# tiny\n1us\n3us\n10us\n0\n50us\n")
+	code, out, errs := lpictl(t, "predict", "--what-if", "--json", "--mode", "deep-sleep",
+		"--predictor", "fixed", "--pdt", "3us", "--driver-default", "1ms", gaps)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal([]byte(out), &raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"preset", "handshake_s", "input", "idle_periods", "zero_gaps_skipped", "elapsed_s", "idle_time_s", "idle_share", "results"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	rows := raw["results"].([]any)
+	for _, k := range []string{"policy", "kind", "mode", "pdt_mean_s", "idle_periods", "absorbed", "hits", "misses", "wakeups",
+		"low_power_s", "low_power_share", "energy_j", "always_on_energy_j", "saved_j", "saved_w", "saved_pct",
+		"added_delay_s", "added_delay_per_idle_period_s"} {
+		if _, ok := rows[0].(map[string]any)[k]; !ok {
+			t.Errorf("JSON results lack %q (even for always-on)", k)
+		}
+	}
+	var s whatIfSummary
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Preset != "eee-400g" || s.Input != "gaps" || s.IdlePeriods != 4 || s.ZeroGaps != 1 || s.ElapsedS != 64e-6 || s.IdleShare != 1 {
+		t.Errorf("summary %+v", s)
+	}
+	type want struct {
+		policy                            string
+		hits, misses, absorbed, wakeups   uint64
+		lowUs, delayUs, savedUJ, pdtMeanS float64
+	}
+	for i, w := range []want{
+		{policy: "always-on", hits: 4},
+		// eee: [0,1] misses (down 0–2, waits 1 + 4.48, ready at 6.48);
+		// [1,4] ends while waking: absorbed, waits 6.48 − 4 = 2.48; [4,14]
+		// runs from 6.48: asleep 8.48–14 = 5.52; [14,64] from 18.48: asleep
+		// 20.48–64 = 43.52; each waits 4.48. Saved 21.6 W × 49.04 µs.
+		{policy: "eee", misses: 3, absorbed: 1, wakeups: 3, lowUs: 49.04, delayUs: 5.48 + 2.48 + 2*4.48, savedUJ: 21.6 * 49.04},
+		// fixed 10 µs: 1 and 3 hit; 10 = t_PDT misses (down 14–16, waits
+		// 2 + 4.48, ready 20.48); [14,64] from 20.48: down 30.48–32.48,
+		// asleep until 64 = 31.52, waits 4.48.
+		{policy: "fixed-10µs", hits: 2, misses: 2, wakeups: 2, lowUs: 31.52, delayUs: 6.48 + 4.48, savedUJ: 21.6 * 31.52, pdtMeanS: 10e-6},
+		// predictor (fixed 3 µs): 1 hits; 3 misses (down 4–6, waits 6.48,
+		// ready 10.48); [4,14] from 10.48 (3.52 µs ≥ 3): down 13.48–15.48,
+		// waits 15.48 − 14 + 4.48 = 5.96, ready 19.96; [14,64] from 19.96:
+		// asleep 24.96–64 = 39.04, waits 4.48.
+		{policy: "predictor", hits: 1, misses: 3, wakeups: 3, lowUs: 39.04, delayUs: 6.48 + 5.96 + 4.48, savedUJ: 21.6 * 39.04, pdtMeanS: 3e-6},
+		// driver-default 1 ms: all hit.
+		{policy: "driver-default", hits: 4, pdtMeanS: 1e-3},
+	} {
+		r := s.Results[i]
+		near := func(a, b float64) bool { return a-b < 1e-12 && b-a < 1e-12 }
+		if r.Policy != w.policy || r.Mode != "deep-sleep" || r.Hits != w.hits || r.Misses != w.misses || r.Absorbed != w.absorbed ||
+			r.WakeUps != w.wakeups || r.IdlePeriods != w.hits+w.misses ||
+			!near(r.LowPowerS*1e6, w.lowUs) || !near(r.AddedDelayS*1e6, w.delayUs) || !near(r.SavedJ*1e6, w.savedUJ) ||
+			!near(r.AlwaysOnEnergyJ*1e6, 1536) || !near(r.SavedPct, 100*w.savedUJ/1536) || !near(r.SavedW, w.savedUJ/64) ||
+			!near(r.LowPowerShare, w.lowUs/64) || !near(r.AddedDelayPerIdleS*1e6, w.delayUs/4) || !near(r.PDTMeanS, w.pdtMeanS) {
+			t.Errorf("row %d: %+v, want %+v", i, r, w)
+		}
+	}
+
+	// The text table has a row per policy × mode (both modes by default).
+	code, out, errs = lpictl(t, "predict", "--what-if", gaps)
+	if code != 0 || strings.Count(out, "fast-wake") != 4 || strings.Count(out, "deep-sleep") != 4 ||
+		!strings.Contains(out, "4 idle periods (gaps), idle 64µs of 64µs (100.0 %), 1 zero gaps skipped") {
+		t.Errorf("text: exit %d %s\n%s", code, errs, out)
+	}
+
+	for _, c := range []struct{ args, want string }{
+		{"--what-if --trace", "--trace: not used by --what-if"},
+		{"--what-if --sleep-time 1us", "--sleep-time: not used by --what-if"},
+		{"--driver-default 1ms", "--driver-default: only used with --what-if"},
+		{"--what-if --driver-default 0", "--driver-default"},
+		{"--what-if --mode hybrid", "modes[0]"},
+		{"--what-if --handshake 1.5ns", "whole nanoseconds"},
+	} {
+		code, out, errs := lpictl(t, append(append([]string{"predict"}, strings.Fields(c.args)...), gaps)...)
+		if code != 2 || out != "" || !strings.Contains(errs, c.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2 naming %q", c.args, code, out, errs, c.want)
+		}
+	}
+}
+
+// TestPredictWhatIfPortTrace: a port trace gives each period's start, so
+// busy time counts: periods [10,11] [21,24] [34,44] [54,104] µs, elapsed
+// 104 µs, idle 64 µs. Fixed 10 µs, deep sleep: 1 and 3 hit; 10 misses
+// (down 44–46, waits 6.48); 50 misses (asleep 66–104 = 38 µs, waits 4.48).
+func TestPredictWhatIfPortTrace(t *testing.T) {
+	trace := writeFile(t, "port_trace.csv", "start_ps,gap_ps,pdt_ps,outcome,delay_ps,sent\n"+
+		"10000000,1000000,10000000,hit,0,\n21000000,3000000,10000000,hit,0,\n"+
+		"34000000,10000000,10000000,miss,6480000,\n54000000,50000000,10000000,miss,4480000,\n")
+	code, out, errs := lpictl(t, "predict", "--what-if", "--json", "--mode", "deep-sleep", trace)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var s whatIfSummary
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Input != "port-trace" || s.IdlePeriods != 4 || s.ElapsedS != 104e-6 || s.IdleTimeS != 64e-6 {
+		t.Errorf("summary %+v", s)
+	}
+	r := s.Results[2]
+	near := func(a, b float64) bool { return a-b < 1e-12 && b-a < 1e-12 }
+	if r.Policy != "fixed-10µs" || r.Hits != 2 || r.Misses != 2 || !near(r.LowPowerS*1e6, 38) ||
+		!near(r.AddedDelayS*1e6, 10.96) || !near(r.SavedJ*1e6, 21.6*38) || !near(r.AlwaysOnEnergyJ*1e6, 24*104) {
+		t.Errorf("fixed 10 µs: %+v", r)
+	}
+}
