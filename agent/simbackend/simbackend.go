@@ -148,7 +148,8 @@ func (b *Backend) listPorts() {
 			continue
 		}
 		in := agent.PortInfo{Name: b.net.DeviceName(id), Driver: b.net.PortClass(id), Observation: "sim",
-			CanSet: canSet, Reason: reason, Register: b.reg, WakeTime: b.wake}
+			CanSet: canSet, Reason: reason, Register: b.reg, WakeTime: b.wake,
+			Speed: uint64(b.built.Params.RateBps)} // the estimates' preset follows the link rate
 		if i < t.Nodes() {
 			in.Hops = hops
 		}
