@@ -13,15 +13,21 @@ STATICCHECK_VERSION := v0.8.2
 BENCH_PKGS ?= ./...
 BENCHTIME  ?= 1s
 
-.PHONY: help build test unit lint bench demo demo-predict generate install clean fuzz systemd-verify reproduce-fig1 reproduce-sweeps
+.PHONY: help build static-check test unit lint bench demo demo-predict generate install clean fuzz systemd-verify reproduce-fig1 reproduce-sweeps
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-build: ## build bin/lpictl
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/lpictl
+build: ## build bin/lpictl (static: CGO_ENABLED=0, runs on any Linux of its architecture)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/lpictl
 
-test: lint systemd-verify unit ## lint, every test (privileged ones run as root, skip otherwise), unit check
+static-check: build ## fail if bin/lpictl is not a static binary
+	@$(GO) version -m $(BIN) | grep -q 'CGO_ENABLED=0' || { echo "$(BIN) was built with cgo: build it with CGO_ENABLED=0 (make build)"; exit 1; }
+	@if command -v readelf >/dev/null && LC_ALL=C readelf -lW $(BIN) | grep -q 'INTERP'; then \
+	  echo "$(BIN) is dynamically linked (it has an ELF interpreter): build it with CGO_ENABLED=0 (make build)"; exit 1; fi
+	@echo "$(BIN) is static"
+
+test: lint systemd-verify static-check unit ## lint, every test (privileged ones run as root, skip otherwise), static binary, unit check
 
 unit:
 	$(GO) test -count=1 ./...

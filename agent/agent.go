@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"reflect"
 	"sort"
 	"sync"
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sys/unix"
 
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/predictor"
@@ -94,7 +97,18 @@ type portState struct {
 	driverClamps uint64
 	errors       map[string]uint64
 	logged       map[string]bool // one-time warnings
-	gone         bool
+	gone         bool            // deleted or renamed: closed or followed at once
+
+	// heldFirst is the last decision held by hysteresis against the
+	// timer in force before the first write; heldFirstCount counts them.
+	heldFirst      time.Duration
+	heldFirstCount uint64
+
+	// Carrier transitions since the port was opened: carrierSeen, from
+	// the backend's cumulative count (last read carrierLast).
+	carrierSeen  uint64
+	carrierLast  uint64
+	carrierKnown bool
 
 	hist      []uint64 // idle-gap histogram, per bucket of gapBuckets
 	histSum   float64
@@ -155,15 +169,15 @@ func (a *Agent) notify(s string) {
 // changed port has been restored (unless safety.restore_on_exit is off).
 func (a *Agent) Run(ctx context.Context, hup <-chan struct{}) error {
 	defer a.backend.Close()
+	defer func() {
+		if a.state != nil {
+			a.state.Close()
+		}
+	}()
 	if a.backend.Persistent() {
-		st, err := OpenState(a.cfg.StateDir)
-		if err != nil {
+		if err := a.openState(ctx, a.cfg.Mode); err != nil {
 			return err
 		}
-		a.state = st
-		defer st.Close()
-		a.log.Info("state file", "path", st.Path())
-		a.recoverPending(ctx)
 	}
 	var srv *http.Server
 	if l := a.cfg.Metrics.Listen; l != MetricsOff {
@@ -224,7 +238,14 @@ func (a *Agent) Run(ctx context.Context, hup <-chan struct{}) error {
 				a.log.Warn("backend step failed", "error", err)
 			}
 			a.tick(ctx)
-			if rs := a.rescanInterval(); rs > 0 && time.Since(lastScan) >= rs {
+			if a.anyGone() {
+				// A port was deleted or renamed: close or follow it now,
+				// not at the next rescan.
+				lastScan = time.Now()
+				if err := a.syncPorts(ctx); err != nil && ctx.Err() == nil {
+					a.log.Warn("port rescan failed", "error", err)
+				}
+			} else if rs := a.rescanInterval(); rs > 0 && time.Since(lastScan) >= rs {
 				lastScan = time.Now()
 				if err := a.syncPorts(ctx); err != nil && ctx.Err() == nil {
 					a.log.Warn("port rescan failed", "error", err)
@@ -232,6 +253,56 @@ func (a *Agent) Run(ctx context.Context, hup <-chan struct{}) error {
 			}
 		}
 	}
+}
+
+// openState opens the state file (mode: the mode it is needed for) and
+// restores the ports a previous run left changed. Observe mode needs no
+// state: a state directory that does not exist is not created, and one the
+// agent cannot write is skipped with a warning (a previous run's records
+// are then not restored). A state directory or file another user could
+// write is refused in either mode.
+func (a *Agent) openState(ctx context.Context, mode Mode) error {
+	dir := a.cfg.StateDir
+	if mode == Observe {
+		fi, err := os.Stat(dir)
+		if err == nil && !fi.IsDir() {
+			err = errors.New("not a directory")
+		}
+		if err == nil {
+			err = unix.Faccessat(unix.AT_FDCWD, dir, unix.W_OK|unix.X_OK, unix.AT_EACCESS)
+		}
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			a.log.Info("observe mode: no state directory, none created (enforce needs one)", "state_dir", dir)
+			return nil
+		case err != nil:
+			a.log.Warn("observe mode: state directory not usable, working without it; records of a previous run are not restored",
+				"state_dir", dir, "error", err)
+			return nil
+		}
+	}
+	st, err := OpenState(dir)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.state = st
+	a.log.Info("state file", "path", st.Path())
+	a.recoverPending(ctx)
+	return nil
+}
+
+// anyGone reports whether a port was found deleted or renamed.
+func (a *Agent) anyGone() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, p := range a.ports {
+		if p.gone {
+			return true
+		}
+	}
+	return false
 }
 
 func (a *Agent) interval() time.Duration {
@@ -270,6 +341,9 @@ func (a *Agent) shutdown() error {
 			if err := a.restorePort(ctx, p, "agent stopping"); err != nil {
 				failed = append(failed, name)
 			}
+		} else if p.original != nil {
+			a.log.Info("leaving the port as it is (safety.restore_on_exit: false); the state file keeps its original settings",
+				"device", name, "tx_lpi_timer", p.eee.TxLPITimer, "original_tx_lpi_timer", p.original.TxLPITimer)
 		}
 		p.port.Close()
 		delete(a.ports, name)
@@ -351,6 +425,18 @@ func (a *Agent) recoverPending(ctx context.Context) {
 	if len(pending) == 0 {
 		return
 	}
+	if !*a.cfg.Safety.RestoreOnExit {
+		// The previous run left its ports as they were on purpose (or
+		// crashed): either way they stay so. The records stay too, so
+		// that a later restore puts back the first original settings.
+		names := make([]string, len(pending))
+		for i, r := range pending {
+			names[i] = r.Name
+		}
+		a.log.Info("not restoring ports a previous run changed (safety.restore_on_exit: false); the state file keeps their original settings",
+			"ports", names)
+		return
+	}
 	a.log.Warn("previous run did not restore every port; restoring now", "ports", len(pending))
 	infos, err := a.backend.Ports(ctx)
 	if err != nil {
@@ -416,9 +502,15 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 		if _, ok := want[name]; ok && !p.gone {
 			continue
 		}
+		if in, ok := a.renamedTo(p, infos); ok {
+			a.followRename(ctx, p, in, want)
+			continue
+		}
 		why := "port no longer selected"
 		if _, ok := want[name]; !ok && !containsName(infos, name) {
 			why = "port disappeared"
+		} else if p.gone {
+			why = "port gone"
 		}
 		a.log.Info("removing port", "device", name, "reason", why)
 		if why != "port disappeared" {
@@ -470,6 +562,10 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 		}
 		p := &portState{info: in, port: port, spec: spec, ctl: ctl, started: now,
 			errors: map[string]uint64{}, logged: map[string]bool{}, hist: make([]uint64, len(gapBuckets))}
+		// lpictl_carrier_changes_total counts from here.
+		if c, err := port.Counters(ctx); err == nil {
+			p.noteCarrier(c.CarrierChanges)
+		}
 		if a.state != nil {
 			if r, ok := a.state.Lookup(name); ok {
 				o := r.Original
@@ -493,6 +589,80 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 		a.log.Warn("no ports selected (set ports.names or ports.drivers)")
 	}
 	return nil
+}
+
+// renamedTo finds the port p under another name: a listed port that is not
+// open yet with p's ifindex (kept by a rename) and MAC, or with p's MAC when
+// the backend has no ifindex.
+func (a *Agent) renamedTo(p *portState, infos []PortInfo) (PortInfo, bool) {
+	if containsName(infos, p.info.Name) {
+		return PortInfo{}, false
+	}
+	for _, in := range infos {
+		if _, open := a.ports[in.Name]; open {
+			continue
+		}
+		sameMAC := in.MAC != "" && in.MAC == p.info.MAC
+		if in.Index != 0 && p.info.Index != 0 {
+			if in.Index == p.info.Index && (sameMAC || in.MAC == "" || p.info.MAC == "") {
+				return in, true
+			}
+			continue
+		}
+		if sameMAC {
+			return in, true
+		}
+	}
+	return PortInfo{}, false
+}
+
+// followRename reopens a renamed port under its new name, keeping its
+// controller, safety state and original settings (the state file's record
+// moves with it). A port renamed to a name that is not selected is
+// restored (under its new name) and dropped.
+func (a *Agent) followRename(ctx context.Context, p *portState, in PortInfo, want map[string]PortInfo) {
+	old := p.info.Name
+	p.port.Close()
+	delete(a.ports, old)
+	if _, ok := want[in.Name]; ok {
+		port, err := a.backend.Open(ctx, in)
+		if err == nil {
+			a.log.Info("port renamed; following it under its new name", "device", old, "new_name", in.Name)
+			if o, ok := port.(interface{ Observation() string }); ok {
+				in.Observation = o.Observation()
+			}
+			if a.state != nil {
+				if err := a.state.Rename(old, in.Name); err != nil {
+					a.log.Error("state file", "device", in.Name, "error", err)
+				}
+			}
+			p.port, p.info, p.gone = port, in, false
+			a.ports[in.Name] = p
+			return
+		}
+		a.log.Error("port renamed but cannot be opened under its new name; dropping it", "device", old,
+			"new_name", in.Name, "error", err)
+	} else {
+		a.log.Info("port renamed to a name that is not selected; restoring and dropping it", "device", old,
+			"new_name", in.Name)
+	}
+	if p.original == nil {
+		return
+	}
+	orig := *p.original
+	if err := a.backend.Restore(ctx, in.Name, orig); err != nil {
+		a.restore[1]++
+		a.log.Error("restore failed", "device", in.Name, "error", err)
+		return
+	}
+	a.restore[0]++
+	a.log.Info("restored original EEE settings", "device", in.Name, "reason", "port renamed to "+in.Name,
+		"tx_lpi_timer", orig.TxLPITimer, "tx_lpi_enabled", orig.TxLPIEnabled)
+	if a.state != nil {
+		if err := a.state.Forget(old); err != nil {
+			a.log.Error("state file", "error", err)
+		}
+	}
 }
 
 func containsName(infos []PortInfo, name string) bool {
@@ -525,6 +695,14 @@ func (a *Agent) reload(ctx context.Context) {
 		a.mu.Unlock()
 		a.log.Error("reload failed; keeping the running configuration", "error", err)
 		return
+	}
+	if cfg.Mode == Enforce && a.backend.Persistent() && a.state == nil {
+		// Observe mode ran without state; enforce changes nothing
+		// before the original settings are on disk.
+		if err := a.openState(ctx, Enforce); err != nil {
+			a.log.Error("reload: enforce needs the state directory; staying in observe mode", "error", err)
+			cfg.Mode = Observe
+		}
 	}
 	a.mu.Lock()
 	old := a.cfg
@@ -713,6 +891,7 @@ func (a *Agent) readCounters(ctx context.Context, p *portState, now time.Duratio
 		return
 	}
 	p.counters, p.countersAt, p.countersOK, p.countersWall = c, now, true, time.Now()
+	p.noteCarrier(c.CarrierChanges)
 	flap, quarantine := p.guard.carrier(now, c.CarrierChanges, a.cfg.Safety)
 	if !flap {
 		return
@@ -745,6 +924,21 @@ func (a *Agent) apply(ctx context.Context, p *portState, now, pdt time.Duration)
 	case !p.hasRequested && p.eee.TxLPITimer == pdt:
 		p.requested, p.hasRequested = pdt, true
 		return
+	case !p.hasRequested && withinHysteresis(pdt, p.eee.TxLPITimer, p.spec.Controller.Hysteresis):
+		// The first decision against the timer in force, under the
+		// rule the controller applies to later changes: a write (and
+		// on many drivers a link bounce) is not worth so little.
+		if pdt != p.heldFirst {
+			p.heldFirst = pdt
+			p.heldFirstCount++
+			a.log.Debug("decision held by hysteresis against the timer in force", "device", p.info.Name,
+				"pdt", pdt, "tx_lpi_timer", p.eee.TxLPITimer)
+		}
+		return
+	case a.backend.Persistent() && a.state == nil:
+		a.warnOnce(p, "no-state", "enforce: no state file, so no change (restart the agent in enforce mode)",
+			"device", p.info.Name, "state_dir", a.cfg.StateDir)
+		return
 	case !p.eee.Enabled || !p.eee.TxLPIEnabled:
 		a.warnOnce(p, "eee-off", "EEE or tx LPI is off on this port; lpictl never turns it on, so the timer is left alone",
 			"device", p.info.Name, "eee_enabled", p.eee.Enabled, "tx_lpi_enabled", p.eee.TxLPIEnabled)
@@ -759,6 +953,10 @@ func (a *Agent) apply(ctx context.Context, p *portState, now, pdt time.Duration)
 				a.portError(p, "state", err)
 				return // never change a port whose original is not on disk
 			}
+			// A record of an earlier run wins (the first original).
+			if r, ok := a.state.Lookup(p.info.Name); ok {
+				orig = r.Original
+			}
 		}
 		p.original = &orig
 		a.log.Info("recorded original EEE settings", "device", p.info.Name,
@@ -768,6 +966,7 @@ func (a *Agent) apply(ctx context.Context, p *portState, now, pdt time.Duration)
 	if c, err := p.port.Counters(ctx); err == nil {
 		carrier = c.CarrierChanges
 		p.counters = c
+		p.noteCarrier(c.CarrierChanges)
 	}
 	res, err := p.port.SetPDT(ctx, pdt)
 	p.requested, p.hasRequested = pdt, true
@@ -822,7 +1021,37 @@ func (a *Agent) restorePort(ctx context.Context, p *portState, why string) error
 	return nil
 }
 
+// withinHysteresis applies the controller's hysteresis rule (a change of at
+// most h × the current value is held) to a new value against cur.
+func withinHysteresis(v, cur time.Duration, h float64) bool {
+	d := v - cur
+	if d < 0 {
+		d = -d
+	}
+	return h > 0 && float64(d) <= h*float64(cur)
+}
+
+// noteCarrier accounts a read n of the port's cumulative carrier change
+// count: carrierSeen counts the transitions since the port was opened (the
+// first read is the base; a count that went down, a new device, restarts
+// the base).
+func (p *portState) noteCarrier(n uint64) {
+	if p.carrierKnown && n >= p.carrierLast {
+		p.carrierSeen += n - p.carrierLast
+	}
+	p.carrierLast, p.carrierKnown = n, true
+}
+
 func (a *Agent) portError(p *portState, kind string, err error) {
+	if errors.Is(err, ErrPortGone) {
+		// Deleted or renamed: no error, the agent closes or follows it
+		// at once (syncPorts).
+		if !p.gone {
+			a.log.Debug("port gone", "device", p.info.Name, "error", err)
+		}
+		p.gone = true
+		return
+	}
 	p.errors[kind]++
 	if p.errors[kind] == 1 || p.errors[kind]%100 == 0 {
 		a.log.Warn("port error", "device", p.info.Name, "kind", kind, "count", p.errors[kind], "error", err)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -322,5 +323,170 @@ func TestDashboardMetricsExist(t *testing.T) {
 		if !have[base] && !strings.Contains(name, "_info") {
 			t.Errorf("dashboard queries %s, which the agent does not export", name)
 		}
+	}
+}
+
+// TestFirstWriteHysteresisAgainstTimerInForce (issue 11, defect 5): a
+// first decision within the hysteresis of the timer already in force
+// (250 → 245 µs) is not written, and so nothing is restored either.
+func TestFirstWriteHysteresisAgainstTimerInForce(t *testing.T) {
+	be := newFake("eth0")
+	cfg := testConfig(t, agent.Enforce, "eth0")
+	pdt := agentDur(245 * time.Microsecond)
+	cfg.Predictor.PDT = &pdt
+	r := start(t, cfg, be, nil)
+	reg := r.a.Registry()
+	waitFor(t, "decisions", func() bool { return metric(t, reg, "lpictl_idle_periods_total", dev("eth0")) > 30 })
+	waitFor(t, "held by hysteresis", func() bool {
+		return metric(t, reg, "lpictl_pdt_held_total", map[string]string{"device": "eth0", "reason": "hysteresis"}) >= 1
+	})
+	if p := be.port("eth0"); p.sets != 0 || p.eee.TxLPITimer != 250*time.Microsecond {
+		t.Errorf("245 µs written over 250 µs within hysteresis: %d sets, timer %v", p.sets, p.eee.TxLPITimer)
+	}
+	if s := readState(t, cfg.StateDir); len(s) != 0 {
+		t.Errorf("original recorded without a change: %+v", s)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if len(be.restored) != 0 {
+		t.Errorf("restored an unchanged port: %+v", be.restored)
+	}
+}
+
+// TestRestoreOnExitFalseNoRestoreAtNextStart (issue 11, defect 7): with
+// safety.restore_on_exit false, neither a clean nor an unclean stop leads
+// to a restore at the next start; the state file keeps the originals.
+func TestRestoreOnExitFalseNoRestoreAtNextStart(t *testing.T) {
+	be := newFake("eth0", "eth1")
+	cfg := testConfig(t, agent.Enforce, "eth0")
+	no := false
+	cfg.Safety.RestoreOnExit = &no
+	// An unclean stop of an earlier run left eth1 changed.
+	st, err := agent.OpenState(cfg.StateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Record(agent.PortRecord{Name: "eth1", MAC: "02:00:00:00:00:01",
+		Original: agent.Settings{TxLPITimer: 100 * time.Microsecond, TxLPIEnabled: true}}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	r := start(t, cfg, be, nil)
+	waitFor(t, "timer applied", func() bool { return be.port("eth0").eee.TxLPITimer == 20*time.Microsecond })
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	r = start(t, cfg, be, nil) // the next start
+	waitFor(t, "a round", func() bool { return metric(t, r.a.Registry(), "lpictl_idle_periods_total", dev("eth0")) > 5 })
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if len(be.restored) != 0 {
+		t.Errorf("restored with restore_on_exit false: %+v", be.restored)
+	}
+	if p := be.port("eth0"); p.eee.TxLPITimer != 20*time.Microsecond || p.sets != 1 {
+		t.Errorf("eth0 %v after %d sets, want left at 20µs after 1", p.eee.TxLPITimer, p.sets)
+	}
+	s := readState(t, cfg.StateDir)
+	if s["eth0"].Original.TxLPITimer != 250*time.Microsecond || s["eth1"].Original.TxLPITimer != 100*time.Microsecond {
+		t.Errorf("state file lost the originals: %+v", s)
+	}
+}
+
+// TestCarrierChangesSinceOpened (issue 11, defect 9): the counter starts at
+// 0 when the port is opened, whatever the kernel's lifetime count.
+func TestCarrierChangesSinceOpened(t *testing.T) {
+	be := newFake("eth0")
+	be.setCarrier("eth0", 7)
+	r := start(t, testConfig(t, agent.Observe, "eth0"), be, nil)
+	reg := r.a.Registry()
+	waitFor(t, "counters", func() bool { return metric(t, reg, "lpictl_carrier_changes_total", dev("eth0")) >= 0 })
+	if v := metric(t, reg, "lpictl_carrier_changes_total", dev("eth0")); v != 0 {
+		t.Errorf("carrier changes %v right after open, want 0 (the kernel's lifetime count is 7)", v)
+	}
+	be.setCarrier("eth0", 9)
+	waitFor(t, "a flap counted", func() bool { return metric(t, reg, "lpictl_carrier_changes_total", dev("eth0")) == 2 })
+}
+
+// waitShort is waitFor with a deadline well below the 30 s rescan.
+func waitShort(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 2 s (the port rescan is 30 s)", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestDeletedPortClosedAtOnce (issue 11, defect 11): a deleted port is
+// closed at once, not kept (and erring) until the rescan.
+func TestDeletedPortClosedAtOnce(t *testing.T) {
+	be := newFake("eth0", "eth1")
+	cfg := testConfig(t, agent.Observe, "eth*")
+	cfg.Ports.RescanInterval = agentDur(30 * time.Second)
+	r := start(t, cfg, be, nil)
+	reg := r.a.Registry()
+	be.remove("eth1")
+	waitShort(t, "eth1 closed", func() bool { return metric(t, reg, "lpictl_port_info", dev("eth1")) == -1 })
+	if v := metric(t, reg, "lpictl_agent_ports", nil); v != 1 {
+		t.Errorf("ports %v, want 1", v)
+	}
+}
+
+// TestRenamedPortFollowed (issue 11, defect 11): a renamed port is followed
+// under its new name at once, with its state, its record and its restore.
+func TestRenamedPortFollowed(t *testing.T) {
+	be := newFake("eth0", "eth1")
+	cfg := testConfig(t, agent.Enforce, "eth*", "lan*")
+	cfg.Ports.RescanInterval = agentDur(30 * time.Second)
+	r := start(t, cfg, be, nil)
+	reg := r.a.Registry()
+	waitFor(t, "eth1 applied", func() bool { return be.port("eth1").eee.TxLPITimer == 20*time.Microsecond })
+	waitFor(t, "eth1 counted", func() bool { return metric(t, reg, "lpictl_eee_changes_total", dev("eth1")) == 1 })
+	be.rename("eth1", "lan1")
+	waitShort(t, "lan1 followed", func() bool { return metric(t, reg, "lpictl_port_info", dev("lan1")) == 1 })
+	if v := metric(t, reg, "lpictl_port_info", dev("eth1")); v != -1 {
+		t.Errorf("eth1 still exported")
+	}
+	if v := metric(t, reg, "lpictl_eee_changes_total", dev("lan1")); v != 1 {
+		t.Errorf("lan1 changes %v, want 1 (eth1's, followed)", v)
+	}
+	s := readState(t, cfg.StateDir)
+	if _, ok := s["eth1"]; ok || s["lan1"].Original.TxLPITimer != 250*time.Microsecond {
+		t.Errorf("record did not follow the rename: %+v", s)
+	}
+	if err := r.stop(t); err != nil {
+		t.Fatal(err)
+	}
+	if got := be.restored["lan1"]; got.TxLPITimer != 250*time.Microsecond {
+		t.Errorf("lan1 not restored at stop: %+v", be.restored)
+	}
+}
+
+// TestObserveNeedsNoStateDir (issue 11, defect 12): observe mode starts with
+// a state_dir it cannot create or write (as a non-root user would), and
+// does not create one.
+func TestObserveNeedsNoStateDir(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, dir := range []string{filepath.Join(file, "state"), missing} {
+		be := newFake("eth0")
+		cfg := testConfig(t, agent.Observe, "eth0")
+		cfg.StateDir = dir
+		r := start(t, cfg, be, nil)
+		waitFor(t, "observations", func() bool { return metric(t, r.a.Registry(), "lpictl_idle_periods_total", dev("eth0")) > 0 })
+		if err := r.stop(t); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("observe mode created the state directory: %v", err)
 	}
 }

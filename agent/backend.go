@@ -34,8 +34,8 @@ type Backend interface {
 	// Open starts observing a port. The Port is used until Close.
 	Open(ctx context.Context, info PortInfo) (Port, error)
 	// Persistent says whether changes outlive the agent (hardware): then
-	// original settings are recorded in the state file before a change and
-	// restored at the next start after a crash.
+	// original settings are recorded in the state file before a change and,
+	// with safety.restore_on_exit, restored at the next start after a crash.
 	Persistent() bool
 	// Restore puts back a port's original settings by name (for records
 	// of a previous run; the port is not open).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"net/netip"
 	"path"
 	"reflect"
 	"strings"
@@ -214,8 +215,16 @@ func nilIfEmpty(s []string) []string {
 func dur(d time.Duration) *predictor.Duration { v := predictor.Duration(d); return &v }
 func ptr[T any](v T) *T                       { return &v }
 
-// WithDefaults fills unset fields.
-func (c Config) WithDefaults() Config {
+// WithDefaults fills unset fields. A field that is not a pointer is unset
+// when it is zero; Load also keeps the zeros a file, the environment, a flag
+// or --set gave explicitly (and Validate rejects those that mean nothing).
+func (c Config) WithDefaults() Config { return c.withDefaults(nil) }
+
+// withDefaults fills unset fields; explicit names the keys whose zero
+// value was given explicitly and is kept (absent = default, explicit 0 =
+// what Validate says of 0).
+func (c Config) withDefaults(explicit map[string]bool) Config {
+	unset := func(key string, zero bool) bool { return zero && !explicit[key] }
 	if c.Mode == "" {
 		c.Mode = Observe
 	}
@@ -224,7 +233,7 @@ func (c Config) WithDefaults() Config {
 		c.Backend = BackendHW
 	}
 	c.Backend = strings.ToLower(c.Backend)
-	if c.Interval == 0 {
+	if unset("interval", c.Interval == 0) {
 		c.Interval = predictor.Duration(DefaultInterval)
 	}
 	if c.StateDir == "" {
@@ -236,7 +245,7 @@ func (c Config) WithDefaults() Config {
 	if c.Log.Format == "" {
 		c.Log.Format = "text"
 	}
-	if c.Ports.RescanInterval == 0 {
+	if unset("ports.rescan_interval", c.Ports.RescanInterval == 0) {
 		c.Ports.RescanInterval = predictor.Duration(DefaultRescanInterval)
 	}
 	if c.Predictor.WakeTime == 0 && c.Backend == BackendHW {
@@ -264,25 +273,25 @@ func (c Config) WithDefaults() Config {
 		l.MinChangeInterval = dur(DefaultMinChangeInterval)
 	}
 	s := &c.Safety
-	if s.FlapWindow == 0 {
+	if unset("safety.flap_window", s.FlapWindow == 0) {
 		s.FlapWindow = predictor.Duration(DefaultFlapWindow)
 	}
-	if s.BackoffInitial == 0 {
+	if unset("safety.backoff_initial", s.BackoffInitial == 0) {
 		s.BackoffInitial = predictor.Duration(DefaultBackoffInitial)
 	}
-	if s.BackoffMax == 0 {
+	if unset("safety.backoff_max", s.BackoffMax == 0) {
 		s.BackoffMax = predictor.Duration(DefaultBackoffMax)
 	}
-	if s.QuarantineAfter == 0 {
+	if unset("safety.quarantine_after", s.QuarantineAfter == 0) {
 		s.QuarantineAfter = DefaultQuarantineAfter
 	}
-	if s.FlapReset == 0 {
+	if unset("safety.flap_reset", s.FlapReset == 0) {
 		s.FlapReset = predictor.Duration(DefaultFlapReset)
 	}
 	if s.RestoreOnExit == nil {
 		s.RestoreOnExit = ptr(true)
 	}
-	if s.EEERefresh == 0 {
+	if unset("safety.eee_refresh", s.EEERefresh == 0) {
 		s.EEERefresh = predictor.Duration(DefaultEEERefresh)
 	}
 	if s.Warmup == nil {
@@ -295,7 +304,7 @@ func (c Config) WithDefaults() Config {
 	if h.Attach == "" {
 		h.Attach = "auto"
 	}
-	if h.PollInterval == 0 {
+	if unset("hw.poll_interval", h.PollInterval == 0) {
 		h.PollInterval = predictor.Duration(DefaultPollInterval)
 	}
 	if h.EEEBackend == "" {
@@ -304,7 +313,7 @@ func (c Config) WithDefaults() Config {
 	if h.BPFFS == "" {
 		h.BPFFS = DefaultBPFFS
 	}
-	if c.Sim.Speed == 0 {
+	if unset("sim.speed", c.Sim.Speed == 0) {
 		c.Sim.Speed = 1
 	}
 	if c.Sim.Loop == nil {
@@ -346,9 +355,12 @@ func (c Config) Validate() error {
 	default:
 		return bad("log.format", "unknown format %q (want text or json)", c.Log.Format)
 	}
+	if c.Ports.RescanInterval < 0 {
+		return bad("ports.rescan_interval", "must be ≥ 0 (0 = only at start and on SIGHUP), got %v", c.Ports.RescanInterval)
+	}
 	if c.Metrics.Listen != MetricsOff {
 		if _, port, err := net.SplitHostPort(c.Metrics.Listen); err != nil || port == "" {
-			return bad("metrics.listen", "want host:port (e.g. 127.0.0.1:9720), got %q", c.Metrics.Listen)
+			return bad("metrics.listen", "want host:port (e.g. 127.0.0.1:9720 or [::1]:9720), got %q", c.Metrics.Listen)
 		}
 	}
 	for _, g := range []struct {
@@ -384,11 +396,23 @@ func (c Config) Validate() error {
 		return err
 	}
 	s := c.Safety
+	if s.FlapWindow <= 0 {
+		return bad("safety.flap_window", "must be > 0, got %v (quarantine_after: 0 never quarantines)", s.FlapWindow)
+	}
+	if s.BackoffInitial < 0 {
+		return bad("safety.backoff_initial", "must be ≥ 0 (0 = no backoff), got %v", s.BackoffInitial)
+	}
 	if s.BackoffMax < s.BackoffInitial {
 		return bad("safety.backoff_max", "must be ≥ safety.backoff_initial (%v)", s.BackoffInitial)
 	}
 	if s.QuarantineAfter < 0 {
 		return bad("safety.quarantine_after", "must be ≥ 0, got %d", s.QuarantineAfter)
+	}
+	if s.FlapReset <= 0 {
+		return bad("safety.flap_reset", "must be > 0, got %v", s.FlapReset)
+	}
+	if s.Warmup != nil && *s.Warmup < 0 {
+		return bad("safety.warmup", "must be ≥ 0 (0 = none), got %v", *s.Warmup)
 	}
 	if s.EEERefresh.D() < c.Interval.D() {
 		return bad("safety.eee_refresh", "must be ≥ interval (%v)", c.Interval)
@@ -403,6 +427,9 @@ func (c Config) Validate() error {
 	case "auto", "tcx", "tc":
 	default:
 		return bad("hw.attach", "unknown attach mode %q (want auto, tcx or tc)", h.Attach)
+	}
+	if h.SampleFloor < 0 {
+		return bad("hw.sample_floor", "must be ≥ 0, got %v", h.SampleFloor)
 	}
 	if h.PollInterval.D() < time.Millisecond {
 		return bad("hw.poll_interval", "must be ≥ 1ms, got %v", h.PollInterval)
@@ -443,16 +470,44 @@ func checkPredictor(pc predictor.Config) error {
 }
 
 func (l Limits) validate(key string) error {
+	if l.Min != nil && *l.Min < 0 {
+		return fmt.Errorf("%s.min: must be ≥ 0, got %v", key, *l.Min)
+	}
 	if l.Min != nil && l.Max != nil && *l.Max < *l.Min {
 		return fmt.Errorf("%s.max: must be ≥ %s.min (%v), got %v", key, key, *l.Min, *l.Max)
 	}
 	if l.Resolution != nil && *l.Resolution <= 0 {
 		return fmt.Errorf("%s.resolution: must be > 0", key)
 	}
-	if h := l.Hysteresis; h != nil && (!(*h >= 0) || math.IsInf(*h, 0)) {
-		return fmt.Errorf("%s.hysteresis: must be ≥ 0, got %v", key, *h)
+	if h := l.Hysteresis; h != nil && !(*h >= 0 && *h < 1) {
+		return fmt.Errorf("%s.hysteresis: must be a fraction in [0, 1) (0.25 = ±25 %%, 0 = none), got %v", key, *h)
+	}
+	if m := l.MinChangeInterval; m != nil && *m < 0 {
+		return fmt.Errorf("%s.min_change_interval: must be ≥ 0 (0 = no rate limit), got %v", key, *m)
 	}
 	return nil
+}
+
+// ListenWarning says, in one line, why metrics.listen is exposed beyond
+// this host, or returns "" when it is loopback (or off). 0.0.0.0 and [::]
+// (or no host) bind every address, IPv4 and IPv6 alike. A host name other
+// than localhost is not resolved here and is warned about as well.
+func (c Config) ListenWarning() string {
+	if c.Metrics.Listen == MetricsOff {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(c.Metrics.Listen)
+	if err != nil || strings.EqualFold(host, "localhost") {
+		return ""
+	}
+	ip, err := netip.ParseAddr(host)
+	switch {
+	case err == nil && ip.IsLoopback():
+		return ""
+	case host == "" || (err == nil && ip.IsUnspecified()):
+		return fmt.Sprintf("metrics.listen %s is not loopback: it binds every address (IPv4 and IPv6), so /metrics, /healthz and /readyz are reachable from other hosts (use 127.0.0.1:9720 or [::1]:9720 unless that is intended)", c.Metrics.Listen)
+	}
+	return fmt.Sprintf("metrics.listen %s is not loopback: /metrics, /healthz and /readyz are reachable from other hosts (use 127.0.0.1:9720 or [::1]:9720 unless that is intended)", c.Metrics.Listen)
 }
 
 func checkGlobs(pats []string) error {

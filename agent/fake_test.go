@@ -59,6 +59,24 @@ func (b *fakeBackend) remove(name string) {
 	delete(b.ports, name)
 }
 
+// rename renames a port, keeping its identity (MAC) and state: handles
+// opened under the old name then see agent.ErrPortGone.
+func (b *fakeBackend) rename(old, name string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.ports[old]
+	delete(b.ports, old)
+	p.info.Name = name
+	b.ports[name] = p
+}
+
+// setCarrier sets a port's cumulative carrier change count.
+func (b *fakeBackend) setCarrier(name string, n uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ports[name].carrier = n
+}
+
 func (b *fakeBackend) port(name string) fakePort {
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -159,27 +159,50 @@ func Load(opts LoadOptions) (Loaded, error) {
 		}
 		overrides = append(overrides, ov)
 	}
-	overrides = append(overrides, opts.Sets...)
+	for _, s := range opts.Sets {
+		// A string key takes any text ("[::1]:9720" is not a YAML list).
+		if k, val, ok := strings.Cut(s, "="); ok {
+			if t, ok := keys[strings.TrimSpace(k)]; ok && t.Kind() == reflect.String {
+				s = k + "=" + yamlString(val)
+			}
+		}
+		overrides = append(overrides, s)
+	}
 	var cfg Config
 	if err := configs.Decode(data, name, &cfg, overrides); err != nil {
 		return Loaded{}, err
 	}
-	cfg = cfg.WithDefaults()
+	// Absent keys take their defaults; explicit zeros are kept (and
+	// validated), except the predictor's, whose zeros mean "default".
+	zeros, err := explicitZeros(data, overrides, &cfg)
+	if err != nil {
+		return Loaded{}, fmt.Errorf("%s: %w", name, err)
+	}
+	cfg = cfg.withDefaults(zeros)
 	if sd := envOf(env, "STATE_DIRECTORY"); sd != "" && !isSet(data, "state_dir") && !changed["state_dir"] && envMap[EnvName("state_dir")] == "" && !setsKey(opts.Sets, "state_dir") {
 		cfg.StateDir = strings.SplitN(sd, ":", 2)[0]
 	}
 	// A relative file named in the config file is relative to that file's
 	// folder (as a scenario's trace files are); from flags, the environment
-	// or --set it is relative to the working directory.
+	// or --set it is relative to the working directory. Either way it is
+	// made absolute, so that --print-config loads back as is from anywhere.
 	for _, f := range []struct {
 		key string
 		val *string
 	}{{"sim.scenario", &cfg.Sim.Scenario}, {"hw.hops_file", &cfg.HW.HopsFile}, {"hw.model_file", &cfg.HW.ModelFile},
 		{"trace_dir", &cfg.TraceDir}} {
-		fromFile := file != "" && !changed[f.key] && envMap[EnvName(f.key)] == "" && !setsKey(opts.Sets, f.key)
-		if fromFile && *f.val != "" && !filepath.IsAbs(*f.val) {
-			*f.val = filepath.Join(filepath.Dir(file), *f.val)
+		if *f.val == "" || filepath.IsAbs(*f.val) || strings.ContainsRune(*f.val, 0) {
+			continue
 		}
+		p := *f.val
+		if fromFile := file != "" && !changed[f.key] && envMap[EnvName(f.key)] == "" && !setsKey(opts.Sets, f.key); fromFile {
+			p = filepath.Join(filepath.Dir(file), p)
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return Loaded{}, fmt.Errorf("%s: %s: %w", name, f.key, err)
+		}
+		*f.val = abs
 	}
 	if err := cfg.Validate(); err != nil {
 		return Loaded{}, fmt.Errorf("%s: %w", name, err)
@@ -243,12 +266,108 @@ func setsKey(sets []string, key string) bool {
 	return false
 }
 
+// explicitZeros returns the keys of the merged document (data with the
+// overrides applied) that set a number to 0 explicitly: WithDefaults keeps
+// them. An explicit 0 in a predictor section is an error: there 0 means
+// "default" (predictor.Config), which an absent key already says.
+func explicitZeros(data []byte, overrides []string, cfg *Config) (map[string]bool, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	if doc.Kind == 0 {
+		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
+	}
+	if len(doc.Content) != 1 {
+		return nil, nil
+	}
+	for _, o := range overrides {
+		if err := configs.Set(doc.Content[0], o); err != nil {
+			return nil, err
+		}
+	}
+	zeros := map[string]bool{}
+	walkSet(doc.Content[0], reflect.ValueOf(cfg).Elem(), "", func(key string, v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+			reflect.Float32, reflect.Float64:
+			if v.IsZero() {
+				zeros[key] = true
+			}
+		}
+	})
+	keys := make([]string, 0, len(zeros))
+	for k := range zeros {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if strings.HasPrefix(k, "predictor.") || strings.Contains(k, ".predictor.") {
+			return nil, fmt.Errorf("%s: must not be 0 (leave the key out for its default)", k)
+		}
+	}
+	return zeros, nil
+}
+
+// walkSet calls fn with the dotted key and the decoded field of every
+// scalar (not null) that node sets, walking structs and lists of structs
+// by their YAML tags.
+func walkSet(n *yaml.Node, v reflect.Value, key string, fn func(key string, v reflect.Value)) {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	switch {
+	case n.Kind == yaml.MappingNode && v.Kind() == reflect.Struct && !reflect.PointerTo(v.Type()).Implements(unmarshalerType):
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			name := n.Content[i].Value
+			for j := 0; j < v.NumField(); j++ {
+				f := v.Type().Field(j)
+				if tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); f.IsExported() && tag == name {
+					k := name
+					if key != "" {
+						k = key + "." + name
+					}
+					walkSet(n.Content[i+1], v.Field(j), k, fn)
+					break
+				}
+			}
+		}
+	case n.Kind == yaml.SequenceNode && v.Kind() == reflect.Slice:
+		for i, c := range n.Content {
+			if i < v.Len() {
+				walkSet(c, v.Index(i), fmt.Sprintf("%s[%d]", key, i), fn)
+			}
+		}
+	case n.Kind == yaml.ScalarNode && n.Tag != "!!null":
+		fn(key, v)
+	}
+}
+
+// yamlString is text as the YAML value of a string key: as given when it
+// reads as one YAML scalar (so "'quoted'" still works), else quoted.
+func yamlString(text string) string {
+	var n yaml.Node
+	if yaml.Unmarshal([]byte(text), &n) == nil && (n.Kind == 0 || len(n.Content) == 1 && n.Content[0].Kind == yaml.ScalarNode) {
+		return text
+	}
+	q, err := flow(text)
+	if err != nil {
+		return text
+	}
+	return q
+}
+
 // renderValue writes a viper value as YAML for an override. Strings from
 // the environment or flags are taken as YAML ("0.02" is a number, "10us" a
-// duration); a list key also takes "a,b,c".
+// duration); a list key also takes "a,b,c", a string key any text
+// ("[::1]:9720").
 func renderValue(val any, t reflect.Type) (string, error) {
 	switch x := val.(type) {
 	case string:
+		if t.Kind() == reflect.String {
+			return yamlString(x), nil
+		}
 		if t.Kind() == reflect.Slice && !strings.HasPrefix(strings.TrimSpace(x), "[") {
 			parts := []string{}
 			for _, p := range strings.Split(x, ",") {

@@ -295,7 +295,7 @@ func TestRelativePathsFollowTheConfigFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.Config.Sim.Scenario != "other.yaml" {
-		t.Errorf("from --set: %q, want other.yaml as given", l.Config.Sim.Scenario)
+	if want, _ := filepath.Abs("other.yaml"); l.Config.Sim.Scenario != want {
+		t.Errorf("from --set: %q, want %q (the working directory's)", l.Config.Sim.Scenario, want)
 	}
 }

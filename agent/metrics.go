@@ -131,7 +131,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		counter(descMisses, float64(p.misses), l...)
 		counter(descDecisions, float64(st.Decisions), l...)
 		counter(descPDTChanges, float64(st.Changes), l...)
-		counter(descHeld, float64(st.Suppressed), name, be, "hysteresis")
+		counter(descHeld, float64(st.Suppressed+p.heldFirstCount), name, be, "hysteresis")
 		counter(descHeld, float64(st.RateLimited), name, be, "rate_limit")
 		counter(descClamps, float64(st.Clamps), name, be, "register")
 		counter(descClamps, float64(p.driverClamps), name, be, "driver")
@@ -142,8 +142,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(descQuarantined, b2f(p.guard.quarantined), l...)
 		gauge(descBackoff, p.guard.backoffLeft(now).Seconds(), l...)
 		counter(descFlaps, float64(p.guard.totalFlaps), l...)
+		if p.carrierKnown {
+			counter(descCarrier, float64(p.carrierSeen), l...)
+		}
 		if p.countersOK {
-			counter(descCarrier, float64(p.counters.CarrierChanges), l...)
 			if p.counters.LowPowerKnown {
 				counter(descLPITime, p.counters.LowPowerTime.Seconds(), l...)
 			}

@@ -5,10 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/google/renameio/v2"
@@ -60,9 +64,20 @@ type StateFile struct {
 // OpenState opens (creating) the state directory and file and takes the
 // lock. A corrupt file is an error: its records may be the only copy of a
 // port's original settings; the operator decides (docs/agent.md).
+//
+// The directory and the file must be the agent's own: owned by its user
+// and writable by nobody else, since the agent applies their records with
+// CAP_NET_ADMIN (checkStatePath). A record with impossible values is an
+// error naming the port.
 func OpenState(dir string) (*StateFile, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	if err := checkStatePath(dir, true); err != nil {
+		return nil, err
+	}
+	if err := checkStatePath(filepath.Join(dir, StateFileName), false); err != nil {
+		return nil, err
 	}
 	lf, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o600)
 	if err != nil {
@@ -83,6 +98,74 @@ func OpenState(dir string) (*StateFile, error) {
 	}
 	s.doc = doc
 	return s, nil
+}
+
+// checkStatePath refuses a state directory (dir) or file that another
+// local user could write: group/world-writable, not owned by the agent's
+// user, or (the file) not a regular file. A missing file is fine.
+func checkStatePath(path string, dir bool) error {
+	// The directory may be a symlink (systemd's DynamicUser links
+	// /var/lib/NAME to /var/lib/private/NAME): its target is checked.
+	stat := os.Lstat
+	if dir {
+		stat = os.Stat
+	}
+	fi, err := stat(path)
+	if !dir && errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	what := "state file"
+	if dir {
+		what = "state directory"
+	}
+	switch {
+	case dir && !fi.IsDir():
+		return fmt.Errorf("%s %s is not a directory: point state_dir at a directory of the agent's own", what, path)
+	case !dir && !fi.Mode().IsRegular():
+		return fmt.Errorf("%s %s is not a regular file (%v): check the ports' EEE settings by hand, then remove it", what, path, fi.Mode().Type())
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("%s %s is group/world-writable (mode %04o), so another user could plant records the agent applies: chmod go-w %s (0700 for the directory, 0600 for the file)",
+			what, path, perm, path)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		if uid := os.Geteuid(); int(st.Uid) != uid {
+			return fmt.Errorf("%s %s is owned by uid %d, not the agent's user (uid %d): chown %d %s, or use a state_dir of the agent's own",
+				what, path, st.Uid, uid, uid, path)
+		}
+	}
+	return nil
+}
+
+// MaxTxLPITimer is the largest tx LPI timer a state record may hold: the
+// ethtool EEE interface's 32-bit microsecond field.
+const MaxTxLPITimer = time.Duration(math.MaxUint32) * time.Microsecond
+
+// validate rejects a record no agent could have written: an impossible
+// timer, identity or a name that does not match its key.
+func (r PortRecord) validate(key string) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("record of port %q: %s", key, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case key == "" || strings.ContainsAny(key, "/\x00") || len(key) > 255:
+		return bad("not a port name")
+	case r.Name != key:
+		return bad("name %q does not match its key", r.Name)
+	case r.Original.TxLPITimer < 0 || r.Original.TxLPITimer > MaxTxLPITimer:
+		return bad("tx_lpi_timer_ns %d is impossible (want 0 to %d)", int64(r.Original.TxLPITimer), int64(MaxTxLPITimer))
+	case r.Index < 0:
+		return bad("ifindex %d is impossible", r.Index)
+	}
+	if r.MAC != "" {
+		if _, err := net.ParseMAC(r.MAC); err != nil {
+			return bad("mac %q: %v", r.MAC, err)
+		}
+	}
+	return nil
 }
 
 // ReadState returns the records of the state file in dir without taking
@@ -110,6 +193,16 @@ func readStateDoc(path string) (stateDoc, error) {
 	}
 	if doc.Ports == nil {
 		doc.Ports = map[string]PortRecord{}
+	}
+	keys := make([]string, 0, len(doc.Ports))
+	for k := range doc.Ports {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := doc.Ports[k].validate(k); err != nil {
+			return doc, fmt.Errorf("state file %s: %w: check the port's EEE settings by hand, then fix or remove the record", path, err)
+		}
 	}
 	return doc, nil
 }
@@ -140,6 +233,9 @@ func (s *StateFile) Lookup(name string) (PortRecord, bool) {
 // Record stores a port's original settings durably. An existing record of
 // the port is kept (the first original wins).
 func (s *StateFile) Record(r PortRecord) error {
+	if err := r.validate(r.Name); err != nil {
+		return fmt.Errorf("state file: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.doc.Ports[r.Name]; ok {
@@ -164,6 +260,30 @@ func (s *StateFile) Forget(name string) error {
 	delete(s.doc.Ports, name)
 	if err := s.write(); err != nil {
 		s.doc.Ports[name] = r
+		return err
+	}
+	return nil
+}
+
+// Rename moves a port's record to its new name (the port was renamed);
+// nothing happens if it has none.
+func (s *StateFile) Rename(old, name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.doc.Ports[old]
+	if !ok || old == name {
+		return nil
+	}
+	if _, taken := s.doc.Ports[name]; taken {
+		return fmt.Errorf("state file: port %s renamed to %s, which has a record of its own", old, name)
+	}
+	nr := r
+	nr.Name = name
+	delete(s.doc.Ports, old)
+	s.doc.Ports[name] = nr
+	if err := s.write(); err != nil {
+		delete(s.doc.Ports, name)
+		s.doc.Ports[old] = r
 		return err
 	}
 	return nil

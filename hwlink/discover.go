@@ -184,7 +184,7 @@ func probeBPF() bpfSupport {
 	if err := features.HaveProgramType(ebpf.SchedCLS); err != nil {
 		reason := "no BPF support: " + err.Error()
 		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) || strings.Contains(err.Error(), "permission") {
-			reason = "no privileges for BPF (needs CAP_BPF, CAP_NET_ADMIN, CAP_PERFMON)"
+			reason = "no privileges for BPF (needs " + EBPFCapabilities + ")"
 		}
 		return bpfSupport{reason: reason}
 	}

@@ -137,12 +137,19 @@ func LoadIdlegap(ringBytes int) (*bpf.IdlegapObjects, error) {
 	return objs, nil
 }
 
+// EBPFCapabilities are the capabilities loading and attaching the idlegap
+// TC program needs without root: CAP_BPF to load it and its maps,
+// CAP_PERFMON for the verifier to accept its pointer arithmetic and packet
+// access from a non-root user (without it the program is rejected), and
+// CAP_NET_ADMIN for the TC (TCX or clsact) attachment.
+const EBPFCapabilities = "CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN"
+
 func classifyBPFErr(err error) error {
 	switch {
 	case errors.Is(err, ebpf.ErrNotSupported):
 		return fmt.Errorf("%w: %w", ErrNotSupported, err)
 	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
-		return fmt.Errorf("%w (needs CAP_BPF and CAP_NET_ADMIN): %w", ErrPermission, err)
+		return fmt.Errorf("%w (needs %s): %w", ErrPermission, EBPFCapabilities, err)
 	}
 	return err
 }

@@ -83,6 +83,7 @@ type Backend struct {
 	carrier map[string]uint64
 	speed   map[string]uint64
 	switchd map[string]bool
+	open    map[*port]struct{} // open ports, told when their link goes
 }
 
 var _ agent.Backend = (*Backend)(nil)
@@ -124,39 +125,62 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{opts: opts, log: opts.Logger, ethtool: et, act: act, emu: emu,
-		carrier: map[string]uint64{}, speed: map[string]uint64{}, switchd: map[string]bool{}}
+		carrier: map[string]uint64{}, speed: map[string]uint64{}, switchd: map[string]bool{}, open: map[*port]struct{}{}}
 	sctx, cancel := context.WithCancel(ctx)
 	b.cancel = cancel
-	if opts.NetNS == "" {
-		// Own namespace: the kernel's carrier_changes counter in sysfs
-		// counts every flap, even one shorter than an event round trip,
-		// and needs no capability; link events serve other namespaces,
-		// whose sysfs the agent does not see.
-		return b, nil
-	}
+	// Link events tell open ports that their link was deleted or renamed
+	// (their next Drain returns agent.ErrPortGone, and the agent closes
+	// or follows them at once), and count carrier transitions in other
+	// namespaces, whose sysfs the agent does not see. In its own
+	// namespace the kernel's carrier_changes counter in sysfs counts every
+	// flap, even one shorter than an event round trip.
 	events, err := hwlink.SubscribeLinks(sctx, hwlink.SubscribeOptions{NetNS: opts.NetNS,
 		OnError: func(err error) { b.log.Debug("link events", "error", err) }})
 	if err != nil {
-		b.log.Warn("no link events: carrier flaps after changes will not be seen", "error", err)
+		msg := "no link events: deleted or renamed ports are noticed at the next rescan"
+		if opts.NetNS != "" {
+			msg += ", carrier flaps after changes will not be seen"
+		}
+		b.log.Warn(msg, "error", err)
 	} else {
 		go b.watch(events)
 	}
 	return b, nil
 }
 
-// watch counts carrier transitions per interface name.
+// watch counts carrier transitions per interface name and tells open ports
+// that their link was deleted or renamed.
 func (b *Backend) watch(events <-chan hwlink.LinkEvent) {
 	for ev := range events {
-		b.mu.Lock()
-		switch ev.Type {
-		case hwlink.LinkCarrierUp, hwlink.LinkCarrierDown:
-			b.carrier[ev.Name]++
-		case hwlink.LinkRenamed:
-			b.carrier[ev.Name] = b.carrier[ev.OldName]
-			delete(b.carrier, ev.OldName)
-			b.log.Info("port renamed", "device", ev.OldName, "new_name", ev.Name)
+		b.handle(ev)
+	}
+}
+
+// handle applies one link event.
+func (b *Backend) handle(ev hwlink.LinkEvent) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch ev.Type {
+	case hwlink.LinkCarrierUp, hwlink.LinkCarrierDown:
+		b.carrier[ev.Name]++
+	case hwlink.LinkRenamed:
+		b.carrier[ev.Name] = b.carrier[ev.OldName]
+		delete(b.carrier, ev.OldName)
+		b.log.Info("port renamed", "device", ev.OldName, "new_name", ev.Name)
+		b.markGone(ev.OldName, ev.Index, fmt.Errorf("%s: renamed to %s: %w", ev.OldName, ev.Name, agent.ErrPortGone))
+	case hwlink.LinkRemoved:
+		delete(b.carrier, ev.Name)
+		b.markGone(ev.Name, ev.Index, fmt.Errorf("%s: deleted: %w", ev.Name, agent.ErrPortGone))
+	}
+}
+
+// markGone makes the open ports of link (name, index) fail with err. b.mu
+// is held.
+func (b *Backend) markGone(name string, index int, err error) {
+	for p := range b.open {
+		if p.name == name && (index == 0 || p.index == 0 || p.index == index) && p.goneErr == nil {
+			p.goneErr = err
 		}
-		b.mu.Unlock()
 	}
 }
 
@@ -299,17 +323,25 @@ func (b *Backend) method(p hwlink.PortInfo, emulated bool) string {
 
 // Open implements agent.Backend.
 func (b *Backend) Open(ctx context.Context, in agent.PortInfo) (agent.Port, error) {
-	p := &port{b: b, name: in.Name, method: in.Observation, gaps: make([]hwlink.GapSample, 1024),
+	p := &port{b: b, name: in.Name, index: in.Index, method: in.Observation, gaps: make([]hwlink.GapSample, 1024),
 		emulated: b.emulated(ctx, in.Name)}
 	b.mu.Lock()
 	speed, switchdev := b.speed[in.Name], b.switchd[in.Name]
+	b.open[p] = struct{}{}
 	b.mu.Unlock()
+	ok := false
+	defer func() {
+		if !ok {
+			b.forget(p)
+		}
+	}()
 	octx, cancel := context.WithCancel(ctx)
 	p.cancel = cancel
 	if in.Observation == string(hwlink.MethodEmulated) {
 		obs, err := hwlink.OpenEmulatedObserver(ctx, hwlink.EmulatorRef{Interface: in.Name, NetNS: b.opts.NetNS, BPFFS: b.opts.BPFFS})
 		if err == nil {
 			p.obs = obs
+			ok = true
 			return p, nil
 		}
 		b.log.Warn("emulated port's idle periods unavailable; not observed", "device", in.Name, "error", err)
@@ -327,6 +359,7 @@ func (b *Backend) Open(ctx context.Context, in agent.PortInfo) (agent.Port, erro
 			Ingress: b.opts.Ingress, Speed: speed, SampleFloor: b.opts.SampleFloor, Logger: b.log})
 		if err == nil {
 			p.obs = obs
+			ok = true
 			return p, nil
 		}
 		b.log.Warn("eBPF observation unavailable; polling counters", "device", in.Name, "error", err)
@@ -339,6 +372,7 @@ func (b *Backend) Open(ctx context.Context, in agent.PortInfo) (agent.Port, erro
 			Ingress: b.opts.Ingress, Speed: speed, Logger: b.log})
 		if err == nil {
 			p.obs = obs
+			ok = true
 			return p, nil
 		}
 		b.log.Warn("psample observation unavailable; polling hardware counters", "device", in.Name, "error", err)
@@ -358,9 +392,11 @@ func (b *Backend) Open(ctx context.Context, in agent.PortInfo) (agent.Port, erro
 				b.log.Warn("counter observation stopped", "device", in.Name, "error", err)
 			}
 		}()
+		ok = true
 		return p, nil
 	}
 	p.method = string(hwlink.MethodNone)
+	ok = true
 	return p, nil
 }
 
@@ -369,6 +405,13 @@ func (b *Backend) Restore(ctx context.Context, name string, s agent.Settings) er
 	on := s.TxLPIEnabled
 	_, err := b.act.SetTxLPI(ctx, name, hwlink.TxLPIRequest{Timer: s.TxLPITimer, TxLPIEnabled: &on})
 	return mapErr(err)
+}
+
+// forget drops p from the open ports.
+func (b *Backend) forget(p *port) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.open, p)
 }
 
 // Close implements agent.Backend.
@@ -385,10 +428,13 @@ func (b *Backend) Close() error {
 type port struct {
 	b      *Backend
 	name   string
+	index  int
 	method string
-	obs    hwlink.Observer
-	cancel context.CancelFunc
-	gaps   []hwlink.GapSample
+	// goneErr (under b.mu) is set when the link was deleted or renamed.
+	goneErr error
+	obs     hwlink.Observer
+	cancel  context.CancelFunc
+	gaps    []hwlink.GapSample
 	// emulated: the interface carried an emulated EEE port when opened;
 	// its counters come from the emulator.
 	emulated bool
@@ -397,7 +443,17 @@ type port struct {
 // Observation reports the method actually in use.
 func (p *port) Observation() string { return p.method }
 
+// gone returns the error of a deleted or renamed link (nil while it is there).
+func (p *port) gone() error {
+	p.b.mu.Lock()
+	defer p.b.mu.Unlock()
+	return p.goneErr
+}
+
 func (p *port) Drain(dst []agent.Observation) (int, error) {
+	if err := p.gone(); err != nil {
+		return 0, err
+	}
 	if p.obs == nil {
 		return 0, nil
 	}
@@ -526,6 +582,7 @@ func lpiFromStats(st map[string]uint64) (t time.Duration, tOK bool, entries uint
 }
 
 func (p *port) Close() error {
+	p.b.forget(p)
 	p.cancel()
 	if p.obs != nil {
 		return p.obs.Close()

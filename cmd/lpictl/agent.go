@@ -78,12 +78,18 @@ SIGHUP reloads the configuration; SIGTERM/SIGINT restore the ports and stop.`,
 					return badInput(err)
 				}
 				be.Close()
+				if w := cfg.ListenWarning(); w != "" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "lpictl: warning: %s\n", w)
+				}
 				src := ld.File
 				if src == "" {
 					src = "defaults"
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "configuration OK (%s; mode %s, backend %s)\n", src, cfg.Mode, cfg.Backend)
 				return nil
+			}
+			if w := cfg.ListenWarning(); w != "" {
+				log.Warn(w)
 			}
 			be, err := newAgentBackend(ctx, cfg, log)
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -561,5 +562,158 @@ sim: {scenario: %s, set: [topology.radix=4], speed: 1}
 				t.Error("the sim backend wrote a state file")
 			}
 		})
+	}
+}
+
+// TestAgentQuarantineAfterZero (issue 11.1): 0 = never, from a flag's
+// --set, the environment and the file alike.
+func TestAgentQuarantineAfterZero(t *testing.T) {
+	t.Setenv("LPICTL_CONFIG", "")
+	file := writeFile(t, "agent.yaml", "safety: {quarantine_after: 0}\n")
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{name: "set", args: []string{"--set", "safety.quarantine_after=0"}},
+		{name: "env", env: []string{"LPICTL_SAFETY_QUARANTINE_AFTER=0"}},
+		{name: "file", args: []string{"-c", file}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, kv := range c.env {
+				k, v, _ := strings.Cut(kv, "=")
+				t.Setenv(k, v)
+			}
+			code, out, stderr := lpictl(t, append([]string{"agent", "--print-config"}, c.args...)...)
+			if code != 0 || !strings.Contains(out, "quarantine_after: 0\n") {
+				t.Errorf("exit %d %q:\n%s", code, stderr, out)
+			}
+		})
+	}
+}
+
+// TestAgentPrintConfigLoadsBack (issue 11.2): the shipped configs, printed
+// to another folder, pass --check there.
+func TestAgentPrintConfigLoadsBack(t *testing.T) {
+	t.Setenv("LPICTL_CONFIG", "")
+	for _, file := range []string{"../../configs/agent-sim.yaml", "../../configs/agent.yaml"} {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			code, out, stderr := lpictl(t, "agent", "--print-config", "-c", file)
+			if code != 0 {
+				t.Fatalf("--print-config: exit %d %q", code, stderr)
+			}
+			printed := writeFile(t, "pc.yaml", out)
+			code, _, stderr = lpictl(t, "agent", "--check", "-c", printed)
+			if code != 0 {
+				t.Fatalf("--check of the printed config: exit %d %q\n%s", code, stderr, out)
+			}
+			code, again, stderr := lpictl(t, "agent", "--print-config", "-c", printed)
+			if code != 0 || again != out {
+				t.Errorf("printed again (exit %d %q) differs:\n%s\nfirst\n%s", code, stderr, again, out)
+			}
+		})
+	}
+}
+
+// TestAgentIPv6Listen (issue 11.3).
+func TestAgentIPv6Listen(t *testing.T) {
+	t.Setenv("LPICTL_CONFIG", "")
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{name: "flag", args: []string{"--listen", "[::1]:9720"}},
+		{name: "set", args: []string{"--set", "metrics.listen=[::1]:9720"}},
+		{name: "env", env: []string{"LPICTL_METRICS_LISTEN=[::1]:9720"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, kv := range c.env {
+				k, v, _ := strings.Cut(kv, "=")
+				t.Setenv(k, v)
+			}
+			code, out, stderr := lpictl(t, append([]string{"agent", "--print-config"}, c.args...)...)
+			if code != 0 || !strings.Contains(out, "listen: '[::1]:9720'") {
+				t.Errorf("--print-config: exit %d %q:\n%s", code, stderr, out)
+			}
+			code, _, stderr = lpictl(t, append([]string{"agent", "--check"}, c.args...)...)
+			if code != 0 || stderr != "" {
+				t.Errorf("--check: exit %d %q", code, stderr)
+			}
+		})
+	}
+}
+
+// TestAgentWarnsWhenMetricsNotLoopback (issue 11.4): one warning line from
+// --check and at start.
+func TestAgentWarnsWhenMetricsNotLoopback(t *testing.T) {
+	t.Setenv("LPICTL_CONFIG", "")
+	for _, c := range []struct {
+		listen string
+		warn   bool
+	}{{"0.0.0.0:9720", true}, {"[::]:9720", true}, {"127.0.0.1:9720", false}, {"[::1]:9720", false}} {
+		code, out, stderr := lpictl(t, "agent", "--check", "--listen", c.listen)
+		if code != 0 || !strings.Contains(out, "configuration OK") {
+			t.Errorf("%s: exit %d %q %q", c.listen, code, out, stderr)
+		}
+		if got := strings.Contains(stderr, "warning: metrics.listen "+c.listen+" is not loopback"); got != c.warn ||
+			strings.Count(stderr, "\n") > 1 {
+			t.Errorf("%s: stderr %q, want a warning line: %v", c.listen, stderr, c.warn)
+		}
+	}
+	config, _, _ := modelSetup(t, modelPort("lpiw0", "igc", "02:00:00:00:02:00", 0))
+	p := startAgent(t, config, "--listen", "0.0.0.0:0", "--mode", "observe")
+	p.waitLog(`level=WARN msg="metrics.listen 0.0.0.0:0 is not loopback`)
+	if code := p.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+}
+
+// TestAgentZeroDurationsAndRanges (issue 11.10): explicit zeros that mean
+// nothing, and out-of-range values, are errors naming the key (exit 2).
+func TestAgentZeroDurationsAndRanges(t *testing.T) {
+	t.Setenv("LPICTL_CONFIG", "")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--interval", "0s"}, "interval: must be ≥ 1ms"},
+		{[]string{"--interval", "1ns"}, "interval: must be ≥ 1ms"},
+		{[]string{"--set", "safety.flap_window=0s"}, "safety.flap_window: must be > 0"},
+		{[]string{"--set", "limits.hysteresis=5"}, "limits.hysteresis: must be a fraction in [0, 1)"},
+		{[]string{"--speed", "0"}, "sim.speed: must be > 0"},
+	} {
+		code, _, stderr := lpictl(t, append([]string{"agent", "--check"}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d %q, want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+	code, out, stderr := lpictl(t, "agent", "--print-config", "--set", "ports.rescan_interval=0s", "--set", "safety.backoff_initial=0s")
+	if code != 0 || !strings.Contains(out, "rescan_interval: 0s") || !strings.Contains(out, "backoff_initial: 0s") {
+		t.Errorf("meaningful zeros: exit %d %q:\n%s", code, stderr, out)
+	}
+}
+
+// TestUnitDoesNotRestartOnConfigErrors (issue 11.14): a configuration
+// error exits 2, which the unit does not restart on.
+func TestUnitDoesNotRestartOnConfigErrors(t *testing.T) {
+	unit, err := os.ReadFile("../../systemd/lpictl.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prevent []string
+	for _, line := range strings.Split(string(unit), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "RestartPreventExitStatus="); ok {
+			prevent = append(prevent, strings.Fields(v)...)
+		}
+	}
+	if !strings.Contains(string(unit), "\nRestart=on-failure\n") || !slices.Contains(prevent, "2") {
+		t.Errorf("systemd/lpictl.service: want Restart=on-failure with RestartPreventExitStatus=2, got %q", prevent)
+	}
+	t.Setenv("LPICTL_CONFIG", "")
+	bad := writeFile(t, "agent.yaml", "mode: yolo\n")
+	cmd := exec.Command(agentBinary(t), "agent", "-c", bad)
+	if err := cmd.Run(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 {
+		t.Errorf("agent with a bad config: %v, want exit status 2", err)
 	}
 }
