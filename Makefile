@@ -12,8 +12,17 @@ STATICCHECK_VERSION := v0.8.2
 # Benchmarks: which packages and how long each runs.
 BENCH_PKGS ?= ./...
 BENCHTIME  ?= 1s
+# Debian package (make deb): version from git describe, sanitised; Go's arch name (nfpm maps it).
+DEB_VERSION    ?= $(shell ./packaging/version.sh)
+DEB_ARCH       ?= $(shell $(GO) env GOARCH)
+DEB_MAINTAINER ?= The lpictl Authors <lpictl@users.noreply.github.com>
+DEB_DATE       ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
+DEB_OUT        := out/deb
+DEB_STAGE      := $(DEB_OUT)/stage
 
 .PHONY: help build static-check test unit lint bench demo demo-predict generate install clean fuzz systemd-verify reproduce-fig1 reproduce-sweeps
+.PHONY: uninstall deb deb-check
+.PHONY: promtool-check
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -27,10 +36,12 @@ static-check: build ## fail if bin/lpictl is not a static binary
 	  echo "$(BIN) is dynamically linked (it has an ELF interpreter): build it with CGO_ENABLED=0 (make build)"; exit 1; fi
 	@echo "$(BIN) is static"
 
-test: lint systemd-verify static-check unit ## lint, every test (privileged ones run as root, skip otherwise), static binary, unit check
+test: lint systemd-verify promtool-check static-check deb-check unit ## lint, every test (privileged ones run as root, skip otherwise), static binary, unit check
 
+# One package at a time: the privileged tests of hwlink and cmd/lpictl measure µs-scale delays
+# of emulated EEE ports, and one package's spinning emulator would delay another's probes.
 unit:
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -p 1 ./...
 
 lint: ## gofmt check, go vet, staticcheck (pinned)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -62,6 +73,9 @@ generate: ## regenerate bpf2go bindings (needs clang, llvm)
 systemd-verify: build ## systemd-analyze verify on the unit and its drop-ins (installs systemd as root)
 	./scripts/verify-systemd.sh $(abspath $(BIN))
 
+promtool-check: build ## promtool check/test the alert rules, lint a simulator agent's scrape (installs promtool as root)
+	./scripts/test-promtool.sh $(abspath $(BIN))
+
 install: build ## install binary, systemd unit, default config, dashboard (DESTDIR-friendly)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(PREFIX)/bin/lpictl
 	install -d $(DESTDIR)$(UNITDIR)
@@ -69,7 +83,39 @@ install: build ## install binary, systemd unit, default config, dashboard (DESTD
 	chmod 0644 $(DESTDIR)$(UNITDIR)/lpictl.service
 	test -e $(DESTDIR)$(CONFDIR)/agent.yaml || install -D -m 0644 configs/agent.yaml $(DESTDIR)$(CONFDIR)/agent.yaml
 	install -D -m 0644 configs/grafana/lpictl.json $(DESTDIR)$(PREFIX)/share/lpictl/grafana/lpictl.json
+	install -D -m 0644 configs/prometheus/lpictl-alerts.yaml $(DESTDIR)$(PREFIX)/share/lpictl/prometheus/lpictl-alerts.yaml
 	install -D -m 0644 -t $(DESTDIR)$(PREFIX)/share/doc/lpictl/systemd systemd/lpictl.service.d/*.conf.example
+
+uninstall: ## remove what `make install` put there (same PREFIX, DESTDIR, UNITDIR, CONFDIR); keeps an edited agent.yaml
+	rm -f $(DESTDIR)$(PREFIX)/bin/lpictl $(DESTDIR)$(UNITDIR)/lpictl.service
+	rm -f $(DESTDIR)$(PREFIX)/share/lpictl/grafana/lpictl.json
+	rm -f $(DESTDIR)$(PREFIX)/share/lpictl/prometheus/lpictl-alerts.yaml
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/doc/lpictl/systemd/,$(notdir $(wildcard systemd/lpictl.service.d/*.conf.example)))
+	@for d in share/lpictl/grafana share/lpictl/prometheus share/lpictl share/doc/lpictl/systemd share/doc/lpictl; do \
+	  rmdir $(DESTDIR)$(PREFIX)/$$d 2>/dev/null || true; done
+	@if cmp -s configs/agent.yaml $(DESTDIR)$(CONFDIR)/agent.yaml; then \
+	  rm -f $(DESTDIR)$(CONFDIR)/agent.yaml; rmdir $(DESTDIR)$(CONFDIR) 2>/dev/null || true; \
+	elif [ -e $(DESTDIR)$(CONFDIR)/agent.yaml ]; then \
+	  echo "kept $(DESTDIR)$(CONFDIR)/agent.yaml (edited): remove it by hand"; fi
+
+deb: build ## Debian package in out/deb/ (nfpm as a Go tool): binary, unit, conffile, man pages, completions
+	rm -rf $(DEB_STAGE) $(DEB_OUT)/*.deb
+	mkdir -p $(DEB_STAGE)/man $(DEB_STAGE)/completions
+	sed 's#^ExecStart=/usr/local/bin/lpictl#ExecStart=/usr/bin/lpictl#' systemd/lpictl.service > $(DEB_STAGE)/lpictl.service
+	SOURCE_DATE_EPOCH=$(DEB_DATE) ./$(BIN) gen-man $(DEB_STAGE)/man
+	gzip -9n $(DEB_STAGE)/man/*.1
+	./$(BIN) completion bash > $(DEB_STAGE)/completions/lpictl
+	./$(BIN) completion zsh > $(DEB_STAGE)/completions/_lpictl
+	./$(BIN) completion fish > $(DEB_STAGE)/completions/lpictl.fish
+	printf 'lpictl (%s) unstable; urgency=medium\n\n  * Built from git %s.\n\n -- %s  %s\n' \
+	  '$(DEB_VERSION)' '$(VERSION)' '$(DEB_MAINTAINER)' "$$(LC_ALL=C date -u -R -d @$(DEB_DATE))" \
+	  | gzip -9n > $(DEB_STAGE)/changelog.gz
+	DEB_VERSION='$(DEB_VERSION)' DEB_ARCH='$(DEB_ARCH)' DEB_MAINTAINER='$(DEB_MAINTAINER)' \
+	  SOURCE_DATE_EPOCH=$(DEB_DATE) \
+	  $(GO) tool nfpm package --config packaging/nfpm.yaml --packager deb --target $(DEB_OUT)/
+
+deb-check: ## as root: build the .deb, dpkg-deb and lintian it, install, verify, purge (skips otherwise)
+	./scripts/test-deb.sh
 
 clean:
 	rm -rf bin out

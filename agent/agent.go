@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/exporter-toolkit/web"
 	"golang.org/x/sys/unix"
 
 	"github.com/lpictl/lpictl/controller"
@@ -63,8 +64,12 @@ type Agent struct {
 	state   *StateFile
 	buf     []Observation
 	reloads [2]uint64 // success, failure
-	restore [2]uint64 // success, failure
-	tickDur time.Duration
+	// reloadOK says whether the last reload succeeded (true at start);
+	// reloadAt is when the configuration was last loaded successfully.
+	reloadOK bool
+	reloadAt time.Time
+	restore  [2]uint64 // success, failure
+	tickDur  time.Duration
 
 	addr     atomic.Value // string
 	ready    atomic.Bool
@@ -141,7 +146,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{opts: opts, backend: opts.Backend, log: opts.Logger, cfg: opts.Config,
+	a := &Agent{opts: opts, backend: opts.Backend, log: opts.Logger, cfg: opts.Config, reloadOK: true, reloadAt: time.Now(),
 		ports: map[string]*portState{}, traces: map[string]*portTrace{}, buf: make([]Observation, 1024)}
 	a.addr.Store("")
 	a.reg = newRegistry(a)
@@ -181,18 +186,25 @@ func (a *Agent) Run(ctx context.Context, hup <-chan struct{}) error {
 	}
 	var srv *http.Server
 	if l := a.cfg.Metrics.Listen; l != MetricsOff {
+		if err := web.Validate(a.cfg.Metrics.WebConfigFile); err != nil {
+			return fmt.Errorf("metrics.web_config_file %s: %w", a.cfg.Metrics.WebConfigFile, err)
+		}
 		ln, err := net.Listen("tcp", l)
 		if err != nil {
 			return fmt.Errorf("metrics.listen %s: %w", l, err)
 		}
 		a.addr.Store(ln.Addr().String())
 		srv = &http.Server{Handler: a.handler(), ReadHeaderTimeout: 5 * time.Second}
+		// exporter-toolkit: TLS and basic auth from metrics.web_config_file,
+		// read again on every connection and request.
+		webFile := a.cfg.Metrics.WebConfigFile
+		flags := &web.FlagConfig{WebListenAddresses: &[]string{l}, WebSystemdSocket: new(bool), WebConfigFile: &webFile}
 		go func() {
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			if err := web.Serve(ln, srv, flags, a.log.With("component", "metrics")); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				a.log.Error("metrics server", "error", err)
 			}
 		}()
-		a.log.Info("metrics listening", "addr", ln.Addr().String())
+		a.log.Info("metrics listening", "addr", ln.Addr().String(), "web_config_file", webFile)
 	}
 	defer func() {
 		if srv != nil {
@@ -692,6 +704,7 @@ func (a *Agent) reload(ctx context.Context) {
 	if err != nil {
 		a.mu.Lock()
 		a.reloads[1]++
+		a.reloadOK = false
 		a.mu.Unlock()
 		a.log.Error("reload failed; keeping the running configuration", "error", err)
 		return
@@ -738,6 +751,7 @@ func (a *Agent) reload(ctx context.Context) {
 		a.opts.Level.Set(parseLevel(cfg.Log.Level))
 	}
 	a.reloads[0]++
+	a.reloadOK, a.reloadAt = true, time.Now()
 	a.mu.Unlock()
 	if err := a.syncPorts(ctx); err != nil {
 		a.log.Error("reload: port sync failed", "error", err)

@@ -6,10 +6,13 @@ import (
 	"math"
 	"net"
 	"net/netip"
+	"os"
 	"path"
 	"reflect"
 	"strings"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/predictor"
@@ -98,6 +101,10 @@ const MetricsOff = "off"
 type MetricsConfig struct {
 	// Listen is host:port of /metrics, /healthz and /readyz ("off" = none).
 	Listen string `yaml:"listen"`
+	// WebConfigFile is an exporter-toolkit web configuration file (TLS,
+	// basic auth; the format of Prometheus' --web.config.file), read
+	// again on every connection and request ("" = plain HTTP, no auth).
+	WebConfigFile string `yaml:"web_config_file"`
 }
 
 // PortsConfig selects ports: a port is selected when its name matches
@@ -489,7 +496,8 @@ func (l Limits) validate(key string) error {
 }
 
 // ListenWarning says, in one line, why metrics.listen is exposed beyond
-// this host, or returns "" when it is loopback (or off). 0.0.0.0 and [::]
+// this host without protection, or returns "" when it is loopback (or off)
+// or metrics.web_config_file sets both TLS and basic auth. 0.0.0.0 and [::]
 // (or no host) bind every address, IPv4 and IPv6 alike. A host name other
 // than localhost is not resolved here and is warned about as well.
 func (c Config) ListenWarning() string {
@@ -501,13 +509,49 @@ func (c Config) ListenWarning() string {
 		return ""
 	}
 	ip, err := netip.ParseAddr(host)
-	switch {
-	case err == nil && ip.IsLoopback():
+	if err == nil && ip.IsLoopback() {
 		return ""
-	case host == "" || (err == nil && ip.IsUnspecified()):
-		return fmt.Sprintf("metrics.listen %s is not loopback: it binds every address (IPv4 and IPv6), so /metrics, /healthz and /readyz are reachable from other hosts (use 127.0.0.1:9720 or [::1]:9720 unless that is intended)", c.Metrics.Listen)
 	}
-	return fmt.Sprintf("metrics.listen %s is not loopback: /metrics, /healthz and /readyz are reachable from other hosts (use 127.0.0.1:9720 or [::1]:9720 unless that is intended)", c.Metrics.Listen)
+	tls, auth := c.Metrics.webProtection()
+	var missing string
+	switch {
+	case tls && auth:
+		return ""
+	case tls:
+		missing = "metrics.web_config_file sets TLS but no basic auth: anyone who reaches it can scrape"
+	case auth:
+		missing = "metrics.web_config_file sets basic auth but no TLS: passwords cross the network in clear"
+	default:
+		missing = "no TLS or basic auth (metrics.web_config_file)"
+	}
+	if host == "" || (err == nil && ip.IsUnspecified()) {
+		return fmt.Sprintf("metrics.listen %s is not loopback: it binds every address (IPv4 and IPv6), so /metrics, /healthz and /readyz are reachable from other hosts, with %s (use 127.0.0.1:9720 or [::1]:9720 unless that is intended)", c.Metrics.Listen, missing)
+	}
+	return fmt.Sprintf("metrics.listen %s is not loopback: /metrics, /healthz and /readyz are reachable from other hosts, with %s (use 127.0.0.1:9720 or [::1]:9720 unless that is intended)", c.Metrics.Listen, missing)
+}
+
+// webProtection says whether the web config file configures TLS and basic
+// auth. An unreadable or invalid file protects nothing (Load and the
+// server reject it).
+func (m MetricsConfig) webProtection() (tls, auth bool) {
+	if m.WebConfigFile == "" {
+		return false, false
+	}
+	data, err := os.ReadFile(m.WebConfigFile)
+	if err != nil {
+		return false, false
+	}
+	var wc struct {
+		TLS struct {
+			CertFile string `yaml:"cert_file"`
+			Cert     string `yaml:"cert"`
+		} `yaml:"tls_server_config"`
+		Users map[string]string `yaml:"basic_auth_users"`
+	}
+	if yaml.Unmarshal(data, &wc) != nil {
+		return false, false
+	}
+	return wc.TLS.CertFile != "" || wc.TLS.Cert != "", len(wc.Users) > 0
 }
 
 func checkGlobs(pats []string) error {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 	"gopkg.in/yaml.v3"
@@ -190,7 +191,7 @@ func Load(opts LoadOptions) (Loaded, error) {
 		key string
 		val *string
 	}{{"sim.scenario", &cfg.Sim.Scenario}, {"hw.hops_file", &cfg.HW.HopsFile}, {"hw.model_file", &cfg.HW.ModelFile},
-		{"trace_dir", &cfg.TraceDir}} {
+		{"trace_dir", &cfg.TraceDir}, {"metrics.web_config_file", &cfg.Metrics.WebConfigFile}} {
 		if *f.val == "" || filepath.IsAbs(*f.val) || strings.ContainsRune(*f.val, 0) {
 			continue
 		}
@@ -211,6 +212,9 @@ func Load(opts LoadOptions) (Loaded, error) {
 		if err := checkTraceDir(cfg.TraceDir); err != nil {
 			return Loaded{}, fmt.Errorf("%s: %w", name, err)
 		}
+	}
+	if err := checkWebConfig(cfg.Metrics); err != nil {
+		return Loaded{}, fmt.Errorf("%s: %w", name, err)
 	}
 	return Loaded{Config: cfg, File: file}, nil
 }
@@ -466,4 +470,16 @@ func (c Config) YAML() ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// checkWebConfig validates metrics.web_config_file (its users' bcrypt
+// hashes, TLS certificate and key) as the server will read it.
+func checkWebConfig(m MetricsConfig) error {
+	if m.WebConfigFile == "" || m.Listen == MetricsOff {
+		return nil
+	}
+	if err := web.Validate(m.WebConfigFile); err != nil {
+		return fmt.Errorf("metrics.web_config_file %s: %w (the exporter-toolkit web configuration: tls_server_config, basic_auth_users with bcrypt hashes)", m.WebConfigFile, unwrapPathErr(err))
+	}
+	return nil
 }

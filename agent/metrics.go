@@ -26,6 +26,8 @@ var (
 	descAgentReady   = prometheus.NewDesc(ns+"_agent_ready", "1 while the decision loop runs.", nil, nil)
 	descReloads      = prometheus.NewDesc(ns+"_agent_reloads_total", "Configuration reloads (SIGHUP) by result.", []string{"result"}, nil)
 	descRestores     = prometheus.NewDesc(ns+"_agent_restores_total", "Restorations of original EEE settings by result.", []string{"result"}, nil)
+	descReloadOK     = prometheus.NewDesc(ns+"_config_last_reload_successful", "1 if the last configuration reload (SIGHUP) succeeded, or none was tried; 0 if it failed.", nil, nil)
+	descReloadAt     = prometheus.NewDesc(ns+"_config_last_reload_success_timestamp_seconds", "When the configuration was last loaded successfully (start or reload), in seconds since the Unix epoch.", nil, nil)
 	descTickDuration = prometheus.NewDesc(ns+"_agent_round_duration_seconds", "Duration of the last decision round over all ports.", nil, nil)
 
 	descPortInfo     = prometheus.NewDesc(ns+"_port_info", "A controlled port: driver and observation method (always 1).", []string{"device", "backend", "driver", "observation"}, nil)
@@ -48,6 +50,7 @@ var (
 	descClamps       = prometheus.NewDesc(ns+"_pdt_clamps_total", "Answers cut to a range, by stage (register: configured/driver limits; driver: the driver's own fit).", []string{"device", "backend", "stage"}, nil)
 	descEEEChanges   = prometheus.NewDesc(ns+"_eee_changes_total", "tx LPI timer writes to the port.", portLabels, nil)
 	descErrors       = prometheus.NewDesc(ns+"_errors_total", "Errors by kind (observe, eee_read, counters, apply, not_supported, state, restore, external_change).", []string{"device", "backend", "kind"}, nil)
+	descSettingsChg  = prometheus.NewDesc(ns+"_port_settings_changed", "1 while the port's EEE settings (tx LPI timer, tx LPI enabled) differ from the originals lpictl recorded before its first change; 0 otherwise.", portLabels, nil)
 	descQuarantined  = prometheus.NewDesc(ns+"_port_quarantined", "1 if the port is quarantined after repeated link flaps.", portLabels, nil)
 	descBackoff      = prometheus.NewDesc(ns+"_port_backoff_seconds", "Remaining backoff before the next change may be applied.", portLabels, nil)
 	descFlaps        = prometheus.NewDesc(ns+"_link_flaps_total", "Carrier flaps that followed a change.", portLabels, nil)
@@ -73,9 +76,9 @@ func newRegistry(a *Agent) *prometheus.Registry {
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descAgentInfo, descAgentPorts, descAgentReady, descReloads, descRestores,
-		descTickDuration, descPortInfo, descActuation, descEEEEnabled, descEEEActive, descTxLPIEnabled, descTxLPITimer,
+		descReloadOK, descReloadAt, descTickDuration, descPortInfo, descActuation, descEEEEnabled, descEEEActive, descTxLPIEnabled, descTxLPITimer,
 		descPDT, descPDTRec, descPDTMean, descPredInfo, descPredBytes, descIdle, descHits, descMisses, descDecisions,
-		descPDTChanges, descHeld, descClamps, descEEEChanges, descErrors, descQuarantined, descBackoff, descFlaps,
+		descPDTChanges, descHeld, descClamps, descEEEChanges, descErrors, descSettingsChg, descQuarantined, descBackoff, descFlaps,
 		descCarrier, descLPITime, descLPIEntries, descGapHist, descEstEnergy, descEstDelay, descEstLowPower} {
 		ch <- d
 	}
@@ -106,6 +109,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descReloads, float64(a.reloads[1]), "failure")
 	counter(descRestores, float64(a.restore[0]), "success")
 	counter(descRestores, float64(a.restore[1]), "failure")
+	gauge(descReloadOK, b2f(a.reloadOK))
+	gauge(descReloadAt, float64(a.reloadAt.UnixNano())/1e9)
 	gauge(descTickDuration, a.tickDur.Seconds())
 	now := a.backend.Now()
 	for _, name := range a.sortedNames() {
@@ -139,6 +144,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		for _, k := range errorKinds {
 			counter(descErrors, float64(p.errors[k]), name, be, k)
 		}
+		gauge(descSettingsChg, b2f(p.settingsChanged()), l...)
 		gauge(descQuarantined, b2f(p.guard.quarantined), l...)
 		gauge(descBackoff, p.guard.backoffLeft(now).Seconds(), l...)
 		counter(descFlaps, float64(p.guard.totalFlaps), l...)
@@ -162,6 +168,16 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstHistogram(descGapHist, p.histCount, p.histSum, buckets, l...)
 		p.collectEstimates(ch, now)
 	}
+}
+
+// settingsChanged says whether the port's EEE settings, as last read or
+// written, differ from the originals recorded before lpictl's first change
+// (false when nothing was recorded: lpictl has not changed the port).
+func (p *portState) settingsChanged() bool {
+	if p.original == nil || !p.eeeKnown {
+		return false
+	}
+	return p.eee.TxLPITimer != p.original.TxLPITimer || p.eee.TxLPIEnabled != p.original.TxLPIEnabled
 }
 
 func formatFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -24,10 +24,12 @@ var agentFlagKeys = map[string]string{
 	"interval":  "interval",
 	"state-dir": "state_dir",
 	"listen":    "metrics.listen",
-	"ports":     "ports.names",
-	"log-level": "log.level",
-	"scenario":  "sim.scenario",
-	"speed":     "sim.speed",
+	// The exporters' flag (node_exporter, Prometheus).
+	"web.config.file": "metrics.web_config_file",
+	"ports":           "ports.names",
+	"log-level":       "log.level",
+	"scenario":        "sim.scenario",
+	"speed":           "sim.speed",
 }
 
 func newAgentCommand() *cobra.Command {
@@ -126,13 +128,14 @@ SIGHUP reloads the configuration; SIGTERM/SIGINT restore the ports and stop.`,
 	f.StringArrayVar(&sets, "set", nil, "override a config key, e.g. limits.hysteresis=0.5 (repeatable)")
 	f.BoolVar(&printConfig, "print-config", false, "print the merged configuration and exit")
 	f.BoolVar(&check, "check", false, "validate the configuration (and the files it names) and exit")
-	f.String("mode", "", "observe (change nothing) or enforce (apply t_PDT)")
-	f.String("backend", "", "hw (this host's ports) or sim (a simulated network)")
-	f.String("interval", "", "decision interval, e.g. 100ms")
-	f.String("state-dir", "", "directory of the state file (original EEE settings)")
-	f.String("listen", "", "host:port of /metrics, /healthz, /readyz")
+	f.String("mode", "", "observe (change nothing) or enforce (apply t_PDT) (default: the config's mode, else observe)")
+	f.String("backend", "", "hw (this host's ports) or sim (a simulated network) (default: the config's backend, else hw)")
+	f.String("interval", "", "decision interval (default: the config's interval, else "+agent.DefaultInterval.String()+")")
+	f.String("state-dir", "", "directory of the state file (original EEE settings) (default: the config's state_dir, else $STATE_DIRECTORY or "+agent.DefaultStateDir+")")
+	f.String("listen", "", "host:port of /metrics, /healthz, /readyz (default: the config's metrics.listen, else "+agent.DefaultListen+")")
+	f.String("web.config.file", "", "exporter-toolkit web config (TLS, basic auth) of the metrics endpoint (metrics.web_config_file)")
 	f.StringSlice("ports", nil, "port names or globs to control (ports.names)")
-	f.String("log-level", "", "debug, info, warn or error")
+	f.String("log-level", "", "debug, info, warn or error (default: the config's log.level, else info)")
 	f.String("scenario", "", "simulator scenario for --backend sim")
 	f.String("speed", "", "simulated seconds per wall-clock second (--backend sim)")
 	return cmd

@@ -34,9 +34,12 @@ func newRootCommand() *cobra.Command {
 		Long: "lpictl chooses the EEE power-down threshold (t_PDT) of Ethernet ports with published\n" +
 			"predictors (fixed PDT, PerfBound, PerfBoundCorrect), on real Linux ports and in a bundled\n" +
 			"packet-level network simulator, with one controller code.",
+		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// --version prints the same line as `lpictl version`.
+	root.SetVersionTemplate(versionLine() + "\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
 	root.AddCommand(
 		newVersionCommand(),
@@ -48,6 +51,7 @@ func newRootCommand() *cobra.Command {
 		newAgentCommand(),
 		newEmulateCommand(),
 		newHILCommand(),
+		newGenManCommand(),
 	)
 	return root
 }
@@ -58,9 +62,14 @@ func newVersionCommand() *cobra.Command {
 		Short: "Print version, commit and Go version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "lpictl %s (commit %s, %s %s/%s)\n",
-				version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintln(cmd.OutOrStdout(), versionLine())
 			return nil
 		},
 	}
+}
+
+// versionLine is the first line of `lpictl version` and all of `lpictl --version`.
+func versionLine() string {
+	return fmt.Sprintf("lpictl %s (commit %s, %s %s/%s)",
+		version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
