@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/coreos/go-systemd/v22/daemon"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/exporter-toolkit/web"
 	"golang.org/x/sys/unix"
@@ -29,6 +30,10 @@ const (
 	NotifyReady     = "READY=1"
 	NotifyStopping  = "STOPPING=1"
 	NotifyReloading = "RELOADING=1"
+	// NotifyWatchdog keeps systemd's WatchdogSec= from killing the agent:
+	// sent from the decision loop every half watchdog interval when
+	// $WATCHDOG_USEC is set.
+	NotifyWatchdog = "WATCHDOG=1"
 )
 
 // restoreTimeout bounds restoring every port at shutdown.
@@ -71,6 +76,8 @@ type Agent struct {
 	restore  [2]uint64 // success, failure
 	tickDur  time.Duration
 
+	status string // the last STATUS= sent
+
 	addr     atomic.Value // string
 	ready    atomic.Bool
 	lastTick atomic.Int64 // unix nanoseconds
@@ -102,6 +109,8 @@ type portState struct {
 	driverClamps uint64
 	errors       map[string]uint64
 	logged       map[string]bool // one-time warnings
+	firmware     string          // lpictl_port_info's firmware label
+	peerEEE      string          // … and peer_eee_modes (as of the last EEE read)
 	gone         bool            // deleted or renamed: closed or followed at once
 
 	// heldFirst is the last decision held by hysteresis against the
@@ -224,8 +233,22 @@ func (a *Agent) Run(ctx context.Context, hup <-chan struct{}) error {
 	a.tick(ctx)
 	a.ready.Store(true)
 	a.notify(NotifyReady)
+	a.notifyStatus()
 	a.log.Info("agent running", "mode", a.cfg.Mode, "backend", a.backend.Name(),
 		"ports", a.portCount(), "interval", a.cfg.Interval)
+
+	// systemd's watchdog (WatchdogSec=): pinged from this loop, so a
+	// stuck decision round stops the pings and systemd restarts the agent.
+	var watchdog <-chan time.Time
+	if wd, err := daemon.SdWatchdogEnabled(false); err != nil {
+		a.log.Warn("systemd watchdog: ignoring $WATCHDOG_USEC", "error", err)
+	} else if wd > 0 {
+		a.notify(NotifyWatchdog)
+		wt := time.NewTicker(wd / 2)
+		defer wt.Stop()
+		watchdog = wt.C
+		a.log.Info("systemd watchdog enabled", "timeout", wd, "ping_every", wd/2)
+	}
 
 	interval := a.cfg.Interval.D()
 	ticker := time.NewTicker(interval)
@@ -236,6 +259,8 @@ func (a *Agent) Run(ctx context.Context, hup <-chan struct{}) error {
 		select {
 		case <-ctx.Done():
 			return a.shutdown()
+		case <-watchdog:
+			a.notify(NotifyWatchdog)
 		case <-hup:
 			a.notify(NotifyReloading)
 			a.reload(ctx)
@@ -244,6 +269,7 @@ func (a *Agent) Run(ctx context.Context, hup <-chan struct{}) error {
 				ticker.Reset(interval)
 			}
 			a.notify(NotifyReady)
+			a.notifyStatus()
 		case <-ticker.C:
 			if err := a.backend.Step(ctx); err != nil && ctx.Err() == nil && !stepFailed {
 				stepFailed = true
@@ -263,7 +289,34 @@ func (a *Agent) Run(ctx context.Context, hup <-chan struct{}) error {
 					a.log.Warn("port rescan failed", "error", err)
 				}
 			}
+			a.notifyStatus()
 		}
+	}
+}
+
+// notifyStatus sends systemd a STATUS= line (`systemctl status` shows it)
+// after a round, when it changed: "N ports, M enforcing, K quarantined"
+// (enforcing: enforce mode, the timer can be set, not quarantined).
+func (a *Agent) notifyStatus() {
+	if a.opts.Notify == nil {
+		return
+	}
+	a.mu.Lock()
+	var enforcing, quarantined int
+	for _, p := range a.ports {
+		switch {
+		case p.guard.quarantined:
+			quarantined++
+		case a.cfg.Mode == Enforce && p.info.CanSet && !p.gone:
+			enforcing++
+		}
+	}
+	st := fmt.Sprintf("STATUS=%s mode: %d ports, %d enforcing, %d quarantined", a.cfg.Mode, len(a.ports), enforcing, quarantined)
+	changed := st != a.status
+	a.status = st
+	a.mu.Unlock()
+	if changed {
+		a.notify(st)
 	}
 }
 
@@ -584,6 +637,9 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 				p.original = &o
 			}
 		}
+		if f, ok := port.(firmwarePort); ok {
+			p.firmware = f.Firmware(ctx)
+		}
 		p.trace = a.traceFor(name, spec, now)
 		p.bindSent()
 		preset := "off"
@@ -791,6 +847,7 @@ func (a *Agent) tickPort(ctx context.Context, p *portState, now time.Duration) {
 				p.errors["external_change"]++
 			}
 			p.eee, p.eeeKnown = st, true
+			p.peerEEE = peerModes(p.port)
 		} else if errors.Is(err, ErrNotSupported) {
 			a.warnOnce(p, "eee-read", "EEE state not available", "device", p.info.Name, "error", err)
 		} else {
@@ -799,7 +856,8 @@ func (a *Agent) tickPort(ctx context.Context, p *portState, now time.Duration) {
 	}
 	// Once a second of the backend's time, or of wall-clock time when the
 	// backend's runs slower (a simulation that cannot keep up).
-	if !p.countersOK || p.guard.inFlapWindow(now, cfg.Safety) || now-p.countersAt >= time.Second ||
+	if !p.countersOK || p.guard.inFlapWindow(now, cfg.Safety) || p.guard.harm.active(now, cfg.Safety) ||
+		now-p.countersAt >= time.Second ||
 		time.Since(p.countersWall) >= time.Second {
 		a.readCounters(ctx, p, now)
 	}
@@ -906,8 +964,9 @@ func (a *Agent) readCounters(ctx context.Context, p *portState, now time.Duratio
 	}
 	p.counters, p.countersAt, p.countersOK, p.countersWall = c, now, true, time.Now()
 	p.noteCarrier(c.CarrierChanges)
+	a.checkHarm(ctx, p, now)
 	flap, quarantine := p.guard.carrier(now, c.CarrierChanges, a.cfg.Safety)
-	if !flap {
+	if !flap || p.guard.quarantined && p.guard.reason == ReasonHarm {
 		return
 	}
 	a.log.Warn("carrier flap after a change; backing off", "device", p.info.Name,
@@ -918,6 +977,46 @@ func (a *Agent) readCounters(ctx context.Context, p *portState, now time.Duratio
 		if err := a.restorePort(ctx, p, "quarantine"); err != nil {
 			a.log.Error("restore failed", "device", p.info.Name, "error", err)
 		}
+	}
+}
+
+// errorCounters reads the port's error counters, if it has them.
+func (a *Agent) errorCounters(ctx context.Context, p *portState) (ErrorCounters, bool) {
+	ep, ok := p.port.(ErrorCounterPort)
+	if !ok {
+		return ErrorCounters{}, false
+	}
+	c, err := ep.ErrorCounters(ctx)
+	if err != nil {
+		a.portError(p, "counters", err)
+		return ErrorCounters{}, false
+	}
+	return c, true
+}
+
+// checkHarm restores and quarantines the port when its errors or drops
+// rose above safety.harm_errors / harm_drops within safety.harm_window
+// after a change (docs/agent.md "Modes and safety").
+func (a *Agent) checkHarm(ctx context.Context, p *portState, now time.Duration) {
+	if !p.guard.harm.watching || p.guard.quarantined {
+		return
+	}
+	c, ok := a.errorCounters(ctx, p)
+	if !ok {
+		return
+	}
+	s := a.cfg.Safety
+	harm, errs, drops := p.guard.harm.check(now, c, s)
+	if !harm {
+		return
+	}
+	p.guard.harmed()
+	a.log.Error("port quarantined: errors or drops rose after a change; original settings restored, no further changes until restart",
+		"device", p.info.Name, "reason", ReasonHarm, "errors", errs, "harm_errors", s.HarmErrors,
+		"drops", drops, "harm_drops", s.HarmDrops, "since_change", now-p.guard.harm.changedAt,
+		"tx_lpi_timer", p.eee.TxLPITimer)
+	if err := a.restorePort(ctx, p, "quarantine: errors after a change"); err != nil {
+		a.log.Error("restore failed", "device", p.info.Name, "error", err)
 	}
 }
 
@@ -935,10 +1034,10 @@ func (a *Agent) apply(ctx context.Context, p *portState, now, pdt time.Duration)
 		return
 	case p.hasRequested && p.requested == pdt:
 		return
-	case !p.hasRequested && p.eee.TxLPITimer == pdt:
+	case !p.hasRequested && firstChange(pdt, p.eee.TxLPITimer, p.spec.Controller.Hysteresis) == firstEqual:
 		p.requested, p.hasRequested = pdt, true
 		return
-	case !p.hasRequested && withinHysteresis(pdt, p.eee.TxLPITimer, p.spec.Controller.Hysteresis):
+	case !p.hasRequested && firstChange(pdt, p.eee.TxLPITimer, p.spec.Controller.Hysteresis) == firstHeld:
 		// The first decision against the timer in force, under the
 		// rule the controller applies to later changes: a write (and
 		// on many drivers a link bounce) is not worth so little.
@@ -982,6 +1081,10 @@ func (a *Agent) apply(ctx context.Context, p *portState, now, pdt time.Duration)
 		p.counters = c
 		p.noteCarrier(c.CarrierChanges)
 	}
+	errBase, errKnown := ErrorCounters{}, false
+	if a.cfg.Safety.harmOn() {
+		errBase, errKnown = a.errorCounters(ctx, p)
+	}
 	res, err := p.port.SetPDT(ctx, pdt)
 	p.requested, p.hasRequested = pdt, true
 	if err != nil {
@@ -1004,6 +1107,9 @@ func (a *Agent) apply(ctx context.Context, p *portState, now, pdt time.Duration)
 	if !res.Unchanged {
 		p.changes++
 		p.guard.changed(now, carrier)
+		if errKnown {
+			p.guard.harm.changed(now, errBase)
+		}
 		a.log.Info("tx LPI timer set", "device", p.info.Name, "pdt", pdt, "applied", res.Applied,
 			"clamped", res.Clamped)
 	}

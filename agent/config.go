@@ -51,6 +51,8 @@ const (
 	DefaultEEERefresh        = 10 * time.Second
 	DefaultPollInterval      = 10 * time.Millisecond
 	DefaultWarmup            = time.Minute
+	DefaultHarmWindow        = 30 * time.Second
+	DefaultHarmErrors        = 10
 	// DefaultBPFFS is where `lpictl emulate attach` pins emulated ports
 	// (hwlink.DefaultBPFFS).
 	DefaultBPFFS = "/sys/fs/bpf"
@@ -165,6 +167,16 @@ type SafetyConfig struct {
 	// Warmup: no change is applied to a port during its first Warmup
 	// (the predictor learns first).
 	Warmup *predictor.Duration `yaml:"warmup"`
+	// HarmWindow: errors or drops rising within this time after a change
+	// are harm caused by it: the port is restored and quarantined.
+	HarmWindow predictor.Duration `yaml:"harm_window"`
+	// HarmErrors: more rx/tx and CRC errors than this within HarmWindow
+	// after a change are harm (0 = errors are not checked).
+	HarmErrors int `yaml:"harm_errors"`
+	// HarmDrops: more rx/tx drops than this within HarmWindow after a
+	// change are harm (0, the default = drops are not checked: Linux
+	// counts e.g. frames of unknown protocols as rx drops).
+	HarmDrops int `yaml:"harm_drops"`
 }
 
 // HWConfig configures the hardware backend.
@@ -304,6 +316,12 @@ func (c Config) withDefaults(explicit map[string]bool) Config {
 	if s.Warmup == nil {
 		s.Warmup = dur(DefaultWarmup)
 	}
+	if unset("safety.harm_window", s.HarmWindow == 0) {
+		s.HarmWindow = predictor.Duration(DefaultHarmWindow)
+	}
+	if unset("safety.harm_errors", s.HarmErrors == 0) {
+		s.HarmErrors = DefaultHarmErrors
+	}
 	h := &c.HW
 	if h.Observe == "" {
 		h.Observe = "auto"
@@ -420,6 +438,15 @@ func (c Config) Validate() error {
 	}
 	if s.Warmup != nil && *s.Warmup < 0 {
 		return bad("safety.warmup", "must be ≥ 0 (0 = none), got %v", *s.Warmup)
+	}
+	if s.HarmWindow <= 0 {
+		return bad("safety.harm_window", "must be > 0, got %v (harm_errors: 0 and harm_drops: 0 turn the check off)", s.HarmWindow)
+	}
+	if s.HarmErrors < 0 {
+		return bad("safety.harm_errors", "must be ≥ 0 (0 = errors not checked), got %d", s.HarmErrors)
+	}
+	if s.HarmDrops < 0 {
+		return bad("safety.harm_drops", "must be ≥ 0 (0 = drops not checked), got %d", s.HarmDrops)
 	}
 	if s.EEERefresh.D() < c.Interval.D() {
 		return bad("safety.eee_refresh", "must be ≥ interval (%v)", c.Interval)

@@ -25,6 +25,10 @@ type fakePort struct {
 	info      agent.PortInfo
 	eee       agent.EEEState
 	carrier   uint64
+	errs      agent.ErrorCounters // scripted with setErrors
+	errOnSet  uint64              // rx errors each change adds
+	firmware  string              // drvinfo firmware version
+	peer      []string            // the link partner's EEE modes
 	flapOnSet bool
 	sets      int
 	open      bool
@@ -75,6 +79,13 @@ func (b *fakeBackend) setCarrier(name string, n uint64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.ports[name].carrier = n
+}
+
+// setErrors sets a port's cumulative error counters.
+func (b *fakeBackend) setErrors(name string, e agent.ErrorCounters) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ports[name].errs = e
 }
 
 func (b *fakeBackend) port(name string) fakePort {
@@ -185,6 +196,7 @@ func (h *fakeHandle) SetPDT(_ context.Context, d time.Duration) (agent.ApplyResu
 	if p.flapOnSet {
 		p.carrier += 2
 	}
+	p.errs.RxErrors += p.errOnSet
 	return agent.ApplyResult{Applied: d}, nil
 }
 
@@ -200,6 +212,34 @@ func (h *fakeHandle) Counters(context.Context) (agent.PortCounters, error) {
 		return agent.PortCounters{}, err
 	}
 	return agent.PortCounters{CarrierChanges: p.carrier, LowPowerTime: time.Millisecond, LowPowerKnown: true}, nil
+}
+
+func (h *fakeHandle) ErrorCounters(context.Context) (agent.ErrorCounters, error) {
+	h.b.mu.Lock()
+	defer h.b.mu.Unlock()
+	p, err := h.p()
+	if err != nil {
+		return agent.ErrorCounters{}, err
+	}
+	return p.errs, nil
+}
+
+func (h *fakeHandle) Firmware(context.Context) string {
+	h.b.mu.Lock()
+	defer h.b.mu.Unlock()
+	if p, err := h.p(); err == nil {
+		return p.firmware
+	}
+	return ""
+}
+
+func (h *fakeHandle) PeerEEEModes() []string {
+	h.b.mu.Lock()
+	defer h.b.mu.Unlock()
+	if p, err := h.p(); err == nil {
+		return p.peer
+	}
+	return nil
 }
 
 func (h *fakeHandle) Close() error {

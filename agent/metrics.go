@@ -1,15 +1,21 @@
 package agent
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sys/unix"
 )
 
 // gapBuckets are the upper bounds (seconds) of lpictl_idle_gap_seconds:
@@ -30,7 +36,7 @@ var (
 	descReloadAt     = prometheus.NewDesc(ns+"_config_last_reload_success_timestamp_seconds", "When the configuration was last loaded successfully (start or reload), in seconds since the Unix epoch.", nil, nil)
 	descTickDuration = prometheus.NewDesc(ns+"_agent_round_duration_seconds", "Duration of the last decision round over all ports.", nil, nil)
 
-	descPortInfo     = prometheus.NewDesc(ns+"_port_info", "A controlled port: driver and observation method (always 1).", []string{"device", "backend", "driver", "observation"}, nil)
+	descPortInfo     = prometheus.NewDesc(ns+"_port_info", "A controlled port: driver, observation method, firmware version (ethtool drvinfo) and the link partner's advertised EEE modes (comma-separated; \"\" if unknown or none) (always 1).", []string{"device", "backend", "driver", "observation", "firmware", "peer_eee_modes"}, nil)
 	descActuation    = prometheus.NewDesc(ns+"_port_actuation_supported", "1 if the port's tx LPI timer can be set.", portLabels, nil)
 	descEEEEnabled   = prometheus.NewDesc(ns+"_eee_enabled", "EEE administratively enabled (advertised).", portLabels, nil)
 	descEEEActive    = prometheus.NewDesc(ns+"_eee_active", "EEE negotiated on the current link.", portLabels, nil)
@@ -51,7 +57,7 @@ var (
 	descEEEChanges   = prometheus.NewDesc(ns+"_eee_changes_total", "tx LPI timer writes to the port.", portLabels, nil)
 	descErrors       = prometheus.NewDesc(ns+"_errors_total", "Errors by kind (observe, eee_read, counters, apply, not_supported, state, restore, external_change).", []string{"device", "backend", "kind"}, nil)
 	descSettingsChg  = prometheus.NewDesc(ns+"_port_settings_changed", "1 while the port's EEE settings (tx LPI timer, tx LPI enabled) differ from the originals lpictl recorded before its first change; 0 otherwise.", portLabels, nil)
-	descQuarantined  = prometheus.NewDesc(ns+"_port_quarantined", "1 if the port is quarantined after repeated link flaps.", portLabels, nil)
+	descQuarantined  = prometheus.NewDesc(ns+"_port_quarantined", "1 if the port is quarantined; reason: flap (repeated link flaps after changes), harm (errors or drops rose after a change), \"\" when not quarantined.", []string{"device", "backend", "reason"}, nil)
 	descBackoff      = prometheus.NewDesc(ns+"_port_backoff_seconds", "Remaining backoff before the next change may be applied.", portLabels, nil)
 	descFlaps        = prometheus.NewDesc(ns+"_link_flaps_total", "Carrier flaps that followed a change.", portLabels, nil)
 	descCarrier      = prometheus.NewDesc(ns+"_carrier_changes_total", "Carrier transitions seen since the port was opened.", portLabels, nil)
@@ -117,7 +123,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		p := a.ports[name]
 		l := []string{name, be}
 		st := p.ctl.Stats(now)
-		gauge(descPortInfo, 1, name, be, p.info.Driver, p.info.Observation)
+		gauge(descPortInfo, 1, name, be, p.info.Driver, p.info.Observation, p.firmware, p.peerEEE)
 		gauge(descActuation, b2f(p.info.CanSet), l...)
 		if p.eeeKnown {
 			gauge(descEEEEnabled, b2f(p.eee.Enabled), l...)
@@ -145,7 +151,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			counter(descErrors, float64(p.errors[k]), name, be, k)
 		}
 		gauge(descSettingsChg, b2f(p.settingsChanged()), l...)
-		gauge(descQuarantined, b2f(p.guard.quarantined), l...)
+		gauge(descQuarantined, b2f(p.guard.quarantined), name, be, p.guard.reason)
 		gauge(descBackoff, p.guard.backoffLeft(now).Seconds(), l...)
 		counter(descFlaps, float64(p.guard.totalFlaps), l...)
 		if p.carrierKnown {
@@ -168,6 +174,27 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstHistogram(descGapHist, p.histCount, p.histSum, buckets, l...)
 		p.collectEstimates(ch, now)
 	}
+}
+
+// Optional Port methods behind lpictl_port_info's firmware and
+// peer_eee_modes labels (the hardware backend has them).
+type (
+	firmwarePort interface {
+		Firmware(ctx context.Context) string
+	}
+	peerEEEPort interface{ PeerEEEModes() []string }
+)
+
+// peerModes is the label value of the link partner's EEE modes: sorted,
+// comma-separated.
+func peerModes(port Port) string {
+	pp, ok := port.(peerEEEPort)
+	if !ok {
+		return ""
+	}
+	m := slices.Clone(pp.PeerEEEModes())
+	slices.Sort(m)
+	return strings.Join(m, ",")
 }
 
 // settingsChanged says whether the port's EEE settings, as last read or
@@ -213,5 +240,33 @@ func NewLogger(cfg LogConfig, w io.Writer) (*slog.Logger, *slog.LevelVar) {
 	if cfg.Format == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts)), lv
 	}
+	if toJournal(w) {
+		// journald stamps every line itself.
+		opts.ReplaceAttr = func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}
+	}
 	return slog.New(slog.NewTextHandler(w, opts)), lv
+}
+
+// toJournal says whether log lines written to w go to the journal:
+// $JOURNAL_STREAM is set (systemd sets it to the device and inode of the
+// stream it connects to stdout/stderr) and, when w is a file, names it.
+func toJournal(w io.Writer) bool {
+	js := os.Getenv("JOURNAL_STREAM")
+	if js == "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return true
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return false
+	}
+	return js == fmt.Sprintf("%d:%d", st.Dev, st.Ino)
 }

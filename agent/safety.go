@@ -1,6 +1,9 @@
 package agent
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // guard is one port's safety state: flap detection after changes,
 // exponential backoff and quarantine (docs/agent.md "Safety").
@@ -17,6 +20,10 @@ type guard struct {
 	lastFlapAt   time.Duration
 	backoffUntil time.Duration
 	quarantined  bool
+	// reason is why the port is quarantined (ReasonFlap, ReasonHarm).
+	reason string
+	harm   harmWatch
+	harms  uint64 // changes found harmful
 }
 
 // changed records a change applied at now.
@@ -54,7 +61,7 @@ func (g *guard) carrier(now time.Duration, count uint64, s SafetyConfig) (flap, 
 	g.lastFlapAt = now
 	g.backoffUntil = now + backoff(g.flaps, s)
 	if s.QuarantineAfter > 0 && g.flaps >= s.QuarantineAfter {
-		g.quarantined = true
+		g.quarantined, g.reason = true, ReasonFlap
 		return true, true
 	}
 	return true, false
@@ -74,6 +81,12 @@ func (g *guard) mayChange(now time.Duration) bool {
 	return !g.quarantined && now >= g.backoffUntil
 }
 
+// harmed quarantines the port after a harmful change.
+func (g *guard) harmed() {
+	g.harms++
+	g.quarantined, g.reason = true, ReasonHarm
+}
+
 // backoffLeft is the remaining backoff at now.
 func (g *guard) backoffLeft(now time.Duration) time.Duration {
 	if g.quarantined || now >= g.backoffUntil {
@@ -81,3 +94,78 @@ func (g *guard) backoffLeft(now time.Duration) time.Duration {
 	}
 	return g.backoffUntil - now
 }
+
+// ErrorCounters are a port's cumulative error and drop counters (the
+// kernel's link statistics, rtnl_link_stats64: what `ip -s link` shows).
+type ErrorCounters struct {
+	RxErrors, TxErrors   uint64
+	RxCRCErrors          uint64
+	RxDropped, TxDropped uint64
+}
+
+// errors is the sum the harm check compares with safety.harm_errors
+// (rx/tx errors and CRC errors; the kernel counts most CRC errors in
+// rx_errors too, so a CRC error may count twice: the threshold is a
+// threshold, not an exact count).
+func (e ErrorCounters) errors() uint64 { return e.RxErrors + e.TxErrors + e.RxCRCErrors }
+
+// drops is the sum the harm check compares with safety.harm_drops.
+func (e ErrorCounters) drops() uint64 { return e.RxDropped + e.TxDropped }
+
+// ErrorCounterPort is a Port that can read its error counters (optional:
+// ports without it are never judged by safety.harm_*).
+type ErrorCounterPort interface {
+	ErrorCounters(ctx context.Context) (ErrorCounters, error)
+}
+
+// Quarantine reasons (lpictl_port_quarantined's reason label).
+const (
+	ReasonFlap = "flap" // safety.quarantine_after consecutive flaps
+	ReasonHarm = "harm" // errors or drops rose after a change (safety.harm_*)
+)
+
+// harmWatch is the error check after a change: errors and drops at the
+// change are the base; a rise above the thresholds within
+// safety.harm_window is harm caused by the change.
+type harmWatch struct {
+	watching  bool
+	changedAt time.Duration
+	base      ErrorCounters
+	last      ErrorCounters // as last read
+}
+
+// changed starts watching from a change at now with the counters base.
+func (h *harmWatch) changed(now time.Duration, base ErrorCounters) {
+	h.watching, h.changedAt, h.base, h.last = true, now, base, base
+}
+
+// active says whether the counters should be read every round.
+func (h *harmWatch) active(now time.Duration, s SafetyConfig) bool {
+	return h.watching && s.harmOn() && now-h.changedAt <= s.HarmWindow.D()
+}
+
+// check judges counters c read at now. It returns harm with the rises of
+// errors and drops since the change when either exceeds its threshold
+// within the window (then the watch ends).
+func (h *harmWatch) check(now time.Duration, c ErrorCounters, s SafetyConfig) (harm bool, errs, drops uint64) {
+	if !h.watching || !s.harmOn() {
+		return false, 0, 0
+	}
+	if c.errors() < h.base.errors() || c.drops() < h.base.drops() {
+		h.base = c // counters reset (a driver reload): count from here
+	}
+	h.last = c
+	errs, drops = c.errors()-h.base.errors(), c.drops()-h.base.drops()
+	if now-h.changedAt > s.HarmWindow.D() {
+		h.watching = false
+		return false, errs, drops
+	}
+	if (s.HarmErrors > 0 && errs > uint64(s.HarmErrors)) || (s.HarmDrops > 0 && drops > uint64(s.HarmDrops)) {
+		h.watching = false
+		return true, errs, drops
+	}
+	return false, errs, drops
+}
+
+// harmOn says whether the harm check is on (a threshold is set).
+func (s SafetyConfig) harmOn() bool { return s.HarmErrors > 0 || s.HarmDrops > 0 }

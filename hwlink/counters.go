@@ -252,3 +252,31 @@ func netlinkHandleFor(ns NetNS) (*netlink.Handle, error) {
 	}
 	return h, nil
 }
+
+// LinkErrors are a link's cumulative error and drop counters from
+// IFLA_STATS64 (rtnl_link_stats64, as `ip -s link` shows them).
+type LinkErrors struct {
+	RxErrors, TxErrors   uint64
+	RxCRCErrors          uint64
+	RxDropped, TxDropped uint64
+}
+
+// ReadLinkErrors reads ifname's error and drop counters in ns ("" = the
+// caller's namespace) over rtnetlink. A missing link is ErrNoDevice.
+func ReadLinkErrors(ns NetNS, ifname string) (LinkErrors, error) {
+	h, err := netlinkHandleFor(ns)
+	if err != nil {
+		return LinkErrors{}, err
+	}
+	defer h.Close()
+	lk, err := h.LinkByName(ifname)
+	if err != nil {
+		return LinkErrors{}, fmt.Errorf("%s: %w", ifname, classifyLinkErr(err))
+	}
+	st := lk.Attrs().Statistics
+	if st == nil {
+		return LinkErrors{}, fmt.Errorf("%s: no link statistics: %w", ifname, ErrNotSupported)
+	}
+	return LinkErrors{RxErrors: st.RxErrors, TxErrors: st.TxErrors, RxCRCErrors: st.RxCrcErrors,
+		RxDropped: st.RxDropped, TxDropped: st.TxDropped}, nil
+}

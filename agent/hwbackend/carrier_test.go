@@ -26,3 +26,12 @@ func TestLPIFromStats(t *testing.T) {
 		t.Errorf("got %v %v %d %v", d, dOK, n, nOK)
 	}
 }
+
+func TestReadErrorCounters(t *testing.T) {
+	if _, err := readErrorCounters("lo"); err != nil {
+		t.Skipf("no /sys/class/net/lo/statistics: %v", err)
+	}
+	if _, err := readErrorCounters("nonexistent-port0"); !errors.Is(err, agent.ErrPortGone) {
+		t.Errorf("missing port: %v, want ErrPortGone", err)
+	}
+}

@@ -438,7 +438,26 @@ type port struct {
 	// emulated: the interface carried an emulated EEE port when opened;
 	// its counters come from the emulator.
 	emulated bool
+	// peer: the link partner's advertised EEE modes as last read (by the
+	// agent's goroutine, in EEE).
+	peer []string
 }
+
+// Firmware is the port's firmware version (ethtool drvinfo), "" if unknown.
+func (p *port) Firmware(ctx context.Context) string {
+	if p.b.ethtool == nil || p.b.opts.Model != nil {
+		return ""
+	}
+	di, err := p.b.ethtool.DriverInfo(ctx, p.name)
+	if err != nil {
+		return ""
+	}
+	return di.Firmware
+}
+
+// PeerEEEModes are the link partner's advertised EEE modes (ethtool
+// names) as of the last EEE read.
+func (p *port) PeerEEEModes() []string { return p.peer }
 
 // Observation reports the method actually in use.
 func (p *port) Observation() string { return p.method }
@@ -486,6 +505,7 @@ func (p *port) EEE(ctx context.Context) (agent.EEEState, error) {
 	if err != nil {
 		return agent.EEEState{}, mapErr(err)
 	}
+	p.peer = st.LinkPartner
 	return agent.EEEState{Enabled: st.Enabled, Active: st.Active, TxLPIEnabled: st.TxLPIEnabled, TxLPITimer: st.TxLPITimer}, nil
 }
 
@@ -536,6 +556,51 @@ func (p *port) Counters(ctx context.Context) (agent.PortCounters, error) {
 	}
 	if st, err := p.b.ethtool.LPICounters(ctx, p.name); err == nil {
 		c.LowPowerTime, c.LowPowerKnown, c.LPIEntries, c.LPIEntriesKnown = lpiFromStats(st)
+	}
+	return c, nil
+}
+
+// ErrorCounters reads the port's error and drop counters (the kernel's
+// link statistics, stats64: /sys/class/net/NAME/statistics in the agent's
+// own namespace, rtnetlink IFLA_STATS64 in hw.netns) for the agent's harm
+// check (safety.harm_*). Model ports have none (all zero).
+func (p *port) ErrorCounters(context.Context) (agent.ErrorCounters, error) {
+	if p.b.opts.Model != nil {
+		return agent.ErrorCounters{}, nil
+	}
+	if p.b.opts.NetNS == "" {
+		return readErrorCounters(p.name)
+	}
+	e, err := hwlink.ReadLinkErrors(p.b.opts.NetNS, p.name)
+	if err != nil {
+		return agent.ErrorCounters{}, mapErr(err)
+	}
+	return agent.ErrorCounters{RxErrors: e.RxErrors, TxErrors: e.TxErrors, RxCRCErrors: e.RxCRCErrors,
+		RxDropped: e.RxDropped, TxDropped: e.TxDropped}, nil
+}
+
+// readErrorCounters reads /sys/class/net/NAME/statistics (dev_get_stats,
+// the same rtnl_link_stats64 as IFLA_STATS64) in the agent's namespace.
+func readErrorCounters(name string) (agent.ErrorCounters, error) {
+	var c agent.ErrorCounters
+	if strings.ContainsAny(name, "/") || name == "." || name == ".." {
+		return c, fmt.Errorf("%q: bad interface name", name)
+	}
+	for _, f := range []struct {
+		file string
+		v    *uint64
+	}{{"rx_errors", &c.RxErrors}, {"tx_errors", &c.TxErrors}, {"rx_crc_errors", &c.RxCRCErrors},
+		{"rx_dropped", &c.RxDropped}, {"tx_dropped", &c.TxDropped}} {
+		data, err := os.ReadFile("/sys/class/net/" + name + "/statistics/" + f.file)
+		if errors.Is(err, os.ErrNotExist) {
+			return c, fmt.Errorf("%s: %w", name, agent.ErrPortGone)
+		}
+		if err != nil {
+			return c, err
+		}
+		if *f.v, err = strconv.ParseUint(strings.TrimSpace(string(data)), 10, 64); err != nil {
+			return c, fmt.Errorf("%s: statistics/%s: %w", name, f.file, err)
+		}
 	}
 	return c, nil
 }

@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
+	"text/tabwriter"
+	"time"
 
 	"github.com/coreos/go-systemd/v22/daemon"
 	"github.com/spf13/cobra"
@@ -28,6 +32,7 @@ var agentFlagKeys = map[string]string{
 	"web.config.file": "metrics.web_config_file",
 	"ports":           "ports.names",
 	"log-level":       "log.level",
+	"log-format":      "log.format",
 	"scenario":        "sim.scenario",
 	"speed":           "sim.speed",
 }
@@ -38,6 +43,7 @@ func newAgentCommand() *cobra.Command {
 		sets        []string
 		printConfig bool
 		check       bool
+		jsonOut     bool
 	)
 	cmd := &cobra.Command{
 		Use:   "agent",
@@ -79,16 +85,19 @@ SIGHUP reloads the configuration; SIGTERM/SIGINT restore the ports and stop.`,
 				if err != nil {
 					return badInput(err)
 				}
+				plan, warnings, err := agent.Plan(ctx, cfg, be, agent.PlanOptions{Actuation: actuationPath(cfg)})
 				be.Close()
+				if err != nil {
+					return err
+				}
 				if w := cfg.ListenWarning(); w != "" {
-					fmt.Fprintf(cmd.ErrOrStderr(), "lpictl: warning: %s\n", w)
+					warnings = append([]string{w}, warnings...)
 				}
 				src := ld.File
 				if src == "" {
 					src = "defaults"
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "configuration OK (%s; mode %s, backend %s)\n", src, cfg.Mode, cfg.Backend)
-				return nil
+				return writePlan(cmd.OutOrStdout(), cmd.ErrOrStderr(), jsonOut, src, cfg, plan, warnings)
 			}
 			if w := cfg.ListenWarning(); w != "" {
 				log.Warn(w)
@@ -127,7 +136,8 @@ SIGHUP reloads the configuration; SIGTERM/SIGINT restore the ports and stop.`,
 	f.StringVarP(&file, "config", "c", "", "config file (default $LPICTL_CONFIG, else /etc/lpictl/agent.yaml if it exists)")
 	f.StringArrayVar(&sets, "set", nil, "override a config key, e.g. limits.hysteresis=0.5 (repeatable)")
 	f.BoolVar(&printConfig, "print-config", false, "print the merged configuration and exit")
-	f.BoolVar(&check, "check", false, "validate the configuration (and the files it names) and exit")
+	f.BoolVar(&check, "check", false, "validate the configuration (and the files it names), print the dry-run plan of the selected ports and exit")
+	f.BoolVar(&jsonOut, "json", false, "with --check: print the configuration check and plan as JSON")
 	f.String("mode", "", "observe (change nothing) or enforce (apply t_PDT) (default: the config's mode, else observe)")
 	f.String("backend", "", "hw (this host's ports) or sim (a simulated network) (default: the config's backend, else hw)")
 	f.String("interval", "", "decision interval (default: the config's interval, else "+agent.DefaultInterval.String()+")")
@@ -136,6 +146,7 @@ SIGHUP reloads the configuration; SIGTERM/SIGINT restore the ports and stop.`,
 	f.String("web.config.file", "", "exporter-toolkit web config (TLS, basic auth) of the metrics endpoint (metrics.web_config_file)")
 	f.StringSlice("ports", nil, "port names or globs to control (ports.names)")
 	f.String("log-level", "", "debug, info, warn or error (default: the config's log.level, else info)")
+	f.String("log-format", "", "text or json (default: the config's log.format, else text; text leaves out the time under journald)")
 	f.String("scenario", "", "simulator scenario for --backend sim")
 	f.String("speed", "", "simulated seconds per wall-clock second (--backend sim)")
 	return cmd
@@ -161,4 +172,92 @@ func newAgentBackend(ctx context.Context, cfg agent.Config, log *slog.Logger) (a
 		}
 		return be, nil
 	}
+}
+
+// actuationPath names how the configured backend writes a settable
+// port's tx LPI timer (the plan's actuation column).
+func actuationPath(cfg agent.Config) func(agent.PortInfo) string {
+	return func(agent.PortInfo) string {
+		switch {
+		case cfg.Backend == agent.BackendSim:
+			return "sim"
+		case cfg.HW.EEEBackend == "model":
+			return "driver model"
+		case cfg.HW.EEEBackend == "emulated":
+			return "emulated"
+		}
+		return "ethtool netlink (ioctl fallback)"
+	}
+}
+
+// planDoc is the JSON form of `lpictl agent --check --json`.
+type planDoc struct {
+	Config   string           `json:"config"`
+	Mode     string           `json:"mode"`
+	Backend  string           `json:"backend"`
+	Ports    []agent.PlanPort `json:"ports"`
+	Warnings []string         `json:"warnings"`
+}
+
+// writePlan prints the configuration check and the dry-run plan: a table
+// (warnings on stderr) or JSON.
+func writePlan(out, errOut io.Writer, asJSON bool, src string, cfg agent.Config, plan []agent.PlanPort, warnings []string) error {
+	if plan == nil {
+		plan = []agent.PlanPort{}
+	}
+	if warnings == nil {
+		warnings = []string{}
+	}
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(planDoc{Config: src, Mode: string(cfg.Mode), Backend: string(cfg.Backend), Ports: plan, Warnings: warnings})
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(errOut, "lpictl: warning: %s\n", w)
+	}
+	fmt.Fprintf(out, "configuration OK (%s; mode %s, backend %s)\n", src, cfg.Mode, cfg.Backend)
+	if len(plan) == 0 {
+		_, err := fmt.Fprintln(out, "no ports selected (set ports.names or ports.drivers)")
+		return err
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PORT\tDRIVER\tEEE\tOBSERVE\tTX_LPI_TIMER\tACTUATION\tFIRST_WRITE\tREASON")
+	for _, p := range plan {
+		eee := "unknown"
+		switch {
+		case p.EEEKnown && !p.EEESupported:
+			eee = "no"
+		case p.EEESupported && p.EEEEnabled:
+			eee = "on"
+		case p.EEESupported:
+			eee = "off"
+		}
+		timer := p.TxLPITimer
+		if p.EEESupported && !p.TxLPIEnabled {
+			timer += " (tx LPI off)"
+		}
+		first := p.First
+		if p.Write && (p.Clamped || p.Rounded) {
+			how := "rounded"
+			if p.Clamped {
+				how = "clamped"
+			}
+			first = fmt.Sprintf("%s (%s from %v)", first, how, time.Duration(p.InitialNS))
+		}
+		reason := p.Reason
+		if reason == "" {
+			reason = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, orDash(p.Driver), eee, orDash(p.Observation),
+			timer, p.Actuation, first, reason)
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

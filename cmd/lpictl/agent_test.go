@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -715,5 +716,92 @@ func TestUnitDoesNotRestartOnConfigErrors(t *testing.T) {
 	cmd := exec.Command(agentBinary(t), "agent", "-c", bad)
 	if err := cmd.Run(); cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 2 {
 		t.Errorf("agent with a bad config: %v, want exit status 2", err)
+	}
+}
+
+// TestAgentCheckPlanModel: --check --json lists the dry-run plan of the
+// driver model's ports (settable, held by hysteresis, refusing, clamped,
+// excluded), warns of a pattern that matches nothing and changes nothing.
+func TestAgentCheckPlanModel(t *testing.T) {
+	const us = time.Microsecond
+	config, model, stateDir := modelSetup(t,
+		modelPort("lpim0", "lan743x", "02:00:00:00:02:00", 250*us),
+		modelPort("lpim1", "lan743x", "02:00:00:00:02:01", 21*us),
+		modelPort("lpim2", "igc", "02:00:00:00:02:02", 0),
+		modelPort("lpim3", "mvneta", "02:00:00:00:02:03", 100*us),
+		modelPort("lpim4", "lan743x", "02:00:00:00:02:04", 250*us))
+	before, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := []string{"--set", "limits.hysteresis=0.1", "--ports", "lpim*,nomatch*", "--set", "ports.exclude=[lpim4]",
+		"--set", "safety.warmup=30s"}
+	data, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeAgentConfig(t, config, strings.Replace(string(data), "ports: {names:", "ports: {overrides: [{match: [lpim3], predictor: {kind: fixed, pdt: 400us}}], names:", 1))
+	code, out, stderr := lpictl(t, append([]string{"agent", "--check", "--json", "-c", config}, extra...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, out, stderr)
+	}
+	var doc struct {
+		Mode     string           `json:"mode"`
+		Ports    []map[string]any `json:"ports"`
+		Warnings []string         `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+	byName := map[string]map[string]any{}
+	for _, p := range doc.Ports {
+		byName[p["name"].(string)] = p
+		if len(p) != len(doc.Ports[0]) {
+			t.Errorf("port %v: keys differ from the first port's", p["name"])
+		}
+	}
+	check := func(name, key string, want any) {
+		t.Helper()
+		if got := byName[name][key]; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s %s = %v, want %v", name, key, got, want)
+		}
+	}
+	check("lpim0", "write", true)
+	check("lpim0", "first_write", "20µs")
+	check("lpim0", "actuation", "driver model")
+	check("lpim1", "write", false)
+	check("lpim1", "first_write", "none: within hysteresis of the timer in force")
+	check("lpim2", "write", false)
+	check("lpim2", "actuation", "none")
+	check("lpim3", "clamped", true)
+	check("lpim3", "first_pdt_ns", 255000)
+	check("lpim4", "selected", false)
+	check("lpim4", "reason", "excluded by ports.exclude")
+	if !strings.Contains(byName["lpim2"]["reason"].(string), "not settable") {
+		t.Errorf("lpim2 reason %q", byName["lpim2"]["reason"])
+	}
+	if !strings.Contains(strings.Join(doc.Warnings, "\n"), `"nomatch*" matches no port`) {
+		t.Errorf("warnings %q", doc.Warnings)
+	}
+
+	code, out, stderr = lpictl(t, append([]string{"agent", "--check", "-c", config}, extra...)...)
+	if code != 0 || !strings.Contains(out, "configuration OK") || !strings.Contains(stderr, "nomatch*") {
+		t.Fatalf("exit %d: %s\n%s", code, out, stderr)
+	}
+	t.Logf("%s%s", stderr, out)
+	if n := strings.Count(out, "\nlpim"); n != 5 {
+		t.Errorf("%d port lines, want 5:\n%s", n, out)
+	}
+
+	after, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after) != string(before) {
+		t.Errorf("--check changed the driver model:\n%s", after)
+	}
+	if _, err := os.Stat(filepath.Join(stateDir, agent.StateFileName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--check wrote a state file: %v", err)
 	}
 }
