@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -1098,3 +1099,40 @@ func (p *EmulatedPort) SetEEE(set EEESet) error {
 // setClock sets the program's clock (tests: BPF_PROG_TEST_RUN); 0 = the
 // kernel's.
 func (p *EmulatedPort) setClock(ns uint64) { atomic.StoreUint64(&p.cfg.ClockOverrideNs, ns) }
+
+// ParseEmulatedRate reads the bit rate an emulated port serialises at: "1G", "100M", "2.5Gbit/s", "10e9", "0" or
+// "none" (no serialisation); "preset" is the preset's rate.
+func ParseEmulatedRate(s string, presetBps float64) (uint64, error) {
+	v := strings.TrimSpace(s)
+	switch strings.ToLower(v) {
+	case "", "0", "none":
+		return 0, nil
+	case "preset":
+		return uint64(math.Round(presetBps)), nil
+	}
+	num := strings.ToLower(v)
+	for _, suffix := range []string{"bit/s", "b/s", "bps", "bit"} {
+		if n, ok := strings.CutSuffix(num, suffix); ok {
+			num = n
+			break
+		}
+	}
+	mult := 1.0
+	if n := len(num); n > 0 {
+		switch num[n-1] {
+		case 'k':
+			mult, num = 1e3, num[:n-1]
+		case 'm':
+			mult, num = 1e6, num[:n-1]
+		case 'g':
+			mult, num = 1e9, num[:n-1]
+		case 't':
+			mult, num = 1e12, num[:n-1]
+		}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || math.IsNaN(f) || f < 0 || f*mult > 1e15 {
+		return 0, fmt.Errorf("invalid rate %q (want e.g. 1G, 100M, 10e9, preset or none)", s)
+	}
+	return uint64(math.Round(f * mult)), nil
+}

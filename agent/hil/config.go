@@ -1,13 +1,11 @@
 package hil
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -275,7 +273,7 @@ func (p *PortConfig) normalize(c *Config) error {
 	if p.Rate == "" {
 		p.Rate = DefaultRate
 	}
-	if c.rate, err = ParseRate(p.Rate, pre.RateBps); err != nil {
+	if c.rate, err = hwlink.ParseEmulatedRate(p.Rate, pre.RateBps); err != nil {
 		return bad("port.rate", "%v", err)
 	}
 	if p.Driver == "" {
@@ -643,38 +641,3 @@ func (c *Config) emulateConfig(ifname string, mode hwlink.EmulatedMode, delay hw
 	}
 }
 
-// ParseRate reads a bit rate: "1G", "100M", "2.5Gbit/s", "10e9"; "none"
-// or "0" is no serialisation, "preset" the preset's rate.
-func ParseRate(s string, presetBps float64) (uint64, error) {
-	v := strings.ToLower(strings.TrimSpace(s))
-	switch v {
-	case "", "0", "none":
-		return 0, nil
-	case "preset":
-		return uint64(math.Round(presetBps)), nil
-	}
-	for _, suffix := range []string{"bit/s", "b/s", "bps", "bit"} {
-		if n, ok := strings.CutSuffix(v, suffix); ok {
-			v = n
-			break
-		}
-	}
-	mult := 1.0
-	if n := len(v); n > 0 {
-		switch v[n-1] {
-		case 'k':
-			mult, v = 1e3, v[:n-1]
-		case 'm':
-			mult, v = 1e6, v[:n-1]
-		case 'g':
-			mult, v = 1e9, v[:n-1]
-		case 't':
-			mult, v = 1e12, v[:n-1]
-		}
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-	if err != nil || math.IsNaN(f) || f < 0 || f*mult > 1e15 {
-		return 0, errors.New("invalid rate " + strconv.Quote(s) + " (want e.g. 1G, 100M, 10e9, preset or none)")
-	}
-	return uint64(math.Round(f * mult)), nil
-}

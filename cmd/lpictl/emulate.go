@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -66,42 +64,6 @@ func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error { return badInput(check(cmd, a)) }
 }
 
-// parseRate reads a bit rate: "1G", "100M", "2.5Gbit/s", "10e9", "0" or
-// "none" (no serialisation); "preset" is the preset's rate.
-func parseRate(s string, presetBps float64) (uint64, error) {
-	v := strings.TrimSpace(s)
-	switch strings.ToLower(v) {
-	case "", "0", "none":
-		return 0, nil
-	case "preset":
-		return uint64(math.Round(presetBps)), nil
-	}
-	num := strings.ToLower(v)
-	for _, suffix := range []string{"bit/s", "b/s", "bps", "bit"} {
-		if n, ok := strings.CutSuffix(num, suffix); ok {
-			num = n
-			break
-		}
-	}
-	mult := 1.0
-	if n := len(num); n > 0 {
-		switch num[n-1] {
-		case 'k':
-			mult, num = 1e3, num[:n-1]
-		case 'm':
-			mult, num = 1e6, num[:n-1]
-		case 'g':
-			mult, num = 1e9, num[:n-1]
-		case 't':
-			mult, num = 1e12, num[:n-1]
-		}
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil || math.IsNaN(f) || f < 0 || f*mult > 1e15 {
-		return 0, fmt.Errorf("invalid rate %q (want e.g. 1G, 100M, 10e9, preset or none)", s)
-	}
-	return uint64(math.Round(f * mult)), nil
-}
 
 // emulatedPreset takes what the emulator needs from a power preset (a
 // port's powers and transition times).
@@ -178,7 +140,7 @@ func newEmulateAttachCommand() *cobra.Command {
 			if cfg.HybridHold, err = predictor.ParseDuration(hold); err != nil {
 				return badInput(fmt.Errorf("--hold: %w", err))
 			}
-			if cfg.Rate, err = parseRate(rate, preset.RateBps); err != nil {
+			if cfg.Rate, err = hwlink.ParseEmulatedRate(rate, preset.RateBps); err != nil {
 				return badInput(fmt.Errorf("--rate: %w", err))
 			}
 			if cfg.Delay, err = hwlink.ParseEmulatedDelay(delay); err != nil {

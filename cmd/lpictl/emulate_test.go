@@ -59,14 +59,14 @@ func TestParseRate(t *testing.T) {
 		"": 0, "none": 0, "0": 0, "1G": 1e9, "100M": 1e8, "2.5Gbit/s": 2.5e9, "10e9": 1e10, "64k": 64e3,
 		"1gbps": 1e9, "preset": 4e11, "400G": 4e11,
 	} {
-		got, err := parseRate(in, 400e9)
+		got, err := hwlink.ParseEmulatedRate(in, 400e9)
 		if err != nil || got != want {
-			t.Errorf("parseRate(%q) = %d, %v; want %d", in, got, err, want)
+			t.Errorf("ParseEmulatedRate(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"fast", "-1G", "1X", "G", "1e20"} {
-		if _, err := parseRate(in, 0); err == nil {
-			t.Errorf("parseRate(%q) accepted", in)
+		if _, err := hwlink.ParseEmulatedRate(in, 0); err == nil {
+			t.Errorf("ParseEmulatedRate(%q) accepted", in)
 		}
 	}
 }
