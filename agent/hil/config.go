@@ -640,4 +640,3 @@ func (c *Config) emulateConfig(ifname string, mode hwlink.EmulatedMode, delay hw
 		Scale: c.Port.Scale, Driver: c.Port.Driver,
 	}
 }
-

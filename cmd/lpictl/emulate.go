@@ -64,7 +64,6 @@ func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error { return badInput(check(cmd, a)) }
 }
 
-
 // emulatedPreset takes what the emulator needs from a power preset (a
 // port's powers and transition times).
 func emulatedPreset(p *power.Preset) hwlink.EmulatedPreset {
