@@ -85,7 +85,7 @@ type portsWhatIfEstimate struct {
 	IdlePeriods          uint64  `json:"idle_periods"`
 	Hits                 uint64  `json:"hits"`
 	Misses               uint64  `json:"misses"`
-	WakeUps              uint64  `json:"wake_ups"`
+	WakeUps              uint64  `json:"wakeups"`
 	LowPowerS            float64 `json:"low_power_s"`
 	LowPowerShare        float64 `json:"low_power_share"`
 	EnergyJ              float64 `json:"energy_j"`
