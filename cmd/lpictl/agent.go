@@ -81,7 +81,9 @@ SIGHUP reloads the configuration; SIGTERM/SIGINT restore the ports and stop.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
 			defer stop()
 			if check {
-				be, err := newAgentBackend(ctx, cfg, log)
+				// The plan is the output: the backend's operational log lines
+				// (e.g. no link events without privileges) would only clutter it.
+				be, err := newAgentBackend(ctx, cfg, slog.New(slog.DiscardHandler))
 				if err != nil {
 					return badInput(err)
 				}
