@@ -2,9 +2,7 @@ package hil
 
 import (
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -156,15 +154,7 @@ type SimConfig struct {
 // Load reads an experiment file (empty path: the shipped
 // configs/hil/quick.yaml) with --set overrides.
 func Load(path string, sets []string) (*Config, error) {
-	var data []byte
-	var err error
-	name := path
-	if path == "" {
-		name = "configs/" + DefaultFile
-		data, err = fs.ReadFile(configs.FS, DefaultFile)
-	} else {
-		data, err = os.ReadFile(path)
-	}
+	data, name, err := configs.Read(path, DefaultFile)
 	if err != nil {
 		return nil, err
 	}

@@ -3,9 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -108,15 +106,7 @@ const (
 // Load reads a scenario file (empty path: the shipped default) and applies
 // the --set overrides. Errors name the file and the key.
 func Load(path string, sets []string) (*Scenario, error) {
-	var data []byte
-	var err error
-	name := path
-	if path == "" {
-		name = "configs/" + DefaultFile
-		data, err = fs.ReadFile(configs.FS, DefaultFile)
-	} else {
-		data, err = os.ReadFile(path)
-	}
+	data, name, err := configs.Read(path, DefaultFile)
 	if err != nil {
 		return nil, err
 	}
