@@ -6,9 +6,9 @@ import (
 )
 
 // FS holds the shipped configuration files, under their folder names
-// (presets/…, predict/…, sim/…, hil/…).
+// (presets/…, predict/…, sim/…, hil/…, sweeps/…).
 //
-//go:embed presets predict sim hil
+//go:embed presets predict sim hil sweeps/*.yaml
 var FS embed.FS
 
 // Read returns the file at path, or with an empty path the shipped file

@@ -52,6 +52,7 @@ func newRootCommand() *cobra.Command {
 		newEmulateCommand(),
 		newHILCommand(),
 		newGenManCommand(),
+		newSweepCmd(),
 	)
 	return root
 }
