@@ -193,14 +193,7 @@ func (c *Config) validateParams(p string) error {
 	var errs []error
 	switch {
 	case c.LAMMPS != nil:
-		l := c.LAMMPS
-		if l.SetupFraction < 0 || l.SetupFraction >= 1 || math.IsNaN(l.SetupFraction) {
-			errs = append(errs, fmt.Errorf("%s.lammps.setup_fraction: must be in [0, 1), got %v", p, l.SetupFraction))
-		}
-		errs = append(errs, neg("input_bytes", int64(l.InputBytes)), neg("halo_bytes", int64(l.HaloBytes)),
-			neg("allreduce_bytes", int64(l.AllreduceBytes)), neg("allreduce_every", int64(l.AllreduceEvery)),
-			neg("bcast_bytes", int64(l.BcastBytes)), neg("bcast_every", int64(l.BcastEvery)),
-			neg("fft_bytes", int64(l.FFTBytes)), neg("fft_every", int64(l.FFTEvery)))
+		errs = append(errs, c.LAMMPS.Validate(p+".lammps"))
 	case c.PATMOS != nil:
 		errs = append(errs, neg("input_bytes", int64(c.PATMOS.InputBytes)), neg("tally_bytes", int64(c.PATMOS.TallyBytes)))
 	case c.MLWF != nil:

@@ -2,9 +2,11 @@
 // (SPEC §5), lazily and in bounded memory, so they scale to the 4160 ranks
 // of paper 000's Megafly.
 //
-// Application models follow paper 000 §4.4–4.7: lammps (halo exchange,
-// frequent small Allreduce, occasional Bcast and FFT Alltoall after a quiet
-// first phase; Fig. 6), patmos (network only at start and end: Bcast, then
+// Application models follow paper 000 §4.4–4.7: lammps (the rhodopsin
+// benchmark's communication, sizes derived from its geometry: input
+// Bcasts and a quiet setup, then per step the halo swaps, PPPM's
+// ghost-grid swaps and FFT transposes as sub-communicator Alltoalls, and
+// the NPT and thermo Allreduces; Fig. 6), patmos (network only at start and end: Bcast, then
 // Allreduce and Reduce; Fig. 9), mlwf (Horovod's Gather–Gatherv–Bcast–Bcast
 // negotiation every 5 ms cycle, then the fused gradient Allreduce at the
 // end of each step; §4.6) and alexnet (compute-heavy steps with per-layer

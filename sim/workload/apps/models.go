@@ -52,8 +52,8 @@ type Params struct {
 // Defaults gives a model's default step time and nominal duration.
 func Defaults(kind string) (stepTime, duration time.Duration) {
 	switch kind {
-	case KindLAMMPS: // paper 000 §4.4: 2.4313 s run
-		return 5 * time.Millisecond, 2431300 * time.Microsecond
+	case KindLAMMPS: // in.rhodo's 100 steps + the setup (0.45/0.55 of them); docs/workloads.md
+		return 12200 * time.Microsecond, RhodoSteps * 12200 * time.Microsecond * 20 / 11
 	case KindPATMOS: // paper 000 §4.5: 1290.64 s, one long compute phase
 		return 1290640 * time.Millisecond, 1290640 * time.Millisecond
 	case KindMLWF: // ours: CPU training steps of seconds (§4.6: ms-range gaps)
@@ -129,105 +129,6 @@ func orFloat(v, d float64) float64 {
 		return v
 	}
 	return d
-}
-
-// ---------------------------------------------------------------- LAMMPS
-
-// LAMMPS shapes paper 000 §4.4 and Fig. 6: a quiet first phase (setup:
-// input broadcast, then compute with no traffic) followed by time steps of
-// compute, a six-way halo exchange with the 3D-grid neighbours, a small
-// Allreduce, and every few steps a Bcast and an FFT Alltoall (PPPM).
-type LAMMPS struct {
-	// SetupFraction of the nominal duration is the quiet first phase
-	// (default 0.41: "after a second of computation" of 2.431 s).
-	SetupFraction  float64 `yaml:"setup_fraction,omitempty" json:"setup_fraction,omitempty"`
-	InputBytes     Bytes   `yaml:"input_bytes,omitempty" json:"input_bytes,omitempty"`         // Bcast at start, default 1MiB
-	HaloBytes      Bytes   `yaml:"halo_bytes,omitempty" json:"halo_bytes,omitempty"`           // per face, default 32KiB
-	AllreduceBytes Bytes   `yaml:"allreduce_bytes,omitempty" json:"allreduce_bytes,omitempty"` // default 48
-	AllreduceEvery int     `yaml:"allreduce_every,omitempty" json:"allreduce_every,omitempty"` // default 1
-	BcastBytes     Bytes   `yaml:"bcast_bytes,omitempty" json:"bcast_bytes,omitempty"`         // default 256
-	BcastEvery     int     `yaml:"bcast_every,omitempty" json:"bcast_every,omitempty"`         // default 50
-	FFTBytes       Bytes   `yaml:"fft_bytes,omitempty" json:"fft_bytes,omitempty"`             // per pair, default 64
-	FFTEvery       int     `yaml:"fft_every,omitempty" json:"fft_every,omitempty"`             // default 5
-}
-
-type lammps struct {
-	p      LAMMPS
-	n      int
-	setup  int64
-	step   int64
-	halo   [6][]int32
-	jit    jitter
-	nsteps int
-}
-
-func newLAMMPS(s Spec) *source {
-	var p LAMMPS
-	if s.Params.LAMMPS != nil {
-		p = *s.Params.LAMMPS
-	}
-	p.SetupFraction = orFloat(p.SetupFraction, 0.41)
-	p.InputBytes = Bytes(orBytes(p.InputBytes, 1<<20))
-	p.HaloBytes = Bytes(orBytes(p.HaloBytes, 32<<10))
-	p.AllreduceBytes = Bytes(orBytes(p.AllreduceBytes, 48))
-	p.AllreduceEvery = orInt(p.AllreduceEvery, 1)
-	p.BcastBytes = Bytes(orBytes(p.BcastBytes, 256))
-	p.BcastEvery = orInt(p.BcastEvery, 50)
-	p.FFTBytes = Bytes(orBytes(p.FFTBytes, 64))
-	p.FFTEvery = orInt(p.FFTEvery, 5)
-	l := &lammps{p: p, n: s.Ranks, jit: newJitter(s.Seed, 1, s.Imbalance)}
-	st, dur := Defaults(KindLAMMPS)
-	if s.StepTime > 0 {
-		st = s.StepTime
-	}
-	if s.Duration > 0 {
-		dur = s.Duration
-	}
-	l.step = ps(st)
-	f := p.SetupFraction
-	if s.Steps > 0 {
-		l.nsteps = s.Steps
-		l.setup = int64(float64(int64(s.Steps)*l.step) * f / (1 - f))
-	} else {
-		l.setup = int64(float64(ps(dur)) * f)
-		l.nsteps = max(1, int(math.Round(float64(ps(dur)-l.setup)/float64(l.step))))
-	}
-	dims := grid3(s.Ranks)
-	for d := 0; d < 3; d++ {
-		for _, dir := range []int{1, -1} {
-			l.halo[2*d+(1-dir)/2] = neighbours(dims, d, dir)
-		}
-	}
-	return newSource(s.Ranks, l)
-}
-
-func (l *lammps) steps() int { return l.nsteps + 1 }
-
-func (l *lammps) gen(e *emitter, k int) bool {
-	if k == 0 { // setup: input broadcast, then the quiet phase
-		e.coll(0, vef.Bcast, rootOnly(int64(l.p.InputBytes)), nonRoot(int64(l.p.InputBytes)))
-		for t := 0; t < l.n; t++ {
-			e.compute(t, l.setup)
-		}
-		return l.nsteps > 0
-	}
-	for t := 0; t < l.n; t++ {
-		e.compute(t, l.jit.of(l.step))
-	}
-	for _, h := range l.halo {
-		e.swap(h, int64(l.p.HaloBytes))
-	}
-	if k%l.p.AllreduceEvery == 0 {
-		b := int64(l.p.AllreduceBytes)
-		e.coll(0, vef.Allreduce, constant(b), constant(b))
-	}
-	if k%l.p.FFTEvery == 0 {
-		e.coll(0, vef.Alltoall, constant(int64(l.p.FFTBytes)), constant(0))
-	}
-	if k%l.p.BcastEvery == 0 {
-		e.coll(0, vef.Bcast, rootOnly(int64(l.p.BcastBytes)), nonRoot(int64(l.p.BcastBytes)))
-	}
-	return k < l.nsteps
 }
 
 // grid3 factors n into a near-cubic px ≥ py ≥ pz grid (LAMMPS's processor
