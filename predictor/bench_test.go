@@ -62,7 +62,7 @@ func benchCycle(b *testing.B, cfg Config, bins int) {
 	if pb, ok := p.(interface{ PopulatedBins() int }); ok && pb.PopulatedBins() != bins {
 		b.Fatalf("populated bins = %d, want %d", pb.PopulatedBins(), bins)
 	}
-	if c, ok := p.(*PerfBoundCorrect); ok && c.PerfBound().PopulatedBins() != bins {
+	if c, ok := p.(interface{ PerfBound() *PerfBound }); ok && c.PerfBound().PopulatedBins() != bins {
 		b.Fatalf("populated bins = %d, want %d", c.PerfBound().PopulatedBins(), bins)
 	}
 }
@@ -85,5 +85,55 @@ func BenchmarkSearchWorstCase(b *testing.B) {
 				h.search(budget)
 			}
 		})
+	}
+}
+
+// BenchmarkDecisionNewKinds is BenchmarkDecision's cycle for the n-gram
+// predictor (default direct table, and a hashed one: 8 classes, n = 4) and
+// recency-weighted PerfBoundCorrect (decay 0.9, n_R 32), circular
+// histograms. The gap stream spans all n-gram classes from 256 bins on
+// (gaps up to 25.6 µs; at 16 bins every gap is below t_w, the table always
+// confident). Target (issue 14): < 200 ns and 0 allocations.
+func BenchmarkDecisionNewKinds(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		kind Kind
+		ng   NGramConfig
+	}{
+		{"ngram", KindNGram, NGramConfig{}},
+		{"ngram-hashed", KindNGram, NGramConfig{N: 4, Classes: 8}},
+		{"perfboundcorrect-weighted", KindPerfBoundCorrectWeighted, NGramConfig{}},
+	} {
+		for _, bins := range []int{16, 256, 4096} {
+			b.Run(fmt.Sprintf("%s/bins=%d", c.name, bins), func(b *testing.B) {
+				cfg := Config{
+					Kind:      c.kind,
+					WakeTime:  Duration(4480),
+					Hops:      map[int]float64{4: 0.7, 6: 0.3},
+					NGram:     c.ng,
+					Histogram: HistogramConfig{Strategy: Circular, TTL: Duration(time.Hour), MaxRecords: 4 * bins},
+				}
+				benchCycle(b, cfg, bins)
+			})
+		}
+	}
+}
+
+// BenchmarkWeightedCorrectionFactor times the weighted correction factor
+// alone after each new outcome, with half the n_R = 32 outcomes misses:
+// the O(n_R) walk every decision that follows an idle period pays.
+func BenchmarkWeightedCorrectionFactor(b *testing.B) {
+	p := newWeighted(Config{Kind: KindPerfBoundCorrectWeighted, WakeTime: Duration(4480)}.WithDefaults())
+	ip := func(i int) IdlePeriod {
+		return IdlePeriod{End: time.Duration(i) * us, Length: 3 * us, Missed: i%2 == 0, PDT: us}
+	}
+	for i := range 64 {
+		p.Observe(ip(i))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p.Observe(ip(i))
+		p.CorrectionFactor()
 	}
 }

@@ -16,10 +16,16 @@ const (
 	KindFixed            Kind = "fixed"
 	KindPerfBound        Kind = "perfbound"
 	KindPerfBoundCorrect Kind = "perfboundcorrect"
+	// KindNGram predicts the class of the next idle period from the last
+	// n classes (paper 003, adapted: see NGram).
+	KindNGram Kind = "ngram"
+	// KindPerfBoundCorrectWeighted is PerfBoundCorrect whose correction
+	// factor weighs recent outcomes more (paper 000's future work).
+	KindPerfBoundCorrectWeighted Kind = "perfboundcorrect-weighted"
 )
 
 // Kinds lists every predictor kind, for help texts and validation.
-var Kinds = []Kind{KindFixed, KindPerfBound, KindPerfBoundCorrect}
+var Kinds = []Kind{KindFixed, KindPerfBound, KindPerfBoundCorrect, KindNGram, KindPerfBoundCorrectWeighted}
 
 // Strategy is how a PerfBound histogram forgets (SPEC §2.2).
 type Strategy string
@@ -58,6 +64,32 @@ const (
 	defaultStrategy        Strategy = Clearing
 )
 
+// Defaults and limits of the n-gram and recency-weighted predictors
+// (docs/predictors.md says which come from papers 003 and 000).
+const (
+	// DefaultDecay is perfboundcorrect-weighted's weight ratio between an
+	// outcome and the next newer one (ours: the paper gives none).
+	DefaultDecay = 0.9
+	// DefaultNGramN is the n-gram context length: paper 003's initial
+	// pattern size, the bi-gram.
+	DefaultNGramN = 2
+	// DefaultNGramClasses: short (< t_w), break-even region, long.
+	DefaultNGramClasses = 3
+	// DefaultNGramTableSize bounds the n-gram table's entries (ours).
+	DefaultNGramTableSize = 256
+	// DefaultNGramConfidence is the share of a context's successors the
+	// predicted class must hold (ours).
+	DefaultNGramConfidence = 0.9
+	// DefaultNGramMinCount is how often a context must have been followed
+	// by the predicted class: paper 003 predicts a pattern's 4th
+	// appearance after 3.
+	DefaultNGramMinCount = 3
+	maxNGramN            = 15 // 4 bits a class: a context fits 60 bits
+	maxNGramClasses      = 16
+	maxNGramTableSize    = 1 << 16
+	maxNGramMinCount     = 255 // 8-bit counters
+)
+
 // Config describes a predictor. It is the `predictor:` section of every
 // lpictl YAML file (lpictl predict, simulator scenarios, the agent).
 // Zero values mean "default"; pointers distinguish an explicit 0.
@@ -78,6 +110,36 @@ type Config struct {
 	Histogram HistogramConfig `yaml:"histogram,omitempty" json:"histogram,omitempty"`
 	// History is n_R, PerfBoundCorrect's outcome register length (default 32).
 	History int `yaml:"history,omitempty" json:"history,omitempty"`
+	// Decay is perfboundcorrect-weighted's recency weighting: an outcome
+	// weighs Decay^age in the correction factor (age 0 = the newest), in
+	// (0, 1]; 1 is PerfBoundCorrect exactly (default 0.9).
+	Decay float64 `yaml:"decay,omitempty" json:"decay,omitempty"`
+	// NGram configures kind ngram.
+	NGram NGramConfig `yaml:"ngram,omitempty" json:"ngram,omitempty"`
+}
+
+// NGramConfig is the n-gram predictor's parameters (paper 003, adapted to
+// Ethernet idle periods; docs/predictors.md).
+type NGramConfig struct {
+	// N is the context length: the classes of the last N idle periods
+	// predict the next one's (default 2, 1..15).
+	N int `yaml:"n,omitempty" json:"n,omitempty"`
+	// Classes is the number of idle-period classes (default 3, 2..16).
+	Classes int `yaml:"classes,omitempty" json:"classes,omitempty"`
+	// TableSize bounds the table's entries: a direct table of Classes^N
+	// entries when that fits, else a hashed table of TableSize entries
+	// (default 256, 1..65536).
+	TableSize int `yaml:"table_size,omitempty" json:"table_size,omitempty"`
+	// Confidence is the share of a context's counted successors that the
+	// predicted class must hold, in (0, 1] (default 0.9).
+	Confidence float64 `yaml:"confidence,omitempty" json:"confidence,omitempty"`
+	// MinCount is how many times the context must have been followed by
+	// the predicted class (default 3, 1..255).
+	MinCount int `yaml:"min_count,omitempty" json:"min_count,omitempty"`
+	// BreakEven is the shortest idle period worth sleeping through at
+	// once, t_s + t_w (SPEC §1); default 2·t_w (paper 003's 2·T_react:
+	// equal transition times). Periods at or above it are "long".
+	BreakEven Duration `yaml:"break_even,omitempty" json:"break_even,omitempty"`
 }
 
 // HistogramConfig is PerfBound's histogram management (paper 000 Table 4).
@@ -109,6 +171,26 @@ func (c Config) WithDefaults() Config {
 	if c.History == 0 {
 		c.History = DefaultHistory
 	}
+	if c.Decay == 0 {
+		c.Decay = DefaultDecay
+	}
+	g := &c.NGram
+	if g.N == 0 {
+		g.N = DefaultNGramN
+	}
+	if g.Classes == 0 {
+		g.Classes = DefaultNGramClasses
+	}
+	if g.TableSize == 0 {
+		g.TableSize = DefaultNGramTableSize
+	}
+	if g.Confidence == 0 {
+		g.Confidence = DefaultNGramConfidence
+	}
+	if g.MinCount == 0 {
+		g.MinCount = DefaultNGramMinCount
+	}
+	g.BreakEven = g.breakEven(c.WakeTime)
 	h := &c.Histogram
 	if h.Strategy == "" {
 		h.Strategy = defaultStrategy
@@ -150,7 +232,7 @@ func (c Config) Validate() error {
 			return bad("pdt", "required for kind fixed (e.g. pdt: 10us)")
 		}
 		return nil
-	case KindPerfBound, KindPerfBoundCorrect:
+	case KindPerfBound, KindPerfBoundCorrect, KindNGram, KindPerfBoundCorrectWeighted:
 	default:
 		return bad("kind", "unknown predictor %q (want one of %s)", c.Kind, joinKinds())
 	}
@@ -209,6 +291,14 @@ func (c Config) Validate() error {
 	if c.History < 1 || c.History > maxHistory {
 		return bad("history", "n_R must be in 1..%d, got %d", maxHistory, c.History)
 	}
+	if c.Kind == KindPerfBoundCorrectWeighted && !(c.Decay > 0 && c.Decay <= 1) {
+		return bad("decay", "must be in (0, 1] (1 is perfboundcorrect), got %v", c.Decay)
+	}
+	if c.Kind == KindNGram {
+		if err := c.NGram.validate(h.MaxValue, c.WakeTime); err != nil {
+			return err
+		}
+	}
 	// PerfBoundCorrect caps every answer at h_maxval and PerfBound would
 	// not: an initial t_PDT above it would make them disagree.
 	if c.InitialPDT != nil && *c.InitialPDT > h.MaxValue {
@@ -216,6 +306,44 @@ func (c Config) Validate() error {
 			*c.InitialPDT, h.MaxValue, Duration(DefaultInitialPDT))
 	}
 	return nil
+}
+
+// validate checks the n-gram keys; maxValue is h_maxval, the "stay
+// awake" answer, and wake is t_w, the first class boundary.
+func (g NGramConfig) validate(maxValue, wake Duration) error {
+	bad := func(field, format string, args ...any) error {
+		return fmt.Errorf("predictor.ngram.%s: %s", field, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case g.N < 1 || g.N > maxNGramN:
+		return bad("n", "must be in 1..%d, got %d", maxNGramN, g.N)
+	case g.Classes < 2 || g.Classes > maxNGramClasses:
+		return bad("classes", "must be in 2..%d, got %d", maxNGramClasses, g.Classes)
+	case g.TableSize < 1 || g.TableSize > maxNGramTableSize:
+		return bad("table_size", "must be in 1..%d, got %d", maxNGramTableSize, g.TableSize)
+	case !(g.Confidence > 0 && g.Confidence <= 1):
+		return bad("confidence", "must be in (0, 1], got %v", g.Confidence)
+	case g.MinCount < 1 || g.MinCount > maxNGramMinCount:
+		return bad("min_count", "must be in 1..%d, got %d", maxNGramMinCount, g.MinCount)
+	}
+	switch be := g.breakEven(wake); {
+	case be <= 0:
+		return bad("break_even", "must be > 0 (t_s + t_w; default 2 × wake_time)")
+	case be > maxValue:
+		return bad("break_even", "%v is above histogram.max_value (%v), the t_PDT that keeps a port awake", be, maxValue)
+	case g.Classes > 2 && be <= wake:
+		return bad("break_even", "%v must be above wake_time (%v), the first class boundary, with more than 2 classes", be, wake)
+	}
+	return nil
+}
+
+// breakEven is BreakEven, or 2·t_w when it is unset (a configuration whose
+// defaults were filled before t_w was known, e.g. the agent's).
+func (g NGramConfig) breakEven(wake Duration) Duration {
+	if g.BreakEven != 0 || wake > math.MaxInt64/2 {
+		return g.BreakEven
+	}
+	return 2 * wake
 }
 
 // ParseKind reads a predictor name, case-insensitively.

@@ -7,6 +7,11 @@
 //     paper 000 §2.4 and §3.2, after Saravanan & Carpenter 2018).
 //   - [PerfBoundCorrect]: PerfBound lengthened by a factor learnt from recent
 //     mispredictions (SPEC §2.3, paper 000 §3.4).
+//   - [NGram]: the classes of the last n idle periods predict the next
+//     one's; a confident "long" sleeps at once, a confident "short" stays
+//     awake, anything else falls back to PerfBound (paper 003, adapted).
+//   - [PerfBoundCorrectWeighted]: PerfBoundCorrect whose correction factor
+//     weighs recent outcomes more (paper 000's future work).
 //
 // Predictors know nothing of ports, clocks or I/O: the caller passes time in
 // (as a [time.Duration] since an arbitrary origin) and tells them what

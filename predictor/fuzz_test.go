@@ -59,9 +59,17 @@ func run(t *testing.T, cfg Config, data []byte) []time.Duration {
 			if pdt < 0 || pdt > maxV+cfg.Histogram.BinWidth.D() {
 				t.Fatalf("perfbound answered %v outside [0, h_maxval + r_bin]", pdt)
 			}
-		case KindPerfBoundCorrect:
+		case KindPerfBoundCorrect, KindPerfBoundCorrectWeighted:
 			if pdt < 0 || pdt > maxV {
-				t.Fatalf("perfboundcorrect answered %v outside [0, h_maxval]", pdt)
+				t.Fatalf("%s answered %v outside [0, h_maxval]", cfg.Kind, pdt)
+			}
+		case KindNGram:
+			if pdt < 0 || pdt > maxV+cfg.Histogram.BinWidth.D() {
+				t.Fatalf("ngram answered %v outside [0, h_maxval + r_bin]", pdt)
+			}
+			g := p.(*NGram)
+			if c, ok := g.Predicted(); ok && pdt != 0 && pdt != maxV || ok && (pdt == 0) != (c >= g.LongFrom()) {
+				t.Fatalf("ngram predicted class %d (long from %d) and answered %v", c, g.LongFrom(), pdt)
 			}
 		}
 		now += gap
@@ -71,4 +79,70 @@ func run(t *testing.T, cfg Config, data []byte) []time.Duration {
 		}
 	}
 	return out
+}
+
+// FuzzNGram replays random gap streams through n-gram predictors of random
+// shape (context length, classes, table size — direct and hashed —,
+// thresholds): no panic, t_PDT 0, h_maxval (stay awake) or PerfBound's
+// answer within [0, h_maxval + r_bin], and the same decisions twice.
+func FuzzNGram(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, uint8(2), uint8(3), uint16(256), uint8(3))
+	f.Add([]byte{255, 255, 255, 255, 0, 0, 0, 0, 1, 0, 0, 0, 9, 9, 9, 9}, uint8(4), uint8(8), uint16(1), uint8(1))
+	f.Add(make([]byte, 64), uint8(15), uint8(16), uint16(65535), uint8(255))
+	f.Fuzz(func(t *testing.T, data []byte, n, classes uint8, table uint16, minCount uint8) {
+		cfg := Config{
+			Kind:     KindNGram,
+			WakeTime: Duration(4480),
+			NGram: NGramConfig{
+				N:          int(n%maxNGramN) + 1,
+				Classes:    int(classes%(maxNGramClasses-1)) + 2,
+				TableSize:  int(table) + 1,
+				MinCount:   int(minCount) + 1,
+				Confidence: float64(minCount%10+1) / 10,
+			},
+			Histogram: HistogramConfig{Strategy: Strategies[int(n)%len(Strategies)], MaxRecords: int(table%1000) + 1},
+		}.WithDefaults()
+		if cfg.NGram.MinCount > maxNGramMinCount {
+			cfg.NGram.MinCount = maxNGramMinCount
+		}
+		a, b := run(t, cfg, data), run(t, cfg, data)
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("decision %d differs between identical runs: %v vs %v", i, a[i], b[i])
+			}
+		}
+	})
+}
+
+// FuzzPerfBoundCorrectWeighted replays random gap streams with random
+// decay and history: no panic, t_PDT within [0, h_maxval], the same
+// decisions twice, and with decay 1 the decisions of PerfBoundCorrect.
+func FuzzPerfBoundCorrectWeighted(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, uint16(900), uint8(31))
+	f.Add([]byte{255, 255, 255, 255, 0, 0, 0, 0, 1, 0, 0, 0}, uint16(1000), uint8(0))
+	f.Add(make([]byte, 64), uint16(1), uint8(200))
+	f.Fuzz(func(t *testing.T, data []byte, decay uint16, history uint8) {
+		cfg := Config{
+			Kind:      KindPerfBoundCorrectWeighted,
+			WakeTime:  Duration(4480),
+			Decay:     float64(decay%1000+1) / 1000, // (0, 1]
+			History:   int(history) + 1,
+			Histogram: HistogramConfig{Strategy: Strategies[int(history)%len(Strategies)]},
+		}.WithDefaults()
+		a, b := run(t, cfg, data), run(t, cfg, data)
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("decision %d differs between identical runs: %v vs %v", i, a[i], b[i])
+			}
+		}
+		if cfg.Decay == 1 {
+			cfg.Kind = KindPerfBoundCorrect
+			c := run(t, cfg, data)
+			for i := range a {
+				if a[i] != c[i] {
+					t.Fatalf("decay 1: decision %d is %v, perfboundcorrect's %v", i, a[i], c[i])
+				}
+			}
+		}
+	})
 }

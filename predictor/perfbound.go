@@ -293,10 +293,14 @@ func (p *PerfBoundCorrect) CorrectionFactor() float64 {
 
 // Predict returns min(t_PB × (1 + cf), h_maxval).
 func (p *PerfBoundCorrect) Predict(now time.Duration) time.Duration {
-	tpb := p.pb.Predict(now)
-	t := float64(tpb) * (1 + p.CorrectionFactor())
-	if t >= float64(p.maxValue) {
-		return p.maxValue
+	return correct(p.pb.Predict(now), p.CorrectionFactor(), p.maxValue)
+}
+
+// correct is min(tpb × (1 + cf), maxValue), to the nearest nanosecond.
+func correct(tpb time.Duration, cf float64, maxValue time.Duration) time.Duration {
+	t := float64(tpb) * (1 + cf)
+	if t >= float64(maxValue) {
+		return maxValue
 	}
 	return time.Duration(math.Round(t)) // nearest ns: exp(log 8) is 7.999…
 }

@@ -49,6 +49,10 @@ func New(cfg Config) (Predictor, error) {
 		return newPerfBound(cfg), nil
 	case KindPerfBoundCorrect:
 		return newPerfBoundCorrect(cfg), nil
+	case KindNGram:
+		return newNGram(cfg), nil
+	case KindPerfBoundCorrectWeighted:
+		return newWeighted(cfg), nil
 	}
 	return nil, fmt.Errorf("predictor.kind: unknown predictor %q", cfg.Kind)
 }

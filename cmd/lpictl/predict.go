@@ -157,15 +157,20 @@ var predictFlagKinds = []struct {
 	kinds []predictor.Kind
 }{
 	{"pdt", []predictor.Kind{predictor.KindFixed}},
-	{"initial-pdt", []predictor.Kind{predictor.KindPerfBound, predictor.KindPerfBoundCorrect}},
-	{"bound", []predictor.Kind{predictor.KindPerfBound, predictor.KindPerfBoundCorrect}},
-	{"strategy", []predictor.Kind{predictor.KindPerfBound, predictor.KindPerfBoundCorrect}},
-	{"bin-width", []predictor.Kind{predictor.KindPerfBound, predictor.KindPerfBoundCorrect}},
-	{"max-value", []predictor.Kind{predictor.KindPerfBound, predictor.KindPerfBoundCorrect}},
-	{"ttl", []predictor.Kind{predictor.KindPerfBound, predictor.KindPerfBoundCorrect}},
-	{"max-records", []predictor.Kind{predictor.KindPerfBound, predictor.KindPerfBoundCorrect}},
-	{"history", []predictor.Kind{predictor.KindPerfBoundCorrect}},
+	{"initial-pdt", perfBoundKinds},
+	{"bound", perfBoundKinds},
+	{"strategy", perfBoundKinds},
+	{"bin-width", perfBoundKinds},
+	{"max-value", perfBoundKinds},
+	{"ttl", perfBoundKinds},
+	{"max-records", perfBoundKinds},
+	{"history", []predictor.Kind{predictor.KindPerfBoundCorrect, predictor.KindPerfBoundCorrectWeighted}},
 }
+
+// perfBoundKinds are the predictors with a PerfBound histogram inside
+// (n-gram falls back to one): the histogram flags apply to all of them.
+var perfBoundKinds = []predictor.Kind{predictor.KindPerfBound, predictor.KindPerfBoundCorrect,
+	predictor.KindPerfBoundCorrectWeighted, predictor.KindNGram}
 
 // maxTiming bounds t_w, t_s and the handshake (the replay's picosecond
 // clock must hold their sums; real values are microseconds).
@@ -228,8 +233,11 @@ func checkPredictFlags(flags *pflag.FlagSet, o predictOptions, kind predictor.Ki
 			names[i] = string(k)
 		}
 		if !ok {
-			return fmt.Errorf("--%s: only used by predictor %s, and the predictor is %s (set --predictor)",
-				fk.flag, strings.Join(names, " and "), kind)
+			which := "predictor " + names[0]
+			if len(names) > 1 {
+				which = "predictors " + strings.Join(names, ", ")
+			}
+			return fmt.Errorf("--%s: only used by %s; the predictor is %s (set --predictor)", fk.flag, which, kind)
 		}
 	}
 	return nil

@@ -223,11 +223,11 @@ func TestPredictSilentAcceptance(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"--pdt without fixed", []string{"--pdt", "5us"}, "--pdt: only used by predictor fixed, and the predictor is perfboundcorrect"},
-		{"--pdt with perfbound from a file", []string{"--set", "predictor.kind=perfbound", "--pdt", "5us"}, "--pdt: only used by predictor fixed, and the predictor is perfbound"},
-		{"--history with perfbound", []string{"--predictor", "perfbound", "--history", "8"}, "--history: only used by predictor perfboundcorrect"},
-		{"--bound with fixed", []string{"--predictor", "fixed", "--pdt", "1us", "--bound", "0.05"}, "--bound: only used by predictor perfbound and perfboundcorrect, and the predictor is fixed"},
-		{"--initial-pdt with fixed", []string{"--set", "predictor.kind=fixed", "--set", "predictor.pdt=1us", "--initial-pdt", "1us"}, "--initial-pdt: only used by predictor perfbound"},
+		{"--pdt without fixed", []string{"--pdt", "5us"}, "--pdt: only used by predictor fixed; the predictor is perfboundcorrect"},
+		{"--pdt with perfbound from a file", []string{"--set", "predictor.kind=perfbound", "--pdt", "5us"}, "--pdt: only used by predictor fixed; the predictor is perfbound"},
+		{"--history with perfbound", []string{"--predictor", "perfbound", "--history", "8"}, "--history: only used by predictors perfboundcorrect, perfboundcorrect-weighted; the predictor is perfbound"},
+		{"--bound with fixed", []string{"--predictor", "fixed", "--pdt", "1us", "--bound", "0.05"}, "--bound: only used by predictors perfbound, perfboundcorrect, perfboundcorrect-weighted, ngram; the predictor is fixed"},
+		{"--initial-pdt with fixed", []string{"--set", "predictor.kind=fixed", "--set", "predictor.pdt=1us", "--initial-pdt", "1us"}, "--initial-pdt: only used by predictors perfbound"},
 		{"--bound 0", []string{"--bound", "0"}, "--bound: must be in (0, 1], got 0"},
 		{"--bound 2", []string{"--bound", "2"}, "--bound: must be in (0, 1], got 2"},
 		{"--max-records 0", []string{"--max-records", "0"}, "--max-records: must be ≥ 1, got 0"},
