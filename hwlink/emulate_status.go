@@ -175,15 +175,24 @@ func (p *EmulatedPort) Status(now time.Duration) (EmulatorStatus, error) {
 	var d [numEmulatedStates]time.Duration
 	var f [numEmulatedStates]float64
 	power := [numEmulatedStates]float64{s.WakePowerW, s.WakePowerW, s.FastWake.PowerW, s.DeepSleep.PowerW, s.WakePowerW}
+	// Time at each distinct power is summed in integer ns first, so that a
+	// port that never left full power has EnergyJ == AlwaysOnJ exactly
+	// (saving 0, not a rounding residue of ±1e-16).
+	var atWakeNs uint64
 	for i, t := range times {
 		d[i] = time.Duration(t)
 		if s.Elapsed > 0 {
 			f[i] = float64(t) / float64(s.Elapsed)
 		}
-		s.EnergyJ += float64(t) / 1e9 * power[i]
+		if power[i] == s.WakePowerW {
+			atWakeNs += t
+		} else {
+			s.EnergyJ += float64(t) / 1e9 * power[i]
+		}
 	}
+	s.EnergyJ += float64(atWakeNs) / 1e9 * s.WakePowerW
 	s.Times, s.Fractions = newStateTimes(d), newStateTimes(f)
-	s.AlwaysOnJ = s.Elapsed.Seconds() * s.WakePowerW
+	s.AlwaysOnJ = float64(until-st.T0Ns) / 1e9 * s.WakePowerW
 	if s.AlwaysOnJ > 0 {
 		s.Saving = 1 - s.EnergyJ/s.AlwaysOnJ
 	}
