@@ -236,8 +236,16 @@ func parse(data []byte, name string) (*Sweep, error) {
 				return nil, fmt.Errorf("baseline.group_by: %q is not an axis (axes: %s)", printable(k), strings.Join(s.AxisKeys(), ", "))
 			}
 		}
-		if b.GroupBy == nil && s.axis(BaseKey) != nil {
+		if base := s.axis(BaseKey); b.GroupBy == nil && base != nil {
+			// base and the axes zipped with it: a zip group advances
+			// together, so its values belong to the same application
+			// (e.g. each base's own workload.steps).
 			b.GroupBy = []string{BaseKey}
+			for _, a := range s.Axes {
+				if base.Group >= 0 && a.Group == base.Group && a.Key != BaseKey {
+					b.GroupBy = append(b.GroupBy, a.Key)
+				}
+			}
 		}
 	}
 	return s, nil
