@@ -85,13 +85,17 @@ type Agent struct {
 
 // portState is everything the agent keeps about one port.
 type portState struct {
-	info  PortInfo
-	port  Port
-	spec  PortSpec
-	ctl   *controller.Port
-	sent  func(hops int, packets uint64) // ctl.Sent (and the trace's), bound once
-	guard guard
-	trace *portTrace // nil unless trace_dir is set
+	info PortInfo
+	port Port
+	spec PortSpec
+	ctl  *controller.Port
+	// hold is the hybrid hold last set (holdSet); holdBroken: the port
+	// has no hold register.
+	hold                time.Duration
+	holdSet, holdBroken bool
+	sent                func(hops int, packets uint64) // ctl.Sent (and the trace's), bound once
+	guard               guard
+	trace               *portTrace // nil unless trace_dir is set
 
 	started time.Duration // backend time the port was opened
 
@@ -1114,6 +1118,27 @@ func (a *Agent) apply(ctx context.Context, p *portState, now, pdt time.Duration)
 			"clamped", res.Clamped)
 	}
 	p.eee.TxLPITimer = res.Applied
+	a.applyHold(ctx, p)
+}
+
+// applyHold gives the port the hybrid hold its predictor chose with t_PDT,
+// where the port has a hold register (HoldSetter: emulated ports).
+func (a *Agent) applyHold(ctx context.Context, p *portState) {
+	hold, ok := p.ctl.Hold()
+	hs, can := p.port.(HoldSetter)
+	if !ok || !can || p.holdBroken || (p.holdSet && hold == p.hold) {
+		return
+	}
+	if err := hs.SetHold(ctx, hold); err != nil {
+		if errors.Is(err, ErrNotSupported) {
+			p.holdBroken = true // a real NIC: keep quiet from now on
+			a.log.Debug("port has no hybrid hold register", "device", p.info.Name, "error", err)
+			return
+		}
+		a.portError(p, "hold", err)
+		return
+	}
+	p.hold, p.holdSet = hold, true
 }
 
 // restorePort puts back a port's original settings if lpictl changed it.

@@ -122,6 +122,12 @@ type PortCounters struct {
 	LPIEntriesKnown bool
 }
 
+// HoldSetter is a Port with a hybrid hold register (an emulated EEE port):
+// the agent sets it to the hold its predictor chooses with t_PDT.
+type HoldSetter interface {
+	SetHold(ctx context.Context, d time.Duration) error
+}
+
 // Port is one open port of a backend.
 type Port interface {
 	// Drain moves pending idle periods into dst and returns how many.

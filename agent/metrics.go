@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"os"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lpictl/lpictl/predictor"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -44,6 +46,7 @@ var (
 	descTxLPITimer   = prometheus.NewDesc(ns+"_eee_tx_lpi_timer_seconds", "The port's tx LPI timer as last read (the t_PDT in force on the port).", portLabels, nil)
 	descPDT          = prometheus.NewDesc(ns+"_pdt_seconds", "t_PDT the controller decided (applied in enforce mode, would-be in observe mode).", portLabels, nil)
 	descPDTRec       = prometheus.NewDesc(ns+"_pdt_recommended_seconds", "The predictor's last raw answer, before register rounding, hysteresis and rate limits.", portLabels, nil)
+	descHold         = prometheus.NewDesc(ns+"_hybrid_hold_seconds", "Hybrid mode: time in Fast Wake before Deep Sleep the agent set on a port with a hold register (emulated ports); +Inf: never deeper.", portLabels, nil)
 	descPDTMean      = prometheus.NewDesc(ns+"_pdt_mean_seconds", "Time-weighted mean of the decided t_PDT since the port was selected.", portLabels, nil)
 	descPredInfo     = prometheus.NewDesc(ns+"_predictor_info", "The port's predictor (always 1).", []string{"device", "backend", "predictor", "strategy", "bound"}, nil)
 	descPredBytes    = prometheus.NewDesc(ns+"_predictor_state_bytes", "Storage the predictor's state needs in hardware (SPEC §2.2).", portLabels, nil)
@@ -67,7 +70,7 @@ var (
 )
 
 // errorKinds are the kinds of lpictl_errors_total (all exported, 0 or not).
-var errorKinds = []string{"apply", "counters", "eee_read", "external_change", "not_supported", "observe", "restore", "state"}
+var errorKinds = []string{"apply", "counters", "eee_read", "external_change", "hold", "not_supported", "observe", "restore", "state"}
 
 // collector exports the agent's state at scrape time.
 type collector struct{ a *Agent }
@@ -83,7 +86,7 @@ func newRegistry(a *Agent) *prometheus.Registry {
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descAgentInfo, descAgentPorts, descAgentReady, descReloads, descRestores,
 		descReloadOK, descReloadAt, descTickDuration, descPortInfo, descActuation, descEEEEnabled, descEEEActive, descTxLPIEnabled, descTxLPITimer,
-		descPDT, descPDTRec, descPDTMean, descPredInfo, descPredBytes, descIdle, descHits, descMisses, descDecisions,
+		descPDT, descPDTRec, descHold, descPDTMean, descPredInfo, descPredBytes, descIdle, descHits, descMisses, descDecisions,
 		descPDTChanges, descHeld, descClamps, descEEEChanges, descErrors, descSettingsChg, descQuarantined, descBackoff, descFlaps,
 		descCarrier, descLPITime, descLPIEntries, descGapHist, descEstEnergy, descEstDelay, descEstLowPower} {
 		ch <- d
@@ -133,6 +136,13 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(descPDT, st.Current.Seconds(), l...)
 		gauge(descPDTRec, st.Recommended.Seconds(), l...)
+		if p.holdSet {
+			h := p.hold.Seconds()
+			if p.hold == predictor.NeverHold {
+				h = math.Inf(1)
+			}
+			gauge(descHold, h, l...)
+		}
 		gauge(descPDTMean, st.Mean.Seconds(), l...)
 		pc := p.spec.Predictor
 		gauge(descPredInfo, 1, name, be, string(pc.Kind), string(pc.Histogram.Strategy), formatFloat(pc.Bound))

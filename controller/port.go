@@ -22,6 +22,9 @@ type Stats struct {
 	Recommended time.Duration `json:"recommended_pdt_ns"`
 	Mean        time.Duration `json:"mean_pdt_ns"`
 	StateBytes  int           `json:"state_bytes"`
+	// Hold is the hybrid hold the predictor chose with its last answer
+	// (predictor.HoldChooser; absent when it chooses none).
+	Hold *time.Duration `json:"hold_ns,omitempty"`
 }
 
 // Port controls the t_PDT of one link end.
@@ -57,6 +60,11 @@ type Port struct {
 	rateLimited uint64
 	start       time.Duration
 	cfg         Config
+	// holder is pred when it chooses hybrid holds; hold is its last
+	// choice (holdOK: it made one).
+	holder predictor.HoldChooser
+	hold   time.Duration
+	holdOK bool
 }
 
 // NewPort returns a port that starts at now with the predictor's first answer.
@@ -83,6 +91,7 @@ func InitPort(p *Port, cfg Config, pred predictor.Predictor, now time.Duration) 
 		interval:   cfg.Interval.D(), minChange: cfg.MinChangeInterval.D(), hysteresis: cfg.Hysteresis,
 		start: now, since: now, lastCompute: now, cfg: cfg,
 	}
+	p.holder, _ = pred.(predictor.HoldChooser)
 	p.current = p.consult(now)
 	return nil
 }
@@ -113,6 +122,12 @@ func (p *Port) Sent(hops int, packets uint64) {
 
 // PDT returns the t_PDT in force.
 func (p *Port) PDT() time.Duration { return p.current }
+
+// Hold returns the hybrid hold (time in Fast Wake before Deep Sleep) the
+// predictor chose with its last answer; ok is false when it chooses none
+// (the caller then uses its configured hold). The hold follows every
+// consultation: hysteresis and the change interval hold back t_PDT only.
+func (p *Port) Hold() (hold time.Duration, ok bool) { return p.hold, p.holdOK }
 
 // Decide returns the t_PDT to arm now, recomputing it when the policy says
 // so: with OnQueueEmpty (call it when the output queue empties) if there was
@@ -161,6 +176,9 @@ func (p *Port) consult(now time.Duration) time.Duration {
 	p.lastCompute = now
 	raw := p.pred.Predict(now)
 	p.recommended = raw
+	if p.holder != nil {
+		p.hold, p.holdOK = p.holder.Hold()
+	}
 	if raw >= p.hi {
 		if raw > p.hi {
 			p.clamps++
@@ -189,6 +207,10 @@ func (p *Port) Stats(now time.Duration) Stats {
 		Current: p.current, Recommended: p.recommended,
 	}
 	s.StateBytes = p.pred.StateBytes()
+	if p.holdOK {
+		h := p.hold
+		s.Hold = &h
+	}
 	s.Mean = s.Current
 	if span := now - p.start; span > 0 {
 		w := p.weighted + float64(s.Current)*float64(now-p.since)

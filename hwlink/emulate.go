@@ -1096,6 +1096,27 @@ func (p *EmulatedPort) SetEEE(set EEESet) error {
 	return nil
 }
 
+// SetHold sets the hybrid hold: the time in Fast Wake before Deep Sleep,
+// as a predictor that chooses holds wants it (predictor.HoldChooser). The
+// program reads it when a packet ends an idle period, so a new hold
+// applies to the idle period in progress. NeverHold-sized values keep the
+// port in Fast Wake.
+func (p *EmulatedPort) SetHold(d time.Duration) error {
+	if p.cfg == nil {
+		return fmt.Errorf("%s: %w", p.ifname, os.ErrClosed)
+	}
+	if d < 0 {
+		return fmt.Errorf("%s: hybrid hold %v: must be ≥ 0", p.ifname, d)
+	}
+	atomic.StoreUint64(&p.cfg.HoldNs, uint64(d))
+	return nil
+}
+
+// Hold returns the hybrid hold in force.
+func (p *EmulatedPort) Hold() time.Duration {
+	return time.Duration(atomic.LoadUint64(&p.cfg.HoldNs))
+}
+
 // setClock sets the program's clock (tests: BPF_PROG_TEST_RUN); 0 = the
 // kernel's.
 func (p *EmulatedPort) setClock(ns uint64) { atomic.StoreUint64(&p.cfg.ClockOverrideNs, ns) }

@@ -295,6 +295,28 @@ func (b *EmulatedBackend) SetEEE(ctx context.Context, ifname string, set EEESet)
 	return nil
 }
 
+// SetHold sets an emulated port's hybrid hold (EmulatedPort.SetHold).
+// Real NICs have no such register: ifname must be emulated.
+func (b *EmulatedBackend) SetHold(ctx context.Context, ifname string, hold time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p, err := b.port(ifname)
+	switch {
+	case err != nil:
+		return err
+	case p == nil:
+		return fmt.Errorf("%s: %w", ifname, ErrNotEmulated)
+	}
+	if err := p.SetHold(hold); err != nil {
+		return err
+	}
+	b.log.Debug("emulated hybrid hold set", "device", ifname, "hold", hold)
+	return nil
+}
+
 // Status reports an emulated port's state times, transitions and energy up
 // to now (CLOCK_MONOTONIC), e.g. for the agent's low-power time and LPI
 // entry counters (Times.FastWake + Times.DeepSleep, Wakeups).

@@ -50,6 +50,12 @@ func benchCycle(b *testing.B, cfg Config, bins int) {
 		now += gapOf(i)
 		p.Observe(IdlePeriod{End: now, Length: gapOf(i)})
 	}
+	hc, _ := p.(HoldChooser)
+	if hc != nil {
+		if _, ok := hc.Hold(); !ok {
+			hc = nil // not hybrid: the cycle stays what it was
+		}
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -57,6 +63,9 @@ func benchCycle(b *testing.B, cfg Config, bins int) {
 		pdt := p.Predict(now)
 		now += g
 		p.Observe(IdlePeriod{End: now, Length: g, Missed: g > pdt, PDT: pdt})
+		if hc != nil {
+			hc.Hold()
+		}
 	}
 	b.StopTimer()
 	if pb, ok := p.(interface{ PopulatedBins() int }); ok && pb.PopulatedBins() != bins {
@@ -135,5 +144,47 @@ func BenchmarkWeightedCorrectionFactor(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		p.Observe(ip(i))
 		p.CorrectionFactor()
+	}
+}
+
+// BenchmarkDecisionHybrid is BenchmarkDecision's cycle in hybrid mode, with
+// eee-400g's Fast Wake (t_w 375 ns, 40 % power) and Deep Sleep (4.48 µs,
+// 10 %), the Eq. 1 hop mix and a circular histogram: the decision chooses
+// t_PDT and the hold (and the corrected kinds recompute the hold) and the
+// cycle reads it. Target (issue 14): < 200 ns at 16 bins and 0 allocations.
+func BenchmarkDecisionHybrid(b *testing.B) {
+	for _, kind := range []Kind{KindPerfBound, KindPerfBoundCorrect, KindPerfBoundCorrectWeighted} {
+		for _, bins := range []int{16, 256} {
+			b.Run(fmt.Sprintf("%s/bins=%d", kind, bins), func(b *testing.B) {
+				cfg := Config{
+					Kind:      kind,
+					WakeTime:  Duration(375),
+					Hops:      map[int]float64{4: 0.7, 6: 0.3},
+					Histogram: HistogramConfig{Strategy: Circular, TTL: Duration(time.Hour), MaxRecords: 4 * bins},
+					Hybrid:    HybridConfig{DeepWakeTime: Duration(4480), FastWakePower: 0.4, DeepSleepPower: 0.1},
+				}
+				benchCycle(b, cfg, bins)
+			})
+		}
+	}
+}
+
+// BenchmarkDecisionHybridWorstCase is BenchmarkDecisionHybrid with bound 1
+// and one hop: every bin is a candidate, so the walk visits all of them
+// (the cycle above stops at the first bin that is not).
+func BenchmarkDecisionHybridWorstCase(b *testing.B) {
+	for _, kind := range []Kind{KindPerfBound, KindPerfBoundCorrect} {
+		for _, bins := range []int{16, 256} {
+			b.Run(fmt.Sprintf("%s/bins=%d", kind, bins), func(b *testing.B) {
+				cfg := Config{
+					Kind:      kind,
+					Bound:     1,
+					WakeTime:  Duration(375),
+					Histogram: HistogramConfig{Strategy: Circular, TTL: Duration(time.Hour), MaxRecords: 4 * bins},
+					Hybrid:    HybridConfig{DeepWakeTime: Duration(4480), FastWakePower: 0.4, DeepSleepPower: 0.1},
+				}
+				benchCycle(b, cfg, bins)
+			})
+		}
 	}
 }

@@ -116,6 +116,45 @@ type Config struct {
 	Decay float64 `yaml:"decay,omitempty" json:"decay,omitempty"`
 	// NGram configures kind ngram.
 	NGram NGramConfig `yaml:"ngram,omitempty" json:"ngram,omitempty"`
+	// Hybrid configures the hold choice of hybrid mode (perfbound,
+	// perfboundcorrect and perfboundcorrect-weighted; see HoldChooser).
+	// omitzero: encoding/json's omitempty keeps empty structs, and an
+	// unset Hybrid must leave a config's JSON (and so sweep run ids, the
+	// hash of a scenario's JSON) as it was.
+	Hybrid HybridConfig `yaml:"hybrid,omitempty" json:"hybrid,omitempty,omitzero"`
+}
+
+// HybridConfig configures the hold choice of hybrid mode. Unset (DeepWakeTime 0) = not hybrid.
+//
+// In hybrid mode (paper 001) a port enters Fast Wake after t_PDT of
+// idleness and Deep Sleep after a further hold; WakeTime is then Fast
+// Wake's t_w and DeepWakeTime Deep Sleep's. The simulator and lpictl
+// predict fill these from the power preset in hybrid mode.
+type HybridConfig struct {
+	DeepWakeTime   Duration `yaml:"deep_wake_time,omitempty" json:"deep_wake_time,omitempty"`     // t_w of Deep Sleep (WakeTime is then Fast Wake's)
+	FastWakePower  float64  `yaml:"fast_wake_power,omitempty" json:"fast_wake_power,omitempty"`   // Fast Wake power / awake power, in [0,1)
+	DeepSleepPower float64  `yaml:"deep_sleep_power,omitempty" json:"deep_sleep_power,omitempty"` // Deep Sleep power / awake power, in [0,1)
+}
+
+// Enabled reports whether the configuration asks for hybrid holds.
+func (h HybridConfig) Enabled() bool { return h.DeepWakeTime != 0 }
+
+// validate checks the hybrid keys against wake, the Fast Wake t_w.
+func (h HybridConfig) validate(wake Duration) error {
+	bad := func(field, format string, args ...any) error {
+		return fmt.Errorf("predictor.hybrid.%s: %s", field, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case h.DeepWakeTime < 0:
+		return bad("deep_wake_time", "must be ≥ 0 (0 = not hybrid), got %v", h.DeepWakeTime)
+	case h.DeepWakeTime > 0 && wake > 0 && h.DeepWakeTime < wake:
+		return bad("deep_wake_time", "%v is below wake_time (%v), Fast Wake's t_w; Deep Sleep wakes slower", h.DeepWakeTime, wake)
+	case !(h.FastWakePower >= 0 && h.FastWakePower < 1):
+		return bad("fast_wake_power", "must be in [0, 1) (a fraction of the awake power), got %v", h.FastWakePower)
+	case !(h.DeepSleepPower >= 0 && h.DeepSleepPower < 1):
+		return bad("deep_sleep_power", "must be in [0, 1) (a fraction of the awake power), got %v", h.DeepSleepPower)
+	}
+	return nil
 }
 
 // NGramConfig is the n-gram predictor's parameters (paper 003, adapted to
@@ -293,6 +332,11 @@ func (c Config) Validate() error {
 	}
 	if c.Kind == KindPerfBoundCorrectWeighted && !(c.Decay > 0 && c.Decay <= 1) {
 		return bad("decay", "must be in (0, 1] (1 is perfboundcorrect), got %v", c.Decay)
+	}
+	if c.Kind != KindNGram { // ngram ignores the hybrid keys (it uses the configured hold)
+		if err := c.Hybrid.validate(c.WakeTime); err != nil {
+			return err
+		}
 	}
 	if c.Kind == KindNGram {
 		if err := c.NGram.validate(h.MaxValue, c.WakeTime); err != nil {

@@ -13,6 +13,11 @@
 //   - [PerfBoundCorrectWeighted]: PerfBoundCorrect whose correction factor
 //     weighs recent outcomes more (paper 000's future work).
 //
+// In hybrid mode (Config.Hybrid set: Fast Wake after t_PDT, Deep Sleep after
+// a further hold) PerfBound and the two PerfBoundCorrect kinds also choose
+// the hold, from the same budget with each state's wake cost; they
+// implement [HoldChooser]. Fixed and NGram use the caller's configured hold.
+//
 // Predictors know nothing of ports, clocks or I/O: the caller passes time in
 // (as a [time.Duration] since an arbitrary origin) and tells them what
 // happened. They are deterministic, and a decision ([Predictor.Predict])

@@ -35,21 +35,44 @@ func FuzzPredictors(f *testing.F) {
 	})
 }
 
-func run(t *testing.T, cfg Config, data []byte) []time.Duration {
+// decision is one Predict's answer and, for a HoldChooser, its hold.
+type decision struct {
+	pdt, hold time.Duration
+	ok        bool
+}
+
+// run replays data through a predictor built from cfg and returns its
+// decisions, checking each: t_PDT within the kind's bounds, and the hold
+// ≥ 0 and reported exactly when cfg is hybrid and the kind chooses holds.
+func run(t *testing.T, cfg Config, data []byte) []decision {
 	p, err := New(cfg)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
 	maxV := cfg.Histogram.MaxValue.D()
+	hc, chooses := p.(HoldChooser)
+	if want := cfg.Kind != KindFixed && cfg.Kind != KindNGram; chooses != want {
+		t.Fatalf("%s: HoldChooser %v, want %v", cfg.Kind, chooses, want)
+	}
 	var now time.Duration
-	var out []time.Duration
+	var out []decision
 	for len(data) >= 4 {
 		raw := binary.LittleEndian.Uint32(data)
 		data = data[4:]
 		gap := time.Duration(raw>>8) << (raw & 7 * 2) // ns to tens of ms
 		p.ObserveHops(int(raw&31), uint64(raw&3))
 		pdt := p.Predict(now)
-		out = append(out, pdt)
+		d := decision{pdt: pdt}
+		if chooses {
+			d.hold, d.ok = hc.Hold()
+			switch {
+			case d.ok != cfg.Hybrid.Enabled():
+				t.Fatalf("%s: Hold ok = %v with hybrid %+v", cfg.Kind, d.ok, cfg.Hybrid)
+			case d.hold < 0 || !d.ok && d.hold != 0:
+				t.Fatalf("%s: hold %v (ok %v)", cfg.Kind, d.hold, d.ok)
+			}
+		}
+		out = append(out, d)
 		switch cfg.Kind {
 		case KindFixed:
 			if pdt != cfg.PDT.D() {
@@ -141,6 +164,53 @@ func FuzzPerfBoundCorrectWeighted(f *testing.F) {
 			for i := range a {
 				if a[i] != c[i] {
 					t.Fatalf("decay 1: decision %d is %v, perfboundcorrect's %v", i, a[i], c[i])
+				}
+			}
+		}
+	})
+}
+
+// FuzzHybrid replays random gap streams through every kind with random
+// hybrid configurations (wake times, power fractions, including Δ = 0,
+// equal powers and a "deep" state that draws more): no panic, t_PDT ≥ 0
+// within the kind's bounds, hold ≥ 0 and reported by exactly the hold
+// choosers, and the same decisions and holds twice. With equal powers,
+// PerfBound's t_PDT is plain PerfBound's.
+func FuzzHybrid(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, uint8(1), uint16(4105), uint8(40), uint8(10), uint16(250))
+	f.Add([]byte{255, 255, 255, 255, 0, 0, 0, 0, 1, 0, 0, 0}, uint8(2), uint16(0), uint8(99), uint8(0), uint16(3))
+	f.Add(make([]byte, 64), uint8(4), uint16(65535), uint8(0), uint8(99), uint16(999))
+	f.Add([]byte{9, 200, 3, 1, 77, 1, 0, 0, 13, 50, 2, 0, 200, 13, 0, 0}, uint8(7), uint16(300), uint8(50), uint8(50), uint16(20))
+	f.Fuzz(func(t *testing.T, data []byte, sel uint8, extra uint16, powF, powD uint8, records uint16) {
+		fast := time.Duration(sel%8)*500 + 1
+		cfg := Config{
+			Kind:     Kinds[int(sel)%len(Kinds)],
+			PDT:      dur(time.Duration(sel) * 100 * time.Nanosecond),
+			WakeTime: Duration(fast),
+			Histogram: HistogramConfig{
+				Strategy:   Strategies[int(sel/5)%len(Strategies)],
+				MaxRecords: int(records%1000) + 1,
+				TTL:        Duration(time.Duration(records+1) * us),
+			},
+			History: int(records%40) + 1,
+			Hybrid: HybridConfig{
+				DeepWakeTime:   Duration(fast + time.Duration(extra)*3),
+				FastWakePower:  float64(powF%100) / 100,
+				DeepSleepPower: float64(powD%100) / 100,
+			},
+		}.WithDefaults()
+		a, b := run(t, cfg, data), run(t, cfg, data)
+		for i := range a {
+			if a[i] != b[i] {
+				t.Fatalf("decision %d differs between identical runs: %+v vs %+v", i, a[i], b[i])
+			}
+		}
+		if cfg.Kind == KindPerfBound && cfg.Hybrid.FastWakePower == cfg.Hybrid.DeepSleepPower {
+			cfg.Hybrid = HybridConfig{}
+			c := run(t, cfg, data)
+			for i := range a {
+				if a[i].pdt != c[i].pdt {
+					t.Fatalf("equal powers: decision %d is %v, plain PerfBound's %v", i, a[i].pdt, c[i].pdt)
 				}
 			}
 		}

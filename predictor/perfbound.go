@@ -36,6 +36,11 @@ type PerfBound struct {
 	// histogram is part of the predictor (hist.bins moves to the heap
 	// when it outgrows it).
 	binStore [inlineBins]bin
+
+	// hy chooses the hold of hybrid mode; nil when Config.Hybrid is unset
+	// (and for the n-gram's fallback, which uses the configured hold).
+	// Last, so that the fields above keep their offsets.
+	hy *hybrid
 }
 
 // inlineBins is the number of histogram bins stored inside a PerfBound.
@@ -59,6 +64,9 @@ func (p *PerfBound) init(c Config) {
 		elementBytes: c.Histogram.ElementBytes,
 	}
 	p.hist.bins = p.binStore[:0]
+	if c.Kind != KindNGram {
+		p.hy = newHybrid(c)
+	}
 	if len(c.Hops) > 0 {
 		p.staticHop = staticHopFactor(c.Hops)
 	}
@@ -121,8 +129,13 @@ func (p *PerfBound) ObserveHops(hops int, packets uint64) {
 }
 
 // Predict runs the bin search; an empty histogram answers the initial t_PDT.
+// In hybrid mode it chooses t_PDT and the hold together (see HoldChooser
+// and docs/predictors.md "Hybrid holds").
 func (p *PerfBound) Predict(now time.Duration) time.Duration {
 	p.hist.maintain(now)
+	if p.hy != nil {
+		return p.predictHybrid(now)
+	}
 	if p.hist.n == 0 {
 		return p.initial
 	}
@@ -183,6 +196,8 @@ type PerfBoundCorrect struct {
 	// predictor is one allocation and a decision touches few cache lines.
 	inlineOutcomes [(inlineHistory + 63) / 64]uint64
 	inlineLogs     [inlineHistory]float64
+
+	hold time.Duration // hybrid mode: the hold for the last corrected t_PDT
 }
 
 // inlineHistory is the longest outcome register stored inside the
@@ -218,6 +233,7 @@ func (p *PerfBoundCorrect) init(c Config) {
 		maxValue: c.Histogram.MaxValue.D(),
 		wake:     c.WakeTime.D(),
 		nR:       c.History,
+		hold:     NeverHold,
 	}
 	p.pb.init(c)
 	if c.History <= inlineHistory {
@@ -291,9 +307,15 @@ func (p *PerfBoundCorrect) CorrectionFactor() float64 {
 	return p.cf
 }
 
-// Predict returns min(t_PB × (1 + cf), h_maxval).
+// Predict returns min(t_PB × (1 + cf), h_maxval). In hybrid mode t_PB is
+// hybrid PerfBound's t_PDT and the hold is recomputed for the corrected
+// t_PDT (PerfBound.holdFor).
 func (p *PerfBoundCorrect) Predict(now time.Duration) time.Duration {
-	return correct(p.pb.Predict(now), p.CorrectionFactor(), p.maxValue)
+	t := correct(p.pb.Predict(now), p.CorrectionFactor(), p.maxValue)
+	if p.pb.hy != nil {
+		p.hold = p.pb.holdFor(t)
+	}
+	return t
 }
 
 // correct is min(tpb × (1 + cf), maxValue), to the nearest nanosecond.

@@ -79,8 +79,14 @@ func (p *PerfBoundCorrectWeighted) CorrectionFactor() float64 {
 }
 
 // Predict returns min(t_PB × (1 + cf), h_maxval).
+// In hybrid mode the hold is recomputed for the corrected t_PDT, as
+// PerfBoundCorrect does.
 func (p *PerfBoundCorrectWeighted) Predict(now time.Duration) time.Duration {
-	return correct(p.pbc.pb.Predict(now), p.CorrectionFactor(), p.pbc.maxValue)
+	t := correct(p.pbc.pb.Predict(now), p.CorrectionFactor(), p.pbc.maxValue)
+	if p.pbc.pb.hy != nil {
+		p.pbc.hold = p.pbc.pb.holdFor(t)
+	}
+	return t
 }
 
 // StateBytes is PerfBoundCorrect's: the weights are computed from the

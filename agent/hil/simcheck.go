@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -36,9 +37,15 @@ func (c *Config) portSpec(kind predictor.Kind, port string) agent.PortSpec {
 }
 
 // replayTiming is the emulated port's timing for controller/replay: the
-// scaled t_w and t_s, and no handshake (the emulator has no peer).
+// scaled t_w and t_s, and no handshake (the emulator has no peer); in
+// hybrid mode, Deep Sleep's scaled t_w after the hold.
 func (c *Config) replayTiming() replay.Timing {
-	return replay.Timing{Wake: c.ScaledWake(), Sleep: c.ScaledSleep(), Handshake: 0}
+	t := replay.Timing{Wake: c.ScaledWake(), Sleep: c.ScaledSleep(), Handshake: 0}
+	if c.mode == power.Hybrid {
+		t.DeepWake = time.Duration(math.Round(float64(c.preset.DeepSleep.WakeTime) * c.Port.Scale))
+		t.Hold = c.Port.HybridHold.D()
+	}
+	return t
 }
 
 // PortReplay is one port's agent trace replayed through lpictl predict's

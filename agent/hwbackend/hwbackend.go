@@ -517,6 +517,15 @@ func (p *port) SetPDT(ctx context.Context, d time.Duration) (agent.ApplyResult, 
 	return agent.ApplyResult{Applied: res.Applied, Clamped: res.Clamped, Unchanged: res.Unchanged}, nil
 }
 
+// SetHold sets the hybrid hold of an emulated port (agent.HoldSetter);
+// real NICs have no such register.
+func (p *port) SetHold(ctx context.Context, d time.Duration) error {
+	if !p.emulated {
+		return fmt.Errorf("%s: hybrid hold: %w (only emulated ports have one)", p.name, agent.ErrNotSupported)
+	}
+	return mapErr(p.b.emu.SetHold(ctx, p.name, d))
+}
+
 func (p *port) Restore(ctx context.Context, s agent.Settings) error {
 	return p.b.Restore(ctx, p.name, s)
 }

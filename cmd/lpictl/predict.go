@@ -36,9 +36,12 @@ type predictFile struct {
 	SleepTime *predictor.Duration `yaml:"sleep_time"`
 	// Handshake is the one-way power-down handshake H (picosecond
 	// resolution); default: the simulator's for the preset's link rate.
-	Handshake  *replay.PS        `yaml:"handshake"`
-	Predictor  predictor.Config  `yaml:"predictor"`
-	Controller controller.Config `yaml:"controller"`
+	Handshake *replay.PS `yaml:"handshake"`
+	// HybridHold is hybrid mode's time in Fast Wake before Deep Sleep when
+	// the predictor chooses none (default: the simulator's, 10 µs).
+	HybridHold *predictor.Duration `yaml:"hybrid_hold"`
+	Predictor  predictor.Config    `yaml:"predictor"`
+	Controller controller.Config   `yaml:"controller"`
 
 	// wakeSet: predictor.wake_time was given (file, --set or flag), not
 	// filled from the preset.
@@ -243,6 +246,15 @@ func checkPredictFlags(flags *pflag.FlagSet, o predictOptions, kind predictor.Ki
 	return nil
 }
 
+// stepOutcome is a replayed idle period's outcome for --trace: hit, miss,
+// or miss-deep for a hybrid port woken from Deep Sleep.
+func stepOutcome(st replay.Step) string {
+	if st.Deep {
+		return "miss-deep"
+	}
+	return outcome(st.Missed)
+}
+
 // defaultHandshake is the simulator's one-way power-down handshake on a
 // link at rate bps with the scenario defaults: a control message's
 // serialisation plus the link's propagation (sim/network).
@@ -363,6 +375,27 @@ func loadPredictConfig(flags *pflag.FlagSet, o predictOptions) (predictFile, rep
 	if pf.Handshake != nil {
 		timing.Handshake = *pf.Handshake
 	}
+	if mode == power.Hybrid {
+		// Fast Wake first, Deep Sleep after the hold: the predictor
+		// chooses the hold from both states' costs (docs/predictors.md
+		// "Hybrid holds"), else hybrid_hold.
+		ds := preset.DeepSleep
+		timing.DeepWake, timing.Hold = ds.WakeTime.D(), scenario.DefaultHybridHold
+		if pf.HybridHold != nil {
+			if *pf.HybridHold < 0 {
+				return pf, replay.Timing{}, fmt.Errorf("hybrid_hold: must be ≥ 0, got %v", *pf.HybridHold)
+			}
+			timing.Hold = pf.HybridHold.D()
+		}
+		if h := &pf.Predictor.Hybrid; h.DeepWakeTime == 0 {
+			h.DeepWakeTime = ds.WakeTime
+			h.FastWakePower = state.Power(preset.WakePowerW) / preset.WakePowerW
+			h.DeepSleepPower = ds.Power(preset.WakePowerW) / preset.WakePowerW
+		}
+		if timing.DeepWake > maxTiming {
+			return pf, replay.Timing{}, fmt.Errorf("preset: deep_sleep wake_time must be ≤ %v, got %v", maxTiming, timing.DeepWake)
+		}
+	}
 	for _, c := range []struct {
 		what string
 		v    time.Duration
@@ -475,7 +508,7 @@ func replayPredict(w io.Writer, in io.Reader, name string, o predictOptions, pf 
 		if tw != nil {
 			header("#\tline\tstart\tgap\tt_PDT\toutcome\tasleep\tdelay\t")
 			fmt.Fprintf(tw, "%d\t%d\t%v\t%v\t%s\t%s\t%v\t%v\t\n",
-				st.Index, line, st.Start, st.Gap, pdtString(st.PDTPS()), outcome(st.Missed), st.Asleep, st.Delay)
+				st.Index, line, st.Start, st.Gap, pdtString(st.PDTPS()), stepOutcome(st), st.Asleep, st.Delay)
 		}
 		return nil
 	}, func(row replay.TraceRow) error {
@@ -491,7 +524,7 @@ func replayPredict(w io.Writer, in io.Reader, name string, o predictOptions, pf 
 			}
 			fmt.Fprintf(tw, "%d\t%d\t%v\t%v\t%s\t%s\t%s\t%s\t%v\t%v\t%s\t\n",
 				st.Index, row.Line, st.Start, st.Gap, pdtString(st.PDTPS()), pdtString(row.PDT),
-				outcome(st.Missed), outcome(row.Missed), st.Asleep, st.Delay, agree)
+				stepOutcome(st), outcome(row.Missed), st.Asleep, st.Delay, agree)
 		}
 		return nil
 	})

@@ -20,6 +20,12 @@ type Timing struct {
 	// port starts going down 2H after t_PDT expires (request and answer).
 	// 0 makes going down start at t_PDT.
 	Handshake PS
+	// DeepWake > 0 makes the mode hybrid: Wake and Sleep are Fast Wake's,
+	// and a port that stays low for the hold deepens to Deep Sleep, whose
+	// t_w is DeepWake. The hold is the one the predictor chose with t_PDT
+	// (controller.Port.Hold), else Hold.
+	DeepWake time.Duration
+	Hold     time.Duration
 }
 
 // Step is what happened during one idle period.
@@ -34,6 +40,7 @@ type Step struct {
 	Missed  bool          // the timer expired: the packet found the port going down or asleep
 	Asleep  PS            // time in the low-power state
 	Delay   PS            // wake-up delay the next packet paid
+	Deep    bool          // hybrid: the port had deepened to Deep Sleep
 }
 
 // PDTPS is the t_PDT armed in a port trace's notation: picoseconds, or
@@ -111,6 +118,7 @@ type Replayer struct {
 	port              *controller.Port
 	timing            Timing
 	wake, sleep, hand PS
+	deepWake, hold    PS
 	now               PS // a gap file's clock: when the next idle period starts
 	end               PS // when the last idle period ended
 	res               Result
@@ -125,7 +133,11 @@ func New(port *controller.Port, timing Timing) *Replayer {
 		}
 		return MaxTime // arithmetic with it reports an overflow
 	}
-	return &Replayer{port: port, timing: timing, wake: ps(timing.Wake), sleep: ps(timing.Sleep), hand: max(timing.Handshake, 0)}
+	r := &Replayer{port: port, timing: timing, wake: ps(timing.Wake), sleep: ps(timing.Sleep), hand: max(timing.Handshake, 0)}
+	if timing.DeepWake > 0 {
+		r.deepWake, r.hold = ps(timing.DeepWake), ps(max(timing.Hold, 0))
+	}
+	return r
 }
 
 var errOverflow = errors.New("time overflows: the idle periods and wake-up delays so far add up to more than the picosecond clock holds (2^63 ps, about 106 days, as in the simulator)")
@@ -233,6 +245,9 @@ func (r *Replayer) period(start, gap PS) (Step, error) {
 			} else {
 				st.Asleep = gap - downEnd
 				st.Delay = r.wake
+				if r.deepWake > 0 && st.Asleep >= r.holdOf() {
+					st.Deep, st.Delay = true, r.deepWake
+				}
 			}
 		}
 	}
@@ -256,6 +271,18 @@ func (r *Replayer) period(start, gap PS) (Step, error) {
 	res.Delay = satAdd(res.Delay, st.Delay)
 	r.sumPDT += float64(st.PDT)
 	return st, nil
+}
+
+// holdOf is the hybrid hold of the idle period just decided (as the
+// simulator's link takes it: Port.Hold after Decide, else Timing.Hold).
+func (r *Replayer) holdOf() PS {
+	if h, ok := r.port.Hold(); ok {
+		if v, ok := FromDuration(h); ok {
+			return v
+		}
+		return MaxTime
+	}
+	return r.hold
 }
 
 // satAdd adds totals that cannot overflow in a valid replay (they are

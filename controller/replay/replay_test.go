@@ -571,3 +571,42 @@ func FuzzParsePS(f *testing.F) {
 		}
 	})
 }
+
+// TestReplayHybridHold: hybrid mode, Fast Wake t_w 1 µs and t_s 2 µs, Deep
+// Sleep t_w 4 µs after a hold of 3 µs, t_PDT 10 µs (fixed: the config's
+// hold), no handshake. Low from 12 µs after the queue empties.
+func TestReplayHybridHold(t *testing.T) {
+	r := New(fixedPort(t, 10*us), Timing{Wake: 1 * us, Sleep: 2 * us, DeepWake: 4 * us, Hold: 3 * us})
+	want := []Step{
+		// 2 µs low < hold: Fast Wake's t_w.
+		{Index: 1, Start: 0, Gap: 14 * psPerUS, PDT: 10 * us, Missed: true, Asleep: 2 * psPerUS, Delay: 1 * psPerUS},
+		// Exactly the hold (as the simulator: low for ≥ hold): Deep Sleep.
+		{Index: 2, Start: 15 * psPerUS, Gap: 15 * psPerUS, PDT: 10 * us, Missed: true, Asleep: 3 * psPerUS, Delay: 4 * psPerUS, Deep: true},
+		// Still going down: the rest of t_s and Fast Wake's t_w.
+		{Index: 3, Start: 34 * psPerUS, Gap: 11 * psPerUS, PDT: 10 * us, Missed: true, Delay: 2 * psPerUS},
+	}
+	for i, g := range []time.Duration{14 * us, 15 * us, 11 * us} {
+		if got := gap(t, r, g); got != want[i] {
+			t.Errorf("gap %d: %+v, want %+v", i, got, want[i])
+		}
+	}
+
+	// A predictor that chooses holds overrides Timing.Hold: PerfBound in
+	// hybrid mode before any idle period answers its initial t_PDT and
+	// NeverHold (it has no evidence), so the 20 µs low stay in Fast Wake.
+	pred, err := predictor.New(predictor.Config{Kind: predictor.KindPerfBound, WakeTime: predictor.Duration(us),
+		InitialPDT: durp(10 * us), Hybrid: predictor.HybridConfig{DeepWakeTime: predictor.Duration(4 * us), FastWakePower: 0.4, DeepSleepPower: 0.1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, err := controller.NewPort(controller.Config{}, pred, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = New(port, Timing{Wake: 1 * us, Sleep: 2 * us, DeepWake: 4 * us, Hold: 3 * us})
+	if st := gap(t, r, 32*us); st.Deep || st.Delay != psPerUS || st.Asleep != 20*psPerUS {
+		t.Errorf("NeverHold: %+v, want 20 µs low in Fast Wake, delay 1 µs", st)
+	}
+}
+
+func durp(d time.Duration) *predictor.Duration { v := predictor.Duration(d); return &v }

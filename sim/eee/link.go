@@ -63,10 +63,14 @@ type Params struct {
 	Mode            Mode
 	SleepFW, WakeFW int64 // t_s and t_w of Fast Wake
 	SleepDS, WakeDS int64 // t_s and t_w of Deep Sleep
-	HybridHold      int64 // hybrid: time in Fast Wake before Deep Sleep
+	HybridHold      int64 // hybrid: time in Fast Wake before Deep Sleep, when the owner's predictor chooses none
 	Handshake       int64 // one-way time of a control message: serialisation + propagation
-	firstS, firstW  int64
-	firstLow        State
+	// Gate, when set, is the application-level delay budget every link of
+	// the network shares (gate.go): a link sleeps only while it is open
+	// and is woken when it closes.
+	Gate           *Gate
+	firstS, firstW int64
+	firstLow       State
 }
 
 // Prepare fills derived fields; call it once after setting the others.
@@ -77,6 +81,17 @@ func (p *Params) Prepare() {
 	default:
 		p.firstS, p.firstW, p.firstLow = p.SleepDS, p.WakeDS, LowDeepSleep
 	}
+}
+
+// Cycle is the longest stall one power-down can cause: a packet that comes
+// as both ends commit to going down waits two handshakes, t_s and the
+// deepest t_w of the mode. Call it after Prepare and setting Handshake.
+func (p *Params) Cycle() int64 {
+	w := p.firstW
+	if p.Mode == Hybrid {
+		w = max(w, p.WakeDS)
+	}
+	return 2*p.Handshake + p.firstS + w
 }
 
 // WakeTime is the t_w a packet pays when it finds the link in the first
@@ -91,6 +106,7 @@ type Link struct {
 	ReadyAt   int64
 	idleFrom  int64 // when the link last became idle (both ends)
 	pdt       int64 // t_PDT of the owner for this idle period
+	hold      int64 // hybrid hold of the owner for this idle period (−1: Params.HybridHold)
 	accounted int64 // state times are counted up to here
 	busy      uint8 // bit per end: output queue non-empty or transmitting
 	owner     uint8 // end that transmitted last: its PDT timer runs
@@ -104,7 +120,15 @@ type Link struct {
 // Start makes the link idle at time now with end 0's t_PDT running, as if a
 // transmission had just ended (so that a link nothing uses goes down).
 func (l *Link) Start(now, pdt int64) {
-	*l = Link{ReadyAt: now, idleFrom: now, pdt: pdt, accounted: now}
+	*l = Link{ReadyAt: now, idleFrom: now, pdt: pdt, hold: -1, accounted: now}
+}
+
+// holdOf is the hybrid hold in force for the idle period.
+func (l *Link) holdOf(p *Params) int64 {
+	if l.hold >= 0 {
+		return l.hold
+	}
+	return p.HybridHold
 }
 
 // Busy reports whether an end holds or sends a packet.
@@ -149,6 +173,15 @@ func (l *Link) Need(p *Params, now int64, end uint8) (ready int64, missed bool) 
 		return now, false
 	}
 	expire := l.idleFrom + l.pdt
+	if p.Gate != nil {
+		var waking int64
+		if expire, waking = l.gatedExpiry(p, now); waking > now {
+			l.account(GoingUp, waking)
+			l.ReadyAt = waking
+			p.Gate.Charge(now, waking)
+			return waking, true
+		}
+	}
 	if now < expire || (end != l.owner && now < expire+p.Handshake) {
 		l.account(Wake, now)
 		l.ReadyAt = now
@@ -165,8 +198,8 @@ func (l *Link) Need(p *Params, now int64, end uint8) (ready int64, missed bool) 
 	} else {
 		l.account(GoingDown, downEnd)
 		w := p.firstW
-		if p.Mode == Hybrid && now >= downEnd+p.HybridHold {
-			l.account(LowFastWake, downEnd+p.HybridHold)
+		if hold := l.holdOf(p); p.Mode == Hybrid && now-downEnd >= hold {
+			l.account(LowFastWake, downEnd+hold)
 			l.Deepens++
 			l.account(LowDeepSleep, now)
 			w = p.WakeDS
@@ -177,6 +210,9 @@ func (l *Link) Need(p *Params, now int64, end uint8) (ready int64, missed bool) 
 	}
 	l.account(GoingUp, ready)
 	l.ReadyAt = ready
+	if p.Gate != nil {
+		p.Gate.Charge(now, ready)
+	}
 	return ready, true
 }
 
@@ -186,7 +222,7 @@ func (l *Link) Need(p *Params, now int64, end uint8) (ready int64, missed bool) 
 func (l *Link) Release(now int64, end uint8, pdt int64) {
 	l.busy &^= 1 << end
 	if l.busy == 0 {
-		l.idleFrom, l.owner, l.pdt = now, end, pdt
+		l.idleFrom, l.owner, l.pdt, l.hold = now, end, pdt, -1
 	}
 }
 
@@ -202,13 +238,25 @@ func (l *Link) IdleFrom() int64 { return l.idleFrom }
 // idle period and before any packet needs the link again).
 func (l *Link) SetPDT(pdt int64) { l.pdt = pdt }
 
+// SetHold sets the hybrid hold of the idle period in progress, chosen by
+// the owner's predictor with its t_PDT (−1: Params.HybridHold).
+func (l *Link) SetHold(hold int64) { l.hold = hold }
+
 // Finish accounts the link's states up to the end of the run at now.
 func (l *Link) Finish(p *Params, now int64) {
 	if l.busy != 0 || p.Mode == AlwaysOn || l.pdt >= Never-l.idleFrom-4*p.Handshake {
 		l.account(Wake, now)
 		return
 	}
-	down := l.idleFrom + l.pdt + 2*p.Handshake
+	expire := l.idleFrom + l.pdt
+	if p.Gate != nil {
+		var waking int64
+		if expire, waking = l.gatedExpiry(p, now); waking > now {
+			l.account(GoingUp, now)
+			return
+		}
+	}
+	down := expire + 2*p.Handshake
 	if now <= down {
 		l.account(Wake, now)
 		return
@@ -220,8 +268,8 @@ func (l *Link) Finish(p *Params, now int64) {
 	if now <= downEnd {
 		return
 	}
-	if p.Mode == Hybrid && now > downEnd+p.HybridHold {
-		l.account(LowFastWake, downEnd+p.HybridHold)
+	if hold := l.holdOf(p); p.Mode == Hybrid && now-downEnd > hold {
+		l.account(LowFastWake, downEnd+hold)
 		l.Deepens++
 		l.account(LowDeepSleep, now)
 		return

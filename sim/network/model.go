@@ -229,6 +229,13 @@ func New(t topo.Topology, p Params) (*Network, error) {
 	n.xbarPsPerByte = n.psPerByte / p.Speedup
 	n.handshake = Ser(int64(p.ControlBytes), p.RateBps) + p.Propagation
 	n.p.EEE.Handshake = n.handshake
+	if b := p.EndToEnd.Bound; b > 0 && p.EEE.Mode != eee.AlwaysOn {
+		h := p.EndToEnd.Headroom
+		if h == 0 {
+			h = n.p.EEE.Cycle()
+		}
+		n.p.EEE.Gate = eee.NewGate(b/(1+b), h)
+	}
 
 	// The controller prototype validates the configuration and gives the
 	// t_PDT every port starts with.
@@ -654,10 +661,16 @@ func (n *Network) decide(i int32) {
 		return
 	}
 	pt.flags &^= decidePending
-	pt.pdt = toPS(n.ctlFor(i).Decide(toDur(pt.idleStart)))
+	ctl := n.ctlFor(i)
+	pt.pdt = toPS(ctl.Decide(toDur(pt.idleStart)))
 	l := &n.links[pt.link]
 	if !l.Busy() && l.Owner() == pt.end && l.IdleFrom() == pt.idleStart {
 		l.SetPDT(pt.pdt)
+		if n.p.EEE.Mode == eee.Hybrid {
+			if h, ok := ctl.Hold(); ok {
+				l.SetHold(toPS(h))
+			}
+		}
 	}
 }
 

@@ -30,10 +30,25 @@ type Params struct {
 
 	Predictor  predictor.Config // WakeTime must be set
 	Controller controller.Config
+	// EndToEnd is the application-level bound (eee.Gate); zero = off.
+	EndToEnd EndToEnd
 
 	Queue            engine.QueueKind
 	CalendarBucketPS int64 // 0 = derived from the network
 	CalendarBuckets  int   // 0 = derived
+}
+
+// EndToEnd configures the end-to-end bound: a delay budget shared by every
+// link (eee.Gate), so that the bound holds for the application rather than
+// per port (docs/predictors.md "End-to-end bound").
+type EndToEnd struct {
+	// Bound is the tolerated execution-time overhead (0 = off). The gate's
+	// rate is Bound/(1+Bound): a stall budget of Rate × the run's time is
+	// Bound × the time without stalls.
+	Bound float64
+	// Headroom is the stall kept in reserve (ps); 0 = one wake-up cycle
+	// of the mode: 2 handshakes + t_s + the deepest t_w.
+	Headroom int64
 }
 
 // Power is the energy model (SPEC §3.3). The state powers are a port's
@@ -120,6 +135,12 @@ func (p *Params) Validate() error {
 			if e.SleepDS <= 0 || e.WakeDS <= 0 {
 				return errors.New("power.preset: the mode needs deep_sleep times > 0")
 			}
+		}
+		if b := p.EndToEnd.Bound; !(b >= 0 && b < 1) {
+			return fmt.Errorf("power.end_to_end.bound: must be in [0, 1), got %v", b)
+		}
+		if p.EndToEnd.Headroom < 0 {
+			return errors.New("power.end_to_end.headroom: must be ≥ 0")
 		}
 		if e.HybridHold < 0 {
 			return errors.New("power.hybrid_hold: must be ≥ 0")

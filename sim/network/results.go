@@ -99,6 +99,22 @@ type Result struct {
 	Events          uint64  `json:"events"`
 	Links           int     `json:"links"`
 	Ports           int     `json:"ports"`
+	// EndToEnd reports the end-to-end bound's gate, when it is on.
+	EndToEnd *EndToEndResult `json:"end_to_end,omitempty"`
+}
+
+// EndToEndResult is what the end-to-end bound's gate saw (eee.Gate).
+type EndToEndResult struct {
+	// StallS is the union of the wake-up stalls of all links: the bound
+	// on the application's slowdown the gate enforced.
+	StallS float64 `json:"stall_s"`
+	// BudgetS is Rate × the run's time, HeadroomS the reserve.
+	BudgetS   float64 `json:"budget_s"`
+	HeadroomS float64 `json:"headroom_s"`
+	// Closures counts the times the gate closed (and woke every low link),
+	// the first at time 0; Stalls the stalls it was charged.
+	Closures uint64 `json:"closures"`
+	Stalls   uint64 `json:"stalls"`
 }
 
 // Perf is the part of a run's report that differs from run to run.
@@ -125,6 +141,13 @@ func (n *Network) Result() Result {
 	}
 	if n.latency.n > 0 {
 		r.LatencyS = n.latencySummary()
+	}
+	if g := n.p.EEE.Gate; g != nil {
+		b := n.p.EndToEnd.Bound
+		r.EndToEnd = &EndToEndResult{
+			StallS: float64(g.Spent()) * psToS, BudgetS: b / (1 + b) * float64(end) * psToS,
+			HeadroomS: float64(g.Headroom()) * psToS, Closures: g.Closures, Stalls: g.Charged,
+		}
 	}
 	// State times summed over links overflow int64 (about 106 days of
 	// link-time): they are summed in 128 bits, exactly.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/controller/replay"
@@ -57,6 +58,8 @@ func TestPredictReplaysSimulatorDecisions(t *testing.T) {
 		{"deep-sleep", "perfbound"},
 		{"fast-wake", "perfboundcorrect"},
 		{"deep-sleep", "fixed"},
+		{"hybrid", "perfboundcorrect"}, // the hold chosen with t_PDT
+		{"hybrid", "fixed"},            // power.hybrid_hold
 	} {
 		t.Run(c.mode+"/"+c.pred, func(t *testing.T) {
 			doc := fmt.Sprintf("topology: {kind: megafly, groups: 17, leaves: 4, spines: 4, nodes_per_switch: 4, global_links: 4}\n"+
@@ -119,6 +122,10 @@ func TestPredictReplaysSimulatorDecisions(t *testing.T) {
 			p := o.Built.Params
 			h := network.Ser(int64(p.ControlBytes), p.RateBps) + p.Propagation
 			timing := replay.Timing{Wake: st.WakeTime.D(), Sleep: st.SleepTime.D(), Handshake: replay.PS(h)}
+			if s.Power.Mode == string(power.Hybrid) {
+				timing.DeepWake = o.Built.Preset.DeepSleep.WakeTime.D()
+				timing.Hold = time.Duration(p.EEE.HybridHold / 1000)
+			}
 			steps, res, err := replay.ReplayTrace(port, timing, rows)
 			if err != nil {
 				t.Fatal(err)
@@ -128,6 +135,21 @@ func TestPredictReplaysSimulatorDecisions(t *testing.T) {
 				if got.PDTPS() != r.PDT || got.Missed != r.Missed || got.Delay != r.Delay {
 					t.Fatalf("idle period %d (line %d): replay t_PDT %d ps, missed %v, delay %d ps; simulator %d ps, %v, %d ps",
 						i+1, r.Line, got.PDTPS(), got.Missed, got.Delay, r.PDT, r.Missed, r.Delay)
+				}
+			}
+			if timing.DeepWake > 0 {
+				// Both hybrid outcomes occur: woken from Fast Wake and
+				// from Deep Sleep.
+				deep, fast := 0, 0
+				for _, st := range steps {
+					if st.Deep {
+						deep++
+					} else if st.Missed {
+						fast++
+					}
+				}
+				if deep == 0 || fast == 0 {
+					t.Errorf("hybrid: %d wake-ups from Deep Sleep, %d from Fast Wake; want both", deep, fast)
 				}
 			}
 			if a := res.Agreement; a == nil || a.Matching != uint64(len(rows)) || a.First != nil {

@@ -69,6 +69,18 @@ type Power struct {
 	Preset     string              `yaml:"preset" json:"preset"`
 	Mode       string              `yaml:"mode" json:"mode"`
 	HybridHold *predictor.Duration `yaml:"hybrid_hold" json:"hybrid_hold"`
+	// EndToEnd makes the bound hold for the application rather than per
+	// port (docs/predictors.md "End-to-end bound").
+	EndToEnd EndToEnd `yaml:"end_to_end" json:"end_to_end,omitzero"`
+}
+
+// EndToEnd is the end-to-end bound's configuration (network.EndToEnd).
+type EndToEnd struct {
+	Enabled bool `yaml:"enabled" json:"enabled"`
+	// Bound is the tolerated execution-time overhead; 0 = predictor.bound.
+	Bound float64 `yaml:"bound" json:"bound"`
+	// Headroom is the stall kept in reserve; unset = one wake-up cycle.
+	Headroom *predictor.Duration `yaml:"headroom" json:"headroom"`
 }
 
 // Engine selects the event queue.
@@ -330,6 +342,25 @@ func (s *Scenario) build() (*Built, error) {
 	p.Predictor = s.Predictor
 	if p.Predictor.WakeTime == 0 {
 		p.Predictor.WakeTime = predictor.Duration(pre.WakeTime(mode))
+	}
+	if h := &p.Predictor.Hybrid; mode == power.Hybrid && h.DeepWakeTime == 0 {
+		// The predictor chooses the hold from both states' wake costs and
+		// powers (docs/predictors.md "Hybrid holds").
+		h.DeepWakeTime = pre.DeepSleep.WakeTime
+		h.FastWakePower = p.Power.FastWakeW / pre.WakePowerW
+		h.DeepSleepPower = p.Power.DeepSleepW / pre.WakePowerW
+	}
+	if e := s.Power.EndToEnd; e.Enabled && mode != power.AlwaysOn {
+		p.EndToEnd.Bound = e.Bound
+		if e.Bound == 0 {
+			p.EndToEnd.Bound = p.Predictor.WithDefaults().Bound
+		}
+		if e.Headroom != nil {
+			if *e.Headroom <= 0 {
+				return nil, cfgErr(errors.New("power.end_to_end.headroom: must be > 0 (unset = one wake-up cycle)"))
+			}
+			p.EndToEnd.Headroom = ps(*e.Headroom)
+		}
 	}
 	if mode != power.AlwaysOn {
 		pc := p.Predictor.WithDefaults()
