@@ -22,7 +22,7 @@ DEB_STAGE      := $(DEB_OUT)/stage
 
 .PHONY: help build static-check test unit lint bench demo demo-predict generate install clean fuzz systemd-verify reproduce-fig1 reproduce-sweeps
 .PHONY: uninstall deb deb-check
-.PHONY: promtool-check slurm-check figures
+.PHONY: promtool-check slurm-check simgrid-check figures
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -36,7 +36,7 @@ static-check: build ## fail if bin/lpictl is not a static binary
 	  echo "$(BIN) is dynamically linked (it has an ELF interpreter): build it with CGO_ENABLED=0 (make build)"; exit 1; fi
 	@echo "$(BIN) is static"
 
-test: lint systemd-verify promtool-check static-check deb-check slurm-check unit ## lint, every test (privileged ones run as root, skip otherwise), static binary, unit check
+test: lint systemd-verify promtool-check static-check deb-check slurm-check simgrid-check unit ## lint, every test (privileged ones run as root, skip otherwise), static binary, unit check
 
 # One package at a time: the privileged tests of hwlink and cmd/lpictl measure µs-scale delays
 # of emulated EEE ports, and one package's spinning emulator would delay another's probes.
@@ -75,6 +75,9 @@ systemd-verify: build ## systemd-analyze verify on the unit and its drop-ins (in
 
 slurm-check: build ## lpictl sweep submit --slurm on a throw-away local Slurm (root: installs slurm, munge; skips otherwise)
 	./scripts/test-slurm.sh $(abspath $(BIN))
+
+simgrid-check: build ## SimGrid TI traces of scripts/simgrid/*.c through lpictl workload describe and sim run (root: installs libsimgrid-dev; skips otherwise)
+	./scripts/test-simgrid.sh $(abspath $(BIN))
 
 figures: build ## run the figure sweeps (configs/sweeps/fig*.yaml) and write docs/figures/*.png (FULL=1: the paper's scale)
 	./scripts/figures.sh out/figures

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,12 +13,16 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/renameio/v2"
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
 	"github.com/lpictl/lpictl/configs"
+	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/topo"
 	"github.com/lpictl/lpictl/sim/workload"
+	"github.com/lpictl/lpictl/sim/workload/schedvef"
+	"github.com/lpictl/lpictl/sim/workload/traces"
 	"github.com/lpictl/lpictl/sim/workload/vef"
 )
 
@@ -33,8 +39,12 @@ type workloadOptions struct {
 	sets   []string
 	json   bool
 	ideal  bool
+	ranks  bool
+	idealL string
+	idealB float64
 	vef    bool
 	out    string
+	to     string
 }
 
 func newWorkloadCommand() *cobra.Command {
@@ -45,7 +55,7 @@ func newWorkloadCommand() *cobra.Command {
 configs/workloads/*.yaml, with --set overrides (workload.kind=lammps, workload.ranks=64 …).
 See docs/workloads.md.`,
 	}
-	cmd.AddCommand(newWorkloadDescribeCommand(), newWorkloadExportCommand())
+	cmd.AddCommand(newWorkloadDescribeCommand(), newWorkloadExportCommand(), newWorkloadConvertCommand())
 	return cmd
 }
 
@@ -68,6 +78,30 @@ func newWorkloadDescribeCommand() *cobra.Command {
 	addWorkloadFlags(cmd, &o)
 	cmd.Flags().BoolVar(&o.json, "json", false, "print as JSON")
 	cmd.Flags().BoolVar(&o.ideal, "ideal", true, "replay on a contention-free network for the expected execution time")
+	cmd.Flags().BoolVar(&o.ranks, "ranks", false, "also print each rank's node, sends, receives, bytes and compute (from the ideal replay)")
+	cmd.Flags().StringVar(&o.idealL, "ideal-latency", time.Duration(workload.DefaultIdealLatency/1000).String(), "the ideal network's latency per message (0: none)")
+	cmd.Flags().Float64Var(&o.idealB, "ideal-bandwidth", workload.DefaultIdealBandwidth, "the ideal network's bandwidth in bit/s (0: infinite)")
+	return cmd
+}
+
+func newWorkloadConvertCommand() *cobra.Command {
+	var o workloadOptions
+	cmd := &cobra.Command{
+		Use:   "convert --to vef [-c FILE] [--set k=v]… [-o FILE]",
+		Short: "Convert a SimGrid TI or GOAL trace to VEF, where VEF can express it",
+		Long: `Reads a workload of kind ti (SimGrid time-independent trace) or goal (GOAL schedule) and
+writes it as a VEF trace. VEF gives each message at most one dependency (none, the send or the
+receipt of one message) and replays eagerly; a program that needs more — a wait for several
+requests (waitall), a start dependency (irequires), a receive from any source — is refused with
+one line naming the rank, the operation and its source line (exit 2). See docs/workloads.md.`,
+		Example: `  lpictl workload convert --to vef --set workload.kind=ti --set workload.file=out/ring.ti -o ring.vef
+  lpictl workload convert --to vef --set workload.kind=goal --set workload.file=pingpong.goal`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runWorkloadConvert(cmd, o) },
+	}
+	addWorkloadFlags(cmd, &o)
+	cmd.Flags().StringVar(&o.to, "to", "", "output format: vef (required)")
+	cmd.Flags().StringVarP(&o.out, "output", "o", "-", "output file (- for stdout); written atomically")
 	return cmd
 }
 
@@ -159,6 +193,18 @@ func loadWorkload(o workloadOptions) (*workload.Workload, int, error) {
 	return w, t.Nodes(), nil
 }
 
+// rankDescription is one rank's line of describe --ranks.
+type rankDescription struct {
+	Rank          int   `json:"rank"`
+	Node          int   `json:"node"`
+	Sends         int64 `json:"sends"`
+	Recvs         int64 `json:"receives"`
+	BytesSent     int64 `json:"bytes_sent"`
+	BytesReceived int64 `json:"bytes_received"`
+	ComputePS     int64 `json:"compute_ps"`
+	FinishPS      int64 `json:"finish_ps"`
+}
+
 // workloadDescription is what describe prints. Its JSON is a contract:
 // every key is always there, 0 when the value is 0; the keys of the ideal
 // replay are null with --ideal=false (not computed, which 0 would hide).
@@ -180,6 +226,11 @@ type workloadDescription struct {
 	Algorithms  map[string]int64 `json:"algorithms"`
 	IdealExecPS *int64           `json:"ideal_exec_ps"`
 	MeanUtil    *float64         `json:"mean_utilisation"`
+	// Intra-node messages and bytes (ranks sharing a node), from the
+	// ideal replay; PerRank with --ranks.
+	IntraMessages *int64            `json:"intra_node_messages"`
+	IntraBytes    *int64            `json:"intra_node_bytes"`
+	PerRank       []rankDescription `json:"per_rank,omitempty"`
 }
 
 // traceError makes a bad trace record found after Build (FILE:LINE) bad
@@ -193,6 +244,9 @@ func traceError(err error) error {
 }
 
 func runWorkloadDescribe(cmd *cobra.Command, o workloadOptions) error {
+	if o.ranks && !o.ideal {
+		return badInput(errors.New("workload describe: --ranks comes from the ideal replay; drop --ideal=false"))
+	}
 	w, nodes, err := loadWorkload(o)
 	if err != nil {
 		return err
@@ -211,17 +265,37 @@ func runWorkloadDescribe(cmd *cobra.Command, o workloadOptions) error {
 		P2PMessages: sum.Header.Messages, P2PBytes: sum.P2PBytes, Collectives: sum.Collectives,
 		ComputeMaxPS: sum.MaxCompute, ComputeMeanPS: sum.MeanCompute,
 	}
+	host := workload.NewIdealHost()
 	if o.ideal {
-		r, err := w.NewReplayer()
+		lat, err := predictor.ParseDuration(o.idealL)
+		if err != nil || lat < 0 {
+			return badInput(fmt.Errorf("--ideal-latency %q: want a duration ≥ 0, e.g. 550ns or 0", o.idealL))
+		}
+		if !(o.idealB >= 0) || math.IsInf(o.idealB, 0) {
+			return badInput(fmt.Errorf("--ideal-bandwidth %v: want bit/s ≥ 0 (0: infinite)", o.idealB))
+		}
+		host.Latency, host.Bandwidth = int64(lat)*1000, o.idealB
+		r, err := w.NewDriver()
 		if err != nil {
 			return err
 		}
 		defer r.Close()
-		if err := workload.NewIdealHost().Run(r); err != nil {
+		if err := host.Run(r); err != nil {
+			if w.Program() != nil {
+				return badInput(err) // a deadlocked program trace
+			}
 			return traceError(err)
 		}
 		st := r.Stats()
 		d.Messages, d.Bytes, d.CollMsgs, d.IdealExecPS = &st.Messages, &st.Bytes, &st.CollMessages, &st.ExecTime
+		d.IntraMessages, d.IntraBytes = &st.IntraMessages, &st.IntraBytes
+		if o.ranks {
+			for rk := range st.RankBusy {
+				d.PerRank = append(d.PerRank, rankDescription{Rank: rk, Node: w.Nodes[rk],
+					Sends: st.RankSends[rk], Recvs: st.RankRecvs[rk], BytesSent: st.RankBytesSent[rk], BytesReceived: st.RankBytesRecv[rk],
+					ComputePS: st.RankBusy[rk], FinishPS: st.RankFinish[rk]})
+			}
+		}
 		var util float64
 		d.MeanUtil = &util
 		d.Algorithms = map[string]int64{}
@@ -273,13 +347,57 @@ func runWorkloadDescribe(cmd *cobra.Command, o workloadOptions) error {
 		fmt.Fprintf(tw, "network messages\t%d (%d from collectives), %d B\n", *d.Messages, *d.CollMsgs, *d.Bytes)
 		fmt.Fprintf(tw, "algorithms\t%s\n", strings.Join(as, ", "))
 		fmt.Fprintf(tw, "ideal execution time\t%v (contention-free: %v + size/%.0f Gb/s per message)\n",
-			psDur(*d.IdealExecPS), psDur(workload.DefaultIdealLatency), workload.DefaultIdealBandwidth/1e9)
+			psDur(*d.IdealExecPS), psDur(host.Latency), host.Bandwidth/1e9)
 		fmt.Fprintf(tw, "mean utilisation\t%.3f\n", *d.MeanUtil)
+		if *d.IntraMessages > 0 {
+			fmt.Fprintf(tw, "intra-node messages\t%d, %d B (ranks sharing a node; not in network messages)\n", *d.IntraMessages, *d.IntraBytes)
+		}
+	}
+	if err := tw.Flush(); err != nil || len(d.PerRank) == 0 {
+		return err
+	}
+	fmt.Fprintln(out)
+	tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "rank\tnode\tsends\treceives\tbytes sent\tbytes received\tcompute\tfinish\t")
+	for _, r := range d.PerRank {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%v\t%v\t\n", r.Rank, r.Node, r.Sends, r.Recvs, r.BytesSent, r.BytesReceived, psDur(r.ComputePS), psDur(r.FinishPS))
 	}
 	return tw.Flush()
 }
 
 func psDur(ps int64) time.Duration { return time.Duration(ps / 1000) }
+
+func runWorkloadConvert(cmd *cobra.Command, o workloadOptions) error {
+	if o.to != "vef" {
+		return badInput(fmt.Errorf("workload convert: --to %q: the one target format is vef", o.to))
+	}
+	w, _, err := loadWorkload(o)
+	if err != nil {
+		return err
+	}
+	p, ok := w.Program().(*traces.Program)
+	if !ok {
+		return badInput(fmt.Errorf("workload convert: kind %s is not a ti or goal trace (workload export --vef writes the others)", w.Jobs[0].Kind))
+	}
+	write := func(out io.Writer) error {
+		if err := schedvef.Write(out, p.Schedule()); err != nil {
+			return badInput(err)
+		}
+		return nil
+	}
+	if o.out == "-" {
+		return write(cmd.OutOrStdout())
+	}
+	f, err := renameio.NewPendingFile(o.out, renameio.WithPermissions(0o644))
+	if err != nil {
+		return err
+	}
+	defer f.Cleanup()
+	if err := write(f); err != nil {
+		return err
+	}
+	return f.CloseAtomicallyReplace()
+}
 
 func runWorkloadExport(cmd *cobra.Command, o workloadOptions) error {
 	if !o.vef {

@@ -111,8 +111,8 @@ func TestWorkloadBadInput(t *testing.T) {
 func TestDescribeJSONEveryKey(t *testing.T) {
 	barrier := writeFile(t, "barrier.vef", "VEF 2 0 1 1 2 TRUE\nC0 0 1\nG0 0 6 0 0 0 0 0 -1\nG0 0 6 1 0 0 0 0 -1\n")
 	keys := []string{"algorithms", "bytes", "collective_messages", "collectives", "compute_max_ps", "compute_mean_ps",
-		"ideal_exec_ps", "jobs", "kind", "mean_utilisation", "messages", "nodes", "p2p_bytes", "p2p_messages", "ranks", "records"}
-	ideal := []string{"algorithms", "bytes", "collective_messages", "ideal_exec_ps", "mean_utilisation", "messages"}
+		"ideal_exec_ps", "intra_node_bytes", "intra_node_messages", "jobs", "kind", "mean_utilisation", "messages", "nodes", "p2p_bytes", "p2p_messages", "ranks", "records"}
+	ideal := []string{"algorithms", "bytes", "collective_messages", "ideal_exec_ps", "intra_node_bytes", "intra_node_messages", "mean_utilisation", "messages"}
 	tests := []struct {
 		name  string
 		args  []string
@@ -219,5 +219,60 @@ func TestWorkloadTraceErrorsExit2(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDescribeRanksAndConvert: `describe --ranks` on the GOAL token ring of
+// sim/workload/traces (3 ranks, 2 laps of 1024 B, 1 µs compute a hop)
+// gives each rank 2 sends, 2 receives, 2048 B each way and 2 µs of
+// compute, and 9 422 880 ps on the ideal host (by hand: 6 × (1 µs +
+// 550 ns + 20.48 ns)), 6 000 000 ps without latency; `convert --to vef`
+// writes a VEF trace that replays in the same time; a program VEF cannot
+// express exits 2 naming the operation.
+func TestDescribeRanksAndConvert(t *testing.T) {
+	ring := "../../sim/workload/traces/testdata/ring.goal"
+	code, out, stderr := lpictl(t, "workload", "describe", "--ranks", "--json", "--set", "workload.kind=goal", "--set", "workload.file="+ring)
+	if code != 0 {
+		t.Fatalf("describe: exit %d: %s", code, stderr)
+	}
+	var d struct {
+		IdealExecPS int64 `json:"ideal_exec_ps"`
+		PerRank     []struct {
+			Rank, Node                                       int
+			Sends, Receives, BytesSent, BytesRecv, ComputePS int64
+		} `json:"per_rank"`
+	}
+	if err := json.Unmarshal([]byte(strings.NewReplacer(`"bytes_sent"`, `"BytesSent"`, `"bytes_received"`, `"BytesRecv"`, `"compute_ps"`, `"ComputePS"`).Replace(out)), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.IdealExecPS != 9_422_880 || len(d.PerRank) != 3 {
+		t.Fatalf("ideal %d ps, %d rank rows; want 9422880, 3:\n%s", d.IdealExecPS, len(d.PerRank), out)
+	}
+	for _, r := range d.PerRank {
+		if r.Node != r.Rank || r.Sends != 2 || r.Receives != 2 || r.BytesSent != 2048 || r.BytesRecv != 2048 || r.ComputePS != 2_000_000 {
+			t.Errorf("rank row %+v", r)
+		}
+	}
+	code, out, _ = lpictl(t, "workload", "describe", "--json", "--ideal-latency", "0", "--ideal-bandwidth", "0", "--set", "workload.kind=goal", "--set", "workload.file="+ring)
+	if code != 0 || !strings.Contains(out, `"ideal_exec_ps": 6000000`) {
+		t.Errorf("without latency: exit %d, %s", code, out)
+	}
+
+	vefPath := filepath.Join(t.TempDir(), "ring.vef")
+	if code, _, stderr := lpictl(t, "workload", "convert", "--to", "vef", "--set", "workload.kind=goal", "--set", "workload.file="+ring, "-o", vefPath); code != 0 {
+		t.Fatalf("convert: exit %d: %s", code, stderr)
+	}
+	code, out, stderr = lpictl(t, "workload", "describe", "--json", "--set", "workload.kind=vef", "--set", "workload.file="+vefPath)
+	if code != 0 || !strings.Contains(out, `"ideal_exec_ps": 9422880`) {
+		t.Errorf("the converted trace: exit %d, %s %s", code, out, stderr)
+	}
+
+	waitall := writeFile(t, "waitall.goal", "num_ranks 3\nrank 0 {\n  a: recv 8b from 1\n  b: recv 8b from 2\n  c: send 8b to 1\n  c requires a\n  c requires b\n}\nrank 1 {\n  s: send 8b to 0\n  r: recv 8b from 0\n}\nrank 2 {\n  s: send 8b to 0\n}\n")
+	code, out, stderr = lpictl(t, "workload", "convert", "--to", "vef", "--set", "workload.kind=goal", "--set", "workload.file="+waitall)
+	if code != 2 || out != "" || !strings.Contains(stderr, "waitall.goal:5") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("waitall: exit %d, stdout %q, stderr %q; want 2, nothing, one line naming waitall.goal:5", code, out, stderr)
+	}
+	if code, _, stderr := lpictl(t, "workload", "convert", "--to", "goal", "--set", "workload.kind=goal", "--set", "workload.file="+ring); code != 2 || !strings.Contains(stderr, "vef") {
+		t.Errorf("--to goal: exit %d, %q", code, stderr)
 	}
 }

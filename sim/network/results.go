@@ -101,6 +101,18 @@ type Result struct {
 	Ports           int     `json:"ports"`
 	// EndToEnd reports the end-to-end bound's gate, when it is on.
 	EndToEnd *EndToEndResult `json:"end_to_end,omitempty"`
+	// Ranks reports where a workload's messages went, when ranks share
+	// nodes: between ranks on one node, or through the network.
+	RankTraffic *RankTraffic `json:"rank_traffic,omitempty"`
+}
+
+// RankTraffic splits a workload's messages between the intra-node path
+// and the network (workload.Stats).
+type RankTraffic struct {
+	IntraMessages   int64 `json:"intra_node_messages"`
+	IntraBytes      int64 `json:"intra_node_bytes"`
+	NetworkMessages int64 `json:"network_messages"`
+	NetworkBytes    int64 `json:"network_bytes"`
 }
 
 // EndToEndResult is what the end-to-end bound's gate saw (eee.Gate).
@@ -141,6 +153,10 @@ func (n *Network) Result() Result {
 	}
 	if n.latency.n > 0 {
 		r.LatencyS = n.latencySummary()
+	}
+	if n.wl.rep != nil && n.wl.stats.IntraMessages > 0 {
+		st := &n.wl.stats
+		r.RankTraffic = &RankTraffic{IntraMessages: st.IntraMessages, IntraBytes: st.IntraBytes, NetworkMessages: st.Messages, NetworkBytes: st.Bytes}
 	}
 	if g := n.p.EEE.Gate; g != nil {
 		b := n.p.EndToEnd.Bound

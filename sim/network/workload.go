@@ -39,19 +39,21 @@ type wmsg struct {
 
 // workloadState is the network's side of a replay.
 type workloadState struct {
-	rep  *workload.Replayer
-	msgs []wmsg
-	free []int32
-	util []float64 // per node compute utilisation, set by finish
+	rep   workload.Driver
+	msgs  []wmsg
+	free  []int32
+	util  []float64      // per node compute utilisation, set by finish
+	stats workload.Stats // the driver's, set by finish
 }
 
 // ErrWorkloadStalled reports a replay that ended with records left and no
 // event to release them (a bug in the host or the replayer, not the input).
 var ErrWorkloadStalled = errors.New("workload: replay stopped before the end with no event left")
 
-// AttachWorkload makes r drive the network: Run starts it at time 0 and
-// the results take its execution time and node utilisation.
-func (n *Network) AttachWorkload(r *workload.Replayer) error {
+// AttachWorkload makes r (a VEF Replayer or a schedule's executor) drive
+// the network: Run starts it at time 0 and the results take its execution
+// time and node utilisation.
+func (n *Network) AttachWorkload(r workload.Driver) error {
 	if n.wl.rep != nil {
 		return errors.New("network: workload already attached")
 	}
@@ -59,8 +61,8 @@ func (n *Network) AttachWorkload(r *workload.Replayer) error {
 	return nil
 }
 
-// Workload returns the attached replayer (nil if none).
-func (n *Network) Workload() *workload.Replayer { return n.wl.rep }
+// Workload returns the attached driver (nil if none).
+func (n *Network) Workload() workload.Driver { return n.wl.rep }
 
 // Now implements workload.Host: the current simulated time (ps).
 func (n *Network) Now() int64 { return n.eng.Now() }
@@ -149,6 +151,7 @@ func (n *Network) workloadErr() error {
 // nodes' compute utilisation for the energy model (SPEC §3.3).
 func (n *Network) workloadEnd() int64 {
 	st := n.wl.rep.Stats()
+	n.wl.stats = st
 	n.wl.util = st.Utilisation(n.t.Nodes())
 	return max(st.ExecTime, n.lastDelivery)
 }

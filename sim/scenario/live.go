@@ -13,7 +13,7 @@ func (b *Built) NewNetwork() (n *network.Network, release func() error, err erro
 	if err != nil {
 		return nil, nil, b.scenario.named(err)
 	}
-	r, err := b.Workload.NewReplayer()
+	r, err := b.Workload.NewDriver()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/lpictl/lpictl/sim/topo"
 	"github.com/lpictl/lpictl/sim/workload"
 	"github.com/lpictl/lpictl/sim/workload/apps"
+	_ "github.com/lpictl/lpictl/sim/workload/traces" // workload kinds ti and goal
 )
 
 // DefaultFile is the shipped scenario used when none is given.
@@ -390,8 +391,8 @@ func (s *Scenario) checkRanks(nodes int) error {
 	for _, j := range s.Workload.Jobs {
 		ranks += j.Ranks
 	}
-	if ranks > nodes {
-		return fmt.Errorf("workload.ranks: %d ranks do not fit on %d nodes (one rank per node)", ranks, nodes)
+	if k := max(1, s.Workload.RanksPerNode); ranks > nodes*k {
+		return fmt.Errorf("workload.ranks: %d ranks do not fit on %d nodes (%d per node: workload.ranks_per_node)", ranks, nodes, k)
 	}
 	return nil
 }

@@ -28,19 +28,79 @@ type Workload struct {
 	Jobs  []Job
 	opts  Options
 	open  func() (vef.Source, error)
+	// program is a ti or goal trace (nil for VEF streams); intra the
+	// intra-node path of a VEF replay whose ranks share nodes.
+	program Program
+	intra   *IntraNode
+	shared  bool // two ranks share a node
 }
+
+// Program is a loaded trace of kind ti or goal: an MPI program as a
+// schedule (package sched), which its own executor replays.
+type Program interface {
+	// Ranks is the program's rank count.
+	Ranks() int
+	// NewDriver returns a driver for the program with rank r on
+	// nodes[r], messages between ranks on one node taking the intra-node
+	// path (latency ps, bandwidth bytes/s).
+	NewDriver(nodes []int, intraLatency int64, intraBandwidth float64) (Driver, error)
+	// Summary counts the program's operations.
+	Summary() Summary
+}
+
+// ProgramLoader loads cfg.File, a trace of its kind; errors name
+// FILE:LINE, or the key as prefix.<key>.
+type ProgramLoader func(cfg Config, prefix string) (Program, error)
+
+var programLoaders = map[string]ProgramLoader{}
+
+// RegisterProgramKind makes kind (KindTI or KindGOAL) loadable by Build.
+// The readers live in packages that import this one (sim/workload/traces
+// registers both), so they register themselves.
+func RegisterProgramKind(kind string, load ProgramLoader) { programLoaders[kind] = load }
+
+// Defaults of the trace kinds (ours: docs/workloads.md).
+const (
+	DefaultFlopRate       = 1e9   // flop/s: SimGrid's usual 1 Gf host
+	DefaultEagerThreshold = 65536 // bytes
+)
+
+// NewDriver returns what replays the workload on a host: its program's
+// executor, or a Replayer of its record stream (behind the intra-node
+// path when ranks share nodes). Close it when done.
+func (w *Workload) NewDriver() (Driver, error) {
+	if w.program != nil {
+		return w.program.NewDriver(w.Nodes, w.intra.Latency, w.intra.Bandwidth)
+	}
+	r, err := w.NewReplayer()
+	if err != nil {
+		return nil, err
+	}
+	if w.shared {
+		return WithIntraNode(r, w.intra.Latency, w.intra.Bandwidth), nil
+	}
+	return r, nil
+}
+
+// Program returns the workload's program (nil unless kind ti or goal).
+func (w *Workload) Program() Program { return w.program }
 
 // Options returns the replay options the workload was built with.
 func (w *Workload) Options() Options { return w.opts }
 
 // Open opens a fresh copy of the workload's record stream. Close it (it
-// may implement io.Closer) when done.
-func (w *Workload) Open() (vef.Source, error) { return w.open() }
+// may implement io.Closer) when done. A ti or goal program has none.
+func (w *Workload) Open() (vef.Source, error) {
+	if w.program != nil {
+		return nil, fmt.Errorf("workload: a %s trace is not a VEF record stream (lpictl workload convert --to vef writes one where VEF can express it)", w.Jobs[0].Kind)
+	}
+	return w.open()
+}
 
 // NewReplayer opens the stream and returns a replayer for it; Close the
 // replayer when done.
 func (w *Workload) NewReplayer() (*Replayer, error) {
-	src, err := w.open()
+	src, err := w.Open()
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +142,15 @@ func Build(cfg Config, nodes int, seed uint64) (*Workload, error) {
 	if cfg.Seed != nil {
 		seed = *cfg.Seed
 	}
-	w := &Workload{opts: Options{Window: cfg.Window, Collectives: cfg.Collectives.normalized()}}
+	w := &Workload{opts: Options{Window: cfg.Window, Collectives: cfg.Collectives.normalized()},
+		intra: &IntraNode{Latency: DefaultIntraLatency, Bandwidth: DefaultIntraBandwidth}}
+	if l := cfg.IntraLatency; l != nil {
+		w.intra.Latency = int64(*l) * 1000
+	}
+	if cfg.IntraBandwidth > 0 {
+		w.intra.Bandwidth = cfg.IntraBandwidth
+	}
+	perNode := max(1, cfg.RanksPerNode)
 	if w.opts.Window == 0 {
 		w.opts.Window = vef.DefaultWindow
 	}
@@ -121,8 +189,8 @@ func Build(cfg Config, nodes int, seed uint64) (*Workload, error) {
 		w.Ranks += tasks
 		bs = append(bs, built{open, tasks})
 	}
-	if w.Ranks > nodes {
-		return nil, fmt.Errorf("workload.ranks: %d ranks do not fit on %d nodes (one rank per node)", w.Ranks, nodes)
+	if w.Ranks > nodes*perNode {
+		return nil, fmt.Errorf("workload.ranks: %d ranks do not fit on %d nodes (%d per node: workload.ranks_per_node)", w.Ranks, nodes, perNode)
 	}
 	if single {
 		w.open = bs[0].open
@@ -179,19 +247,47 @@ func Build(cfg Config, nodes int, seed uint64) (*Workload, error) {
 	var err error
 	switch cfg.Mapping {
 	case "", MappingLinear:
-		w.Nodes, err = LinearMapping(w.Ranks, nodes)
+		w.Nodes, err = LinearMappingK(w.Ranks, nodes, perNode)
 	case MappingRandom:
-		w.Nodes, err = RandomMapping(w.Ranks, nodes, seed)
+		w.Nodes, err = RandomMappingK(w.Ranks, nodes, perNode, seed)
 	case MappingFile:
-		w.Nodes, err = ReadMappingFile(cfg.MappingFile, w.Ranks, nodes)
+		w.Nodes, err = ReadMappingFileK(cfg.MappingFile, w.Ranks, nodes, perNode)
 	}
 	if err != nil {
 		return nil, err
 	}
+	w.shared = perNode > 1 && sharesNodes(w.Nodes)
 	return w, nil
 }
 
+// sharesNodes reports whether two ranks are on one node.
+func sharesNodes(nodes []int) bool {
+	seen := make(map[int]bool, len(nodes))
+	for _, n := range nodes {
+		if seen[n] {
+			return true
+		}
+		seen[n] = true
+	}
+	return false
+}
+
 func (w *Workload) jobSource(j Config, prefix string, ranks int, seed uint64) (func() (vef.Source, error), int, error) {
+	if isProgram(j.Kind) {
+		load := programLoaders[j.Kind]
+		if load == nil {
+			return nil, 0, fmt.Errorf("%s.kind: no reader for %s traces in this program (import sim/workload/traces)", prefix, j.Kind)
+		}
+		p, err := load(j, prefix)
+		if err != nil {
+			return nil, 0, err
+		}
+		if j.Ranks != 0 && j.Ranks != p.Ranks() {
+			return nil, 0, fmt.Errorf("%s.ranks: %d, but the trace has %d ranks", prefix, j.Ranks, p.Ranks())
+		}
+		w.program = p
+		return nil, p.Ranks(), nil
+	}
 	if j.Kind == KindVEF {
 		ropts := vef.ReaderOptions{Window: w.opts.Window}
 		open := func() (vef.Source, error) {
@@ -324,5 +420,11 @@ func summarize(open func() (vef.Source, error)) (Summary, error) {
 	return s, nil
 }
 
-// Summarize counts the workload's records (a pass over its stream).
-func (w *Workload) Summarize() (Summary, error) { return summarize(w.open) }
+// Summarize counts the workload's records (a pass over its stream), or
+// its program's operations.
+func (w *Workload) Summarize() (Summary, error) {
+	if w.program != nil {
+		return w.program.Summary(), nil
+	}
+	return summarize(w.open)
+}

@@ -17,8 +17,20 @@ const KindVEF = "vef"
 // KindMulti is the kind of a workload given as jobs (it may be omitted).
 const KindMulti = "multi"
 
+// KindTI and KindGOAL are traces of MPI programs replayed as schedules
+// (packages sched, ti; loaded through RegisterProgramKind): SimGrid's
+// time-independent traces (workload.file: the index file smpirun writes)
+// and GOAL schedules.
+const (
+	KindTI   = "ti"
+	KindGOAL = "goal"
+)
+
 // Kinds lists every workload kind.
-func Kinds() []string { return append([]string{KindVEF}, apps.Kinds()...) }
+func Kinds() []string { return append([]string{KindVEF, KindTI, KindGOAL}, apps.Kinds()...) }
+
+// isProgram reports a kind replayed as a schedule.
+func isProgram(kind string) bool { return kind == KindTI || kind == KindGOAL }
 
 // Config is the `workload:` section of a simulator scenario.
 type Config struct {
@@ -44,8 +56,22 @@ type Config struct {
 	// Seed overrides the run's seed for this workload (random mapping,
 	// generators).
 	Seed *uint64 `yaml:"seed,omitempty" json:"seed,omitempty"`
-	// File is the VEF trace (kind vef).
+	// File is the trace: VEF (kind vef), SMPI's index file (ti) or a GOAL
+	// schedule (goal).
 	File string `yaml:"file,omitempty" json:"file,omitempty"`
+	// FlopRate converts a TI trace's compute (flops) to time: flop/s
+	// (default DefaultFlopRate).
+	FlopRate float64 `yaml:"flop_rate,omitempty" json:"flop_rate,omitempty"`
+	// EagerThreshold (ti, goal): messages of more bytes use the rendezvous
+	// protocol (default DefaultEagerThreshold).
+	EagerThreshold *int64 `yaml:"eager_threshold,omitempty" json:"eager_threshold,omitempty"`
+	// RanksPerNode is how many ranks the mapping places on a node (default
+	// 1); messages between ranks on one node take the intra-node path.
+	RanksPerNode int `yaml:"ranks_per_node,omitempty" json:"ranks_per_node,omitempty"`
+	// IntraLatency and IntraBandwidth (bytes/s) are the intra-node path's
+	// (defaults DefaultIntraLatency, DefaultIntraBandwidth).
+	IntraLatency   *predictor.Duration `yaml:"intra_latency,omitempty" json:"intra_latency,omitempty"`
+	IntraBandwidth float64             `yaml:"intra_bandwidth,omitempty" json:"intra_bandwidth,omitempty"`
 	// Window is the replay window in messages (default 262144).
 	Window int64 `yaml:"window,omitempty" json:"window,omitempty"`
 	// Collectives sets the size thresholds of the collective algorithms.
@@ -108,8 +134,9 @@ func (c *Config) validate(p string, job bool) error {
 			return err
 		}
 	} else {
-		if c.Mapping != "" || c.MappingFile != "" || c.Seed != nil || c.Window != 0 || c.Collectives != (Collectives{}) {
-			return fmt.Errorf("%s: mapping, mapping_file, seed, window and collectives apply to the whole workload, not to one job", p)
+		if c.Mapping != "" || c.MappingFile != "" || c.Seed != nil || c.Window != 0 || c.Collectives != (Collectives{}) ||
+			c.RanksPerNode != 0 || c.IntraLatency != nil || c.IntraBandwidth != 0 {
+			return fmt.Errorf("%s: mapping, mapping_file, ranks_per_node, intra_latency, intra_bandwidth, seed, window and collectives apply to the whole workload, not to one job", p)
 		}
 		if c.Repeat < 0 {
 			return fmt.Errorf("%s.repeat: must be ≥ 0 (0 = auto), got %d", p, c.Repeat)
@@ -135,15 +162,24 @@ func (c *Config) validate(p string, job bool) error {
 	if c.Imbalance < 0 || c.Imbalance >= 1 || math.IsNaN(c.Imbalance) {
 		return fmt.Errorf("%s.imbalance: must be in [0, 1), got %v", p, c.Imbalance)
 	}
-	if c.Kind == KindVEF {
+	if c.Kind == KindVEF || isProgram(c.Kind) {
 		if c.File == "" {
-			return fmt.Errorf("%s.file: kind vef needs a trace file", p)
+			return fmt.Errorf("%s.file: kind %s needs a trace file", p, c.Kind)
 		}
 		if c.Steps != 0 || c.Duration != 0 || c.StepTime != 0 || c.Imbalance != 0 {
-			return fmt.Errorf("%s: steps, duration, step_time and imbalance do not apply to a vef trace", p)
+			return fmt.Errorf("%s: steps, duration, step_time and imbalance do not apply to a %s trace", p, c.Kind)
 		}
 	} else if c.File != "" {
-		return fmt.Errorf("%s.file: only for kind vef", p)
+		return fmt.Errorf("%s.file: only for kinds vef, ti and goal", p)
+	}
+	if isProgram(c.Kind) && job {
+		return fmt.Errorf("%s.kind: %s traces cannot be jobs of a multi-job workload yet", p, c.Kind)
+	}
+	if c.FlopRate != 0 && (c.Kind != KindTI || !(c.FlopRate > 0) || math.IsInf(c.FlopRate, 0)) {
+		return fmt.Errorf("%s.flop_rate: only for kind ti, and > 0 (flop/s), got %v", p, c.FlopRate)
+	}
+	if e := c.EagerThreshold; e != nil && (!isProgram(c.Kind) || *e < 0) {
+		return fmt.Errorf("%s.eager_threshold: only for kinds ti and goal, and ≥ 0 bytes", p)
 	}
 	if c.Kind == apps.KindSynthetic && c.Steps != 0 {
 		return fmt.Errorf("%s.steps: synthetic traffic runs for a duration", p)
@@ -163,6 +199,15 @@ func (c *Config) validateRun(p string) error {
 		}
 	default:
 		return fmt.Errorf("%s.mapping: unknown mapping %q (want linear, random or file)", p, c.Mapping)
+	}
+	if c.RanksPerNode < 0 || c.RanksPerNode > 1<<16 {
+		return fmt.Errorf("%s.ranks_per_node: must be in 1..65536 (0 = 1), got %d", p, c.RanksPerNode)
+	}
+	if l := c.IntraLatency; l != nil && *l < 0 {
+		return fmt.Errorf("%s.intra_latency: must be ≥ 0", p)
+	}
+	if b := c.IntraBandwidth; b < 0 || math.IsNaN(b) || math.IsInf(b, 0) {
+		return fmt.Errorf("%s.intra_bandwidth: must be > 0 bytes/s (0 = default), got %v", p, b)
 	}
 	if c.Window < 0 || c.Window > 1<<30 {
 		return fmt.Errorf("%s.window: must be in [0, 2^30] messages, got %d", p, c.Window)

@@ -28,7 +28,7 @@ func TestConfigErrors(t *testing.T) {
 		{"workload: {kind: synthetic, ranks: 6, synthetic: {pattern: bitreverse}}", "workload.synthetic.pattern: bitreverse needs a power-of-two"},
 		{"workload: {kind: lammps, collectives: {allreduce_large: tree}}", `workload.collectives.allreduce_large: unknown algorithm "tree"`},
 		{"workload: {kind: lammps, repeat: 2}", "workload.repeat: only for jobs"},
-		{"workload: {jobs: [{kind: lammps, ranks: 4, mapping: random}]}", "workload.jobs[0]: mapping, mapping_file, seed, window and collectives apply to the whole workload"},
+		{"workload: {jobs: [{kind: lammps, ranks: 4, mapping: random}]}", "workload.jobs[0]: mapping, mapping_file, ranks_per_node, intra_latency, intra_bandwidth, seed, window and collectives apply to the whole workload"},
 		{"workload: {jobs: [{kind: lammps, ranks: 4}, {kind: bad}]}", `workload.jobs[1].kind: unknown kind "bad"`},
 		{"workload: {kind: lammps, jobs: [{kind: lammps}]}", `workload.kind: "lammps" with jobs`},
 	}

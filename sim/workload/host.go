@@ -109,9 +109,9 @@ func (h *IdealHost) pop() idealEvent {
 	}
 }
 
-// Run starts r on this host and delivers events until none is left; it
+// Run starts the driver r on this host and delivers events until none is left; it
 // returns r's error, or an error if r is not done when the events run out.
-func (h *IdealHost) Run(r *Replayer) error {
+func (h *IdealHost) Run(r Driver) error {
 	h.now, h.seq, h.heap = 0, 0, h.heap[:0]
 	r.Start(h)
 	for len(h.heap) > 0 && r.Err() == nil {

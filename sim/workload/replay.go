@@ -238,6 +238,8 @@ func NewReplayer(src vef.Source, nodes []int, opts Options) (*Replayer, error) {
 	}
 	r.stats.RankFinish = make([]int64, tasks)
 	r.stats.RankBusy = make([]int64, tasks)
+	r.stats.RankSends, r.stats.RankRecvs = make([]int64, tasks), make([]int64, tasks)
+	r.stats.RankBytesSent, r.stats.RankBytesRecv = make([]int64, tasks), make([]int64, tasks)
 	r.stats.Node = append([]int32(nil), r.node...)
 	return r, nil
 }
@@ -704,6 +706,7 @@ func (r *Replayer) fire(ref int64) {
 		}
 		r.stats.Messages++
 		r.stats.Bytes += s.bytes
+		r.countRanks(s.src, s.dst, s.bytes)
 		r.outstanding++
 		r.h.Send(int(r.node[s.src]), int(r.node[s.dst]), s.bytes, uint64(s.id))
 		return
@@ -716,6 +719,15 @@ func (r *Replayer) fire(ref int64) {
 	if op.ready {
 		r.advance(op, mi)
 	}
+}
+
+// countRanks counts a message from task src to task dst.
+func (r *Replayer) countRanks(src, dst int32, bytes int64) {
+	st := &r.stats
+	st.RankSends[src]++
+	st.RankRecvs[dst]++
+	st.RankBytesSent[src] += bytes
+	st.RankBytesRecv[dst] += bytes
 }
 
 func (r *Replayer) delivered(s *msgSlot) {
@@ -773,6 +785,7 @@ func (r *Replayer) sendColl(op *opState, from, to, step int32, bytes int64) {
 	r.stats.CollBytes += bytes
 	r.outstanding++
 	src, dst := op.members[from].task, op.members[to].task
+	r.countRanks(src, dst, bytes)
 	r.h.Send(int(r.node[src]), int(r.node[dst]), bytes, collBit|uint64(idx))
 }
 

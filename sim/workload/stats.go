@@ -16,6 +16,12 @@ type Stats struct {
 	P2P, P2PBytes, SelfMessages int64
 	// CollMessages and CollBytes are the collectives' expansion.
 	CollMessages, CollBytes int64
+	// IntraMessages and IntraBytes went between ranks on the same node,
+	// not through the network (IntraNode); Messages and Bytes exclude them.
+	IntraMessages, IntraBytes int64
+	// Per rank: messages (point-to-point and collective parts) sent and
+	// addressed to it, and their bytes, counted when sent.
+	RankSends, RankRecvs, RankBytesSent, RankBytesRecv []int64
 	// Collectives counts completed operations by vef.Op; Algorithms by
 	// Algorithm.
 	Collectives [vef.NumOps]int64
@@ -39,6 +45,8 @@ func (r *Replayer) Stats() Stats {
 	s := r.stats
 	s.RankFinish = slices.Clone(s.RankFinish)
 	s.RankBusy = slices.Clone(s.RankBusy)
+	s.RankSends, s.RankRecvs = slices.Clone(s.RankSends), slices.Clone(s.RankRecvs)
+	s.RankBytesSent, s.RankBytesRecv = slices.Clone(s.RankBytesSent), slices.Clone(s.RankBytesRecv)
 	for t, c := range r.closed {
 		if !c { // open-loop: its only "compute" is the wait before its first send
 			s.RankBusy[t] -= r.initBusy[t]
