@@ -13,7 +13,8 @@
 #      without latency and of infinite bandwidth (--ideal-latency 0 --ideal-bandwidth 0) an
 #      execution time of exactly the critical path's compute, and at the ideal host's 550 ns and
 #      400 Gb/s one between that and that plus its message hops (critical_hops of hop_bytes);
-#   3. `lpictl sim run` replays the same scenario on a small network and exits 0.
+#   3. `lpictl sim run` replays the same scenario on a small network and delivers exactly the
+#      table's messages through it.
 # BINARY: lpictl to run (default: built into a temporary directory).
 # Skips (exit 0, "simgrid-check: skipped: <why>") without smpicc/smpirun when not root or when
 # apt-get cannot install libsimgrid-dev, and without python3. Each smpirun runs under timeout 60.
@@ -194,7 +195,15 @@ EOF
 		cat "$work/sim.err" >&2
 		fail "$p: lpictl sim run exited $rc"
 	fi
-	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/sim.json" || fail "$p: lpictl sim run --json printed no JSON object"
-	echo "simgrid-check: $p: lpictl sim run ok"
+	# One rank per node and every message under the eager threshold: the packet network carries
+	# exactly the messages of the table (no intra-node path, no RTS/CTS).
+	python3 - "$work/sim.json" "$exp" "$p" <<'EOF' || fail "$p: lpictl sim run differs from $exp (above)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+want = sum(int(f[2]) for f in (l.split() for l in open(sys.argv[2])) if f and f[0] == "rank")
+if r.get("messages") != want:
+    sys.exit(f"{sys.argv[3]}: lpictl sim run delivered {r.get('messages')} messages, the table sends {want}")
+print(f"simgrid-check: {sys.argv[3]}: lpictl sim run delivered the {want} messages, execution {r['exec_time_s'] * 1e3:.6f} ms on the Megafly")
+EOF
 done
 echo "simgrid-check: ok: ${progs[*]} traced with SMPI and replayed by lpictl as expected"

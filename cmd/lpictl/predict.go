@@ -119,7 +119,7 @@ docs/predictors.md).`,
 	f.StringArrayVar(&o.sets, "set", nil, "override a config key, e.g. predictor.bound=0.02 (repeatable)")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON")
 	f.BoolVar(&o.trace, "trace", false, "print every decision")
-	f.StringVar(&o.kind, "predictor", "", "predictor: fixed, perfbound, perfboundcorrect (default perfboundcorrect)")
+	f.StringVar(&o.kind, "predictor", "", "predictor: fixed, perfbound, perfboundcorrect, perfboundcorrect-weighted, ngram (default perfboundcorrect)")
 	f.StringVar(&o.pdt, "pdt", "", "fixed t_PDT (predictor fixed)")
 	f.StringVar(&o.initial, "initial-pdt", "", "t_PDT while the histogram is empty (default 10us)")
 	f.Float64Var(&o.bound, "bound", 0, "tolerated degradation, e.g. 0.01 for 1% (default 0.01)")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -480,5 +481,36 @@ C0 0 1 2
 	}
 	if f := maxOf(st.RankFinish[8:12]); f < 2*20_000_000 {
 		t.Errorf("3 repeats of 20 µs ended at %d ps", f)
+	}
+}
+
+// TestMappingsK: k ranks per node. Linear: rank r on node ⌊r/k⌋; random:
+// k consecutive ranks on each node of the k = 1 permutation; file: a node
+// may appear k times, not k+1.
+func TestMappingsK(t *testing.T) {
+	m, err := LinearMappingK(5, 3, 2)
+	if err != nil || !slices.Equal(m, []int{0, 0, 1, 1, 2}) {
+		t.Fatalf("linear: %v %v", m, err)
+	}
+	if _, err := LinearMappingK(7, 3, 2); err == nil || !strings.Contains(err.Error(), "7 ranks do not fit on 3 nodes (2 per node)") {
+		t.Fatalf("linear, too many: %v", err)
+	}
+	one, _ := RandomMapping(3, 10, 7)
+	two, err := RandomMappingK(6, 10, 2, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, n := range two {
+		if n != one[r/2] {
+			t.Fatalf("random k=2: %v, want pairs on %v", two, one)
+		}
+	}
+	m, err = ReadMappingK(strings.NewReader("1\n1\n0\n"), "m.txt", 3, 2, 2)
+	if err != nil || !slices.Equal(m, []int{1, 1, 0}) {
+		t.Fatalf("file: %v %v", m, err)
+	}
+	if _, err := ReadMappingK(strings.NewReader("1\n1\n1\n"), "m.txt", 3, 2, 2); err == nil ||
+		err.Error() != "m.txt:3: node 1 already holds ranks [0 1] (2 per node: workload.ranks_per_node)" {
+		t.Fatalf("file, a third rank on node 1: %v", err)
 	}
 }
