@@ -65,6 +65,10 @@ type Rank struct {
 type Schedule struct {
 	File  string // where it was read from (errors: FILE:LINE)
 	Ranks []Rank
+	// RankFiles, when set, is the file each rank's ops were read from
+	// (one per rank, as SimGrid's TI traces): errors about an op name its
+	// rank's file with the op's line, not File.
+	RankFiles []string
 }
 
 // Add appends op to rank r with deps and returns its index (a builder for readers and tests).
@@ -123,12 +127,16 @@ func (e *Error) Error() string {
 // when the op has a line, else "sched: rank R op I: msg".
 func (s *Schedule) errOp(r int, i uint32, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
+	file := s.File
+	if r < len(s.RankFiles) && s.RankFiles[r] != "" {
+		file = s.RankFiles[r]
+	}
 	if int(i) < len(s.Ranks[r].Ops) {
 		if line := s.Ranks[r].Ops[i].Line; line > 0 {
-			return &Error{File: s.File, Line: int64(line), Msg: fmt.Sprintf("rank %d: %s", r, msg)}
+			return &Error{File: file, Line: int64(line), Msg: fmt.Sprintf("rank %d: %s", r, msg)}
 		}
 	}
-	return &Error{File: s.File, Msg: fmt.Sprintf("rank %d op %d: %s", r, i, msg)}
+	return &Error{File: file, Msg: fmt.Sprintf("rank %d op %d: %s", r, i, msg)}
 }
 
 // Validate checks peers in range, sizes ≥ 0, deps on existing ops of the same rank, and no dependency cycle

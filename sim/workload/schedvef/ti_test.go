@@ -53,7 +53,7 @@ func TestSMPITraces(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = Write(&bytes.Buffer{}, h)
-	if err == nil || !strings.Contains(err.Error(), "two message events") || !strings.Contains(err.Error(), ":4: rank 0 op 3 (send)") {
+	if err == nil || !strings.Contains(err.Error(), "two message events") || !strings.Contains(err.Error(), "halo.ti_files/rank-0.txt:4: rank 0 op 3 (send)") {
 		t.Fatalf("halo: got %v, want a two-message-events error at rank 0's op 3 (its line 4, the second sendRecv)", err)
 	}
 	t.Log(err)

@@ -76,6 +76,9 @@ func (c *converter) errOp(r int, i uint32, format string, args ...any) error {
 	op := &c.s.Ranks[r].Ops[i]
 	if op.Line > 0 {
 		name := c.s.File
+		if r < len(c.s.RankFiles) && c.s.RankFiles[r] != "" {
+			name = c.s.RankFiles[r] // the op's line is in its rank's file
+		}
 		if name == "" {
 			name = "schedule"
 		}

@@ -316,6 +316,7 @@ func ReadIndex(path string, opts Options) (*sched.Schedule, error) {
 		return nil, fmt.Errorf("%s: %d rank files, Options.Ranks is %d", path, n, opts.Ranks)
 	}
 	c := newConverter(path, n, opts)
+	c.s.RankFiles = files // an op's Line is in its rank's file
 	for rk, name := range files {
 		if err := c.readRankFile(name, rk); err != nil {
 			return nil, fmt.Errorf("%s:%d: rank %d: %w", path, lines[rk], rk, err)

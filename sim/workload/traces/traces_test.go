@@ -93,3 +93,22 @@ func TestDeadlockAtLoad(t *testing.T) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
+
+// TestTIDeadlockNamesRankFile: a TI receive that no send matches fails at
+// load, naming the rank's own file and line (not the index).
+func TestTIDeadlockNamesRankFile(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"app.ti": "r0.txt\nr1.txt\n",
+		"r0.txt": "0 init\n0 compute 1000\n0 finalize\n",
+		"r1.txt": "1 init\n1 recv 0 3 8 6\n1 finalize\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := workload.Build(workload.Config{Kind: workload.KindTI, File: filepath.Join(dir, "app.ti")}, 4, 1)
+	if err == nil || !strings.Contains(err.Error(), "r1.txt:2: rank 1") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("error %v, want one line naming r1.txt:2 and rank 1", err)
+	}
+}
