@@ -1,7 +1,7 @@
 #!/bin/bash
 # test-simgrid.sh [BINARY] — SimGrid time-independent (TI) traces through lpictl (issue 16).
 # Each MPI program in scripts/simgrid/ (ring, allreduce, halo, nonblocking) is compiled with
-# smpicc and traced with `smpirun -trace-ti` on scripts/simgrid/platform.xml (8 hosts of
+# smpicc and traced with `smpirun -trace-ti` on a platform file it writes (8 hosts of
 # 1 Gflop/s) into a temporary directory. Compute is injected with smpi_execute_flops and SMPI's
 # own timing of the code between MPI calls is off (smpi/simulate-computation:no), so the traces
 # are deterministic. Then, for each program:
@@ -48,6 +48,20 @@ command -v python3 >/dev/null 2>&1 || skip "python3 not found (it parses lpictl'
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The SimGrid platform: one cluster of 8 hosts node-0 … node-7, 1 Gflop/s each, each with a
+# private 10 GB/s link of 1 µs latency to a 10 GB/s, 1 µs backbone. The TI traces do not depend
+# on these numbers except for the compute they time, and the programs inject exact flop counts
+# with smpi_execute_flops.
+cat >"$tmp/platform.xml" <<'XML'
+<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="AS0" routing="Full">
+    <cluster id="c" prefix="node-" suffix="" radical="0-7" speed="1Gf" bw="10GBps" lat="1us" bb_bw="10GBps" bb_lat="1us"/>
+  </zone>
+</platform>
+XML
+for i in 0 1 2 3 4 5 6 7; do echo "node-$i"; done >"$tmp/hosts.txt"
 bin=${1:-}
 if [ -z "$bin" ]; then
 	go build -o "$tmp/lpictl" ./cmd/lpictl
@@ -68,7 +82,7 @@ for p in "${progs[@]}"; do
 	smpicc -O0 -o "$work/$p" "$dir/$p.c" >"$work/build.log" 2>&1 || { cat "$work/build.log" >&2; fail "smpicc $p.c"; }
 	# Relative names: the index lists its per-rank files relative to the working directory.
 	rc=0
-	(cd "$work" && timeout 60 smpirun -np "$np" -platform "$dir/platform.xml" -hostfile "$dir/hosts.txt" \
+	(cd "$work" && timeout 60 smpirun -np "$np" -platform "$tmp/platform.xml" -hostfile "$tmp/hosts.txt" \
 		-trace-ti --cfg=tracing/filename:"$p.ti" --cfg=smpi/host-speed:1Gf \
 		--cfg=smpi/simulate-computation:no "./$p") >"$work/smpirun.log" 2>&1 || rc=$?
 	if [ "$rc" != 0 ]; then
