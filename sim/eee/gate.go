@@ -143,16 +143,7 @@ func (l *Link) gatedExpiry(p *Params, now int64) (expire, waking int64) {
 		l.account(GoingDown, downEnd)
 		l.Downs++
 		l.Ups++
-		w := p.firstW
-		if hold := l.holdOf(p); p.Mode == Hybrid && start-downEnd >= hold {
-			l.account(LowFastWake, downEnd+hold)
-			l.Deepens++
-			l.account(LowDeepSleep, start)
-			w = p.WakeDS
-		} else {
-			l.account(p.firstLow, start)
-		}
-		ready := start + w
+		ready := start + l.wakeFrom(p, downEnd, start)
 		if now < ready {
 			return expire, ready
 		}

@@ -123,6 +123,20 @@ func (l *Link) Start(now, pdt int64) {
 	*l = Link{ReadyAt: now, idleFrom: now, pdt: pdt, hold: -1, accounted: now}
 }
 
+// wakeFrom accounts the link low from downEnd (going down over) to a
+// wake-up at `at` — in hybrid mode Fast Wake for the hold, then Deep
+// Sleep — and returns the t_w of the state it wakes from.
+func (l *Link) wakeFrom(p *Params, downEnd, at int64) int64 {
+	if hold := l.holdOf(p); p.Mode == Hybrid && at-downEnd >= hold {
+		l.account(LowFastWake, downEnd+hold)
+		l.Deepens++
+		l.account(LowDeepSleep, at)
+		return p.WakeDS
+	}
+	l.account(p.firstLow, at)
+	return p.firstW
+}
+
 // holdOf is the hybrid hold in force for the idle period.
 func (l *Link) holdOf(p *Params) int64 {
 	if l.hold >= 0 {
@@ -197,16 +211,7 @@ func (l *Link) Need(p *Params, now int64, end uint8) (ready int64, missed bool) 
 		ready = downEnd + p.firstW
 	} else {
 		l.account(GoingDown, downEnd)
-		w := p.firstW
-		if hold := l.holdOf(p); p.Mode == Hybrid && now-downEnd >= hold {
-			l.account(LowFastWake, downEnd+hold)
-			l.Deepens++
-			l.account(LowDeepSleep, now)
-			w = p.WakeDS
-		} else {
-			l.account(p.firstLow, now)
-		}
-		ready = now + w
+		ready = now + l.wakeFrom(p, downEnd, now)
 	}
 	l.account(GoingUp, ready)
 	l.ReadyAt = ready

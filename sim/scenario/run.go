@@ -255,6 +255,12 @@ func (o *Outcome) WriteTable(w io.Writer) error {
 	p("link time", "wake %.2f%%, transition %.2f%%, fast wake %.2f%%, deep sleep %.2f%%", 100*f.Wake, 100*f.Transition, 100*f.FastWake, 100*f.DeepSleep)
 	p("transitions / wakeups", "%d / %d", r.Transitions, r.Wakeups)
 	p("hits / misses", "%d / %d", r.Hits, r.Misses)
+	if g := r.EndToEnd; g != nil {
+		p("end-to-end bound", "stalls %s of a budget of %s (+ %s headroom), %d closures", fmtS(g.StallS), fmtS(g.BudgetS), fmtS(g.HeadroomS), g.Closures)
+	}
+	if t := r.RankTraffic; t != nil {
+		p("intra-node / network", "%d messages, %d B / %d messages, %d B", t.IntraMessages, t.IntraBytes, t.NetworkMessages, t.NetworkBytes)
+	}
 	p("events", "%d in %.3g s (%.3g events/s, peak RSS %d MiB)", r.Events, o.Perf.WallS, o.Perf.EventsPerS, o.Perf.PeakRSSBytes>>20)
 	return bw.Flush()
 }
