@@ -2,7 +2,6 @@ package hwbackend_test
 
 import (
 	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -108,25 +107,7 @@ func TestAgentDrivesEmulatedPort(t *testing.T) {
 	cfg.Safety.Warmup = &zero
 	cfg.Limits.MinChangeInterval = &zero
 	cfg = cfg.WithDefaults()
-	log := slog.New(slog.NewTextHandler(logWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	opts, err := hwbackend.FromConfig(cfg.HW, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	actx, stop := context.WithCancel(ctx)
-	defer stop()
-	be, err := hwbackend.New(actx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := agent.New(agent.Options{Config: cfg, Backend: be, Logger: log})
-	if err != nil {
-		be.Close()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- a.Run(actx, nil) }()
-	waitFor(t, "agent ready", func() bool { return a.Ready() })
+	a, stop := runAgent(t, cfg)
 	if n := gauge(t, a, "lpictl_agent_ports", ""); n != 1 {
 		t.Fatalf("%v ports selected, want the emulated %s only", n, pair.NameA)
 	}
@@ -168,8 +149,7 @@ func TestAgentDrivesEmulatedPort(t *testing.T) {
 	if e, lt := gauge(t, a, "lpictl_lpi_entries_total", pair.NameA), gauge(t, a, "lpictl_lpi_time_seconds_total", pair.NameA); e < 1 || lt <= 0 {
 		t.Errorf("emulator's LPI counters through the agent: %v entries, %v s", e, lt)
 	}
-	stop()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("agent: %v", err)
 	}
 	st1, err := emu.Status(hwlink.MonotonicNow())

@@ -2,7 +2,6 @@ package hwbackend_test
 
 import (
 	"context"
-	"log/slog"
 	"math"
 	"testing"
 	"time"
@@ -52,25 +51,7 @@ func TestAgentSetsEmulatedHold(t *testing.T) {
 	cfg.Safety.Warmup = &zero
 	cfg.Limits.MinChangeInterval = &zero
 	cfg = cfg.WithDefaults()
-	log := slog.New(slog.NewTextHandler(logWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	opts, err := hwbackend.FromConfig(cfg.HW, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	actx, stop := context.WithCancel(ctx)
-	defer stop()
-	be, err := hwbackend.New(actx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := agent.New(agent.Options{Config: cfg, Backend: be, Logger: log})
-	if err != nil {
-		be.Close()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- a.Run(actx, nil) }()
-	waitFor(t, "agent ready", func() bool { return a.Ready() })
+	a, stop := runAgent(t, cfg)
 
 	// Bounded traffic, inside the test's namespaces only.
 	for range 12 {
@@ -94,8 +75,7 @@ func TestAgentSetsEmulatedHold(t *testing.T) {
 		t.Errorf("the emulator's hold is still the initial %v", got)
 	}
 	t.Logf("hold set by the agent: %v", emu.Hold())
-	stop()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("agent: %v", err)
 	}
 }

@@ -1,15 +1,12 @@
 package hwbackend_test
 
 import (
-	"context"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/vishvananda/netlink"
 
 	"github.com/lpictl/lpictl/agent"
-	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/hwlink/hwlinktest"
 	"github.com/lpictl/lpictl/predictor"
 )
@@ -27,31 +24,12 @@ func TestAgentFollowsRenamedAndDeletedVeth(t *testing.T) {
 	cfg.Ports.RescanInterval = predictor.Duration(30 * time.Second)
 	cfg.HW = agent.HWConfig{NetNS: pair.PathA, Observe: "counters"}
 	cfg = cfg.WithDefaults()
-	log := slog.New(slog.NewTextHandler(logWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	opts, err := hwbackend.FromConfig(cfg.HW, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	be, err := hwbackend.New(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := agent.New(agent.Options{Config: cfg, Backend: be, Logger: log})
-	if err != nil {
-		be.Close()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx, nil) }()
+	a, stop := runAgent(t, cfg)
 	defer func() {
-		stop()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("agent: %v", err)
 		}
 	}()
-	waitFor(t, "agent ready", a.Ready)
 	if v := gauge(t, a, "lpictl_port_info", pair.NameA); v != 1 {
 		t.Fatalf("%s not selected (%v)", pair.NameA, v)
 	}
