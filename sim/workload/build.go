@@ -33,6 +33,9 @@ type Workload struct {
 	program Program
 	intra   *IntraNode
 	shared  bool // two ranks share a node
+	// parts: a multi-job workload with program jobs runs one driver per
+	// program job and one for its other jobs' merged stream (multi.go).
+	parts []partSpec
 }
 
 // Program is a loaded trace of kind ti or goal: an MPI program as a
@@ -69,6 +72,9 @@ const (
 // executor, or a Replayer of its record stream (behind the intra-node
 // path when ranks share nodes). Close it when done.
 func (w *Workload) NewDriver() (Driver, error) {
+	if w.parts != nil {
+		return w.newMultiDriver()
+	}
 	if w.program != nil {
 		return w.program.NewDriver(w.Nodes, w.intra.Latency, w.intra.Bandwidth)
 	}
@@ -91,7 +97,7 @@ func (w *Workload) Options() Options { return w.opts }
 // Open opens a fresh copy of the workload's record stream. Close it (it
 // may implement io.Closer) when done. A ti or goal program has none.
 func (w *Workload) Open() (vef.Source, error) {
-	if w.program != nil {
+	if w.program != nil || w.parts != nil {
 		return nil, fmt.Errorf("workload: a %s trace is not a VEF record stream (lpictl workload convert --to vef writes one where VEF can express it)", w.Jobs[0].Kind)
 	}
 	return w.open()
@@ -162,6 +168,7 @@ func Build(cfg Config, nodes int, seed uint64) (*Workload, error) {
 	type built struct {
 		open  func() (vef.Source, error)
 		tasks int
+		prog  Program
 	}
 	var bs []built
 	for i, j := range jobs {
@@ -170,14 +177,14 @@ func Build(cfg Config, nodes int, seed uint64) (*Workload, error) {
 			prefix = fmt.Sprintf("workload.jobs[%d]", i)
 		}
 		ranks := j.Ranks
-		if ranks == 0 && j.Kind != KindVEF {
+		if ranks == 0 && j.Kind != KindVEF && !isProgram(j.Kind) {
 			if !single {
 				return nil, fmt.Errorf("%s.ranks: each job needs its number of ranks", prefix)
 			}
 			ranks = nodes
 		}
 		jseed := seed + uint64(i)*0x9e3779b97f4a7c15
-		open, tasks, err := w.jobSource(j, prefix, ranks, jseed)
+		open, tasks, prog, err := w.jobSource(j, prefix, ranks, jseed)
 		if err != nil {
 			return nil, err
 		}
@@ -187,13 +194,13 @@ func Build(cfg Config, nodes int, seed uint64) (*Workload, error) {
 		}
 		w.Jobs = append(w.Jobs, Job{Name: name, Kind: j.Kind, FirstRank: w.Ranks, Ranks: tasks, Repeat: max(1, j.Repeat)})
 		w.Ranks += tasks
-		bs = append(bs, built{open, tasks})
+		bs = append(bs, built{open, tasks, prog})
 	}
 	if w.Ranks > nodes*perNode {
 		return nil, fmt.Errorf("workload.ranks: %d ranks do not fit on %d nodes (%d per node: workload.ranks_per_node)", w.Ranks, nodes, perNode)
 	}
 	if single {
-		w.open = bs[0].open
+		w.open, w.program = bs[0].open, bs[0].prog
 	} else {
 		// Auto repeat: each job runs about as long (in compute) as the longest.
 		nominal := make([]int64, len(bs))
@@ -202,9 +209,14 @@ func Build(cfg Config, nodes int, seed uint64) (*Workload, error) {
 			if jobs[i].Repeat > 0 {
 				continue
 			}
-			s, err := summarize(b.open)
-			if err != nil {
-				return nil, err
+			var s Summary
+			if b.prog != nil {
+				s = b.prog.Summary()
+			} else {
+				var err error
+				if s, err = summarize(b.open); err != nil {
+					return nil, err
+				}
 			}
 			// An open-loop job (no compute) lasts its span.
 			nominal[i] = s.MaxCompute
@@ -213,7 +225,8 @@ func Build(cfg Config, nodes int, seed uint64) (*Workload, error) {
 			}
 			longest = max(longest, nominal[i])
 		}
-		opens := make([]func() (vef.Source, error), len(bs))
+		var opens []func() (vef.Source, error)
+		var streamRanks []int // the workload ranks of the merged stream's tasks
 		for i, b := range bs {
 			n := jobs[i].Repeat
 			if n == 0 {
@@ -223,11 +236,20 @@ func Build(cfg Config, nodes int, seed uint64) (*Workload, error) {
 				}
 			}
 			w.Jobs[i].Repeat = n
-			opens[i] = b.open
-			if n > 1 {
-				open := b.open
-				opens[i] = func() (vef.Source, error) { return newRepeatSource(open, n) }
+			job := w.Jobs[i]
+			if b.prog != nil {
+				w.parts = append(w.parts, partSpec{ranks: rankRange(job.FirstRank, job.Ranks), prog: b.prog, repeat: n})
+				continue
 			}
+			streamRanks = append(streamRanks, rankRange(job.FirstRank, job.Ranks)...)
+			open := b.open
+			if n > 1 {
+				open = func() (vef.Source, error) { return newRepeatSource(b.open, n) }
+			}
+			opens = append(opens, open)
+		}
+		if w.parts != nil && len(opens) > 0 {
+			w.parts = append([]partSpec{{ranks: streamRanks}}, w.parts...)
 		}
 		w.open = func() (vef.Source, error) {
 			var srcs []vef.Source
@@ -272,22 +294,39 @@ func sharesNodes(nodes []int) bool {
 	return false
 }
 
-func (w *Workload) jobSource(j Config, prefix string, ranks int, seed uint64) (func() (vef.Source, error), int, error) {
+// rankRange is ranks first, first+1, …, first+n−1.
+func rankRange(first, n int) []int {
+	r := make([]int, n)
+	for i := range r {
+		r[i] = first + i
+	}
+	return r
+}
+
+// jobSource builds job j: its record stream, or its program (kinds ti and
+// goal), and its rank count.
+func (w *Workload) jobSource(j Config, prefix string, ranks int, seed uint64) (func() (vef.Source, error), int, Program, error) {
 	if isProgram(j.Kind) {
 		load := programLoaders[j.Kind]
 		if load == nil {
-			return nil, 0, fmt.Errorf("%s.kind: no reader for %s traces in this program (import sim/workload/traces)", prefix, j.Kind)
+			return nil, 0, nil, fmt.Errorf("%s.kind: no reader for %s traces in this program (import sim/workload/traces)", prefix, j.Kind)
 		}
 		p, err := load(j, prefix)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
 		if j.Ranks != 0 && j.Ranks != p.Ranks() {
-			return nil, 0, fmt.Errorf("%s.ranks: %d, but the trace has %d ranks", prefix, j.Ranks, p.Ranks())
+			return nil, 0, nil, fmt.Errorf("%s.ranks: %d, but the trace has %d ranks", prefix, j.Ranks, p.Ranks())
 		}
-		w.program = p
-		return nil, p.Ranks(), nil
+		return nil, p.Ranks(), p, nil
 	}
+	open, tasks, err := w.streamSource(j, prefix, ranks, seed)
+	return open, tasks, nil, err
+}
+
+// streamSource builds a job whose records are a VEF stream (a trace or a
+// model).
+func (w *Workload) streamSource(j Config, prefix string, ranks int, seed uint64) (func() (vef.Source, error), int, error) {
 	if j.Kind == KindVEF {
 		ropts := vef.ReaderOptions{Window: w.opts.Window}
 		open := func() (vef.Source, error) {
@@ -421,10 +460,41 @@ func summarize(open func() (vef.Source, error)) (Summary, error) {
 }
 
 // Summarize counts the workload's records (a pass over its stream), or
-// its program's operations.
+// its programs' operations.
 func (w *Workload) Summarize() (Summary, error) {
 	if w.program != nil {
 		return w.program.Summary(), nil
 	}
-	return summarize(w.open)
+	if w.parts == nil {
+		return summarize(w.open)
+	}
+	sum := Summary{Collectives: map[string]int64{}}
+	var computeSum int64
+	for _, p := range w.parts {
+		var s Summary
+		if p.prog != nil {
+			s = p.prog.Summary()
+		} else {
+			var err error
+			if s, err = summarize(w.open); err != nil {
+				return sum, err
+			}
+		}
+		sum.Header.Messages += s.Header.Messages
+		sum.Header.CollRecords += s.Header.CollRecords
+		sum.Header.CollOps += s.Header.CollOps
+		sum.P2PBytes += s.P2PBytes
+		sum.SelfMessages += s.SelfMessages
+		for k, v := range s.Collectives {
+			sum.Collectives[k] += v
+		}
+		sum.MaxCompute = max(sum.MaxCompute, s.MaxCompute)
+		sum.Span = max(sum.Span, s.Span)
+		computeSum += s.MeanCompute * int64(len(p.ranks))
+	}
+	sum.Header.Tasks = w.Ranks
+	if w.Ranks > 0 {
+		sum.MeanCompute = computeSum / int64(w.Ranks)
+	}
+	return sum, nil
 }

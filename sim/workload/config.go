@@ -37,8 +37,8 @@ type Config struct {
 	// Kind: vef, lammps, patmos, mlwf, alexnet, stencil, alltoall,
 	// synthetic; or multi (or empty) with Jobs.
 	Kind string `yaml:"kind,omitempty" json:"kind,omitempty"`
-	// Ranks: MPI ranks (one per node). Default: every node (generated
-	// kinds) or the trace's task count (vef).
+	// Ranks: MPI ranks. Default: every node (generated kinds) or the
+	// trace's rank count (vef, ti, goal).
 	Ranks int `yaml:"ranks,omitempty" json:"ranks,omitempty"`
 	// Steps (iterations) or Duration (nominal compute time, steps =
 	// duration / step_time); at most one. Default: the model's duration.
@@ -171,9 +171,6 @@ func (c *Config) validate(p string, job bool) error {
 		}
 	} else if c.File != "" {
 		return fmt.Errorf("%s.file: only for kinds vef, ti and goal", p)
-	}
-	if isProgram(c.Kind) && job {
-		return fmt.Errorf("%s.kind: %s traces cannot be jobs of a multi-job workload yet", p, c.Kind)
 	}
 	if c.FlopRate != 0 && (c.Kind != KindTI || !(c.FlopRate > 0) || math.IsInf(c.FlopRate, 0)) {
 		return fmt.Errorf("%s.flop_rate: only for kind ti, and > 0 (flop/s), got %v", p, c.FlopRate)

@@ -112,3 +112,38 @@ func TestTIDeadlockNamesRankFile(t *testing.T) {
 		t.Fatalf("error %v, want one line naming r1.txt:2 and rank 1", err)
 	}
 }
+
+// TestProgramJobs: program traces as jobs of a multi-job workload, beside
+// a model job, each on its own ranks. The GOAL ring repeated twice runs
+// back to back: 2 × 9 422 880 ps on the ideal host, 4 sends a rank; the
+// second copy once, 2 sends a rank; the alltoall job's 2 ranks exchange
+// one message each way a step.
+func TestProgramJobs(t *testing.T) {
+	w := build(t, workload.Config{Jobs: []workload.Config{
+		{Kind: workload.KindGOAL, File: "testdata/ring.goal", Repeat: 2},
+		{Kind: "alltoall", Ranks: 2, Steps: 1, Repeat: 1},
+		{Kind: workload.KindTI, File: "testdata/ring-ti/ring.ti", FlopRate: 1e9, Repeat: 1},
+	}}, 8)
+	if w.Ranks != 8 || w.Jobs[1].FirstRank != 3 || w.Jobs[2].FirstRank != 5 {
+		t.Fatalf("ranks %d, jobs %+v", w.Ranks, w.Jobs)
+	}
+	s := idealRun(t, w)
+	for r, want := range []int64{4, 4, 4, 1, 1, 2, 2, 2} {
+		if s.RankSends[r] != want {
+			t.Errorf("rank %d: %d sends, want %d (all: %v)", r, s.RankSends[r], want, s.RankSends)
+		}
+	}
+	if s.RankFinish[0] != 2*9_422_880 || s.RankFinish[5] != 9_422_880 {
+		t.Errorf("finish: ring job %d ps, TI job %d ps; want 18 845 760 and 9 422 880", s.RankFinish[0], s.RankFinish[5])
+	}
+	if s.ExecTime < 2*9_422_880 || s.RankBusy[0] != 4_000_000 {
+		t.Errorf("exec %d ps, rank 0 busy %d ps", s.ExecTime, s.RankBusy[0])
+	}
+	if _, err := w.Open(); err == nil {
+		t.Error("a workload with program jobs has no VEF stream")
+	}
+	sum, err := w.Summarize()
+	if err != nil || sum.Header.Tasks != 8 || sum.Header.Messages < 12 {
+		t.Errorf("summary %+v, %v", sum, err)
+	}
+}
