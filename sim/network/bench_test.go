@@ -50,15 +50,63 @@ func BenchmarkMegafly4160(b *testing.B) {
 // BenchmarkFatTree1024 is acceptance benchmark (b): the 1024-host 3-level
 // fat tree (rlft radix 16), 100 Gb/s, 9000 B packets, random permutation
 // at full load (workload kind synthetic); 10 µs of generation (then
-// drained).
+// drained). heap-ecmp is the heap run with ECMP routing (routing.go).
 func BenchmarkFatTree1024(b *testing.B) {
-	for _, q := range []engine.QueueKind{engine.QueueHeap, engine.QueueCalendar} {
-		b.Run(string(q), func(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		q    engine.QueueKind
+		r    Routing
+	}{
+		{"heap", engine.QueueHeap, RoutingMinimal},
+		{"calendar", engine.QueueCalendar, RoutingMinimal},
+		{"heap-ecmp", engine.QueueHeap, RoutingECMP},
+	} {
+		b.Run(c.name, func(b *testing.B) {
 			p := table6(eee.DeepSleep, 0)
 			perfBoundCorrect(&p)
 			p.RateBps, p.MTU = 100e9, 9000
-			p.Queue = q
+			p.Queue = c.q
+			p.Routing = c.r
 			benchReplay(b, topo.Config{Kind: topo.KindRLFT, Radix: 16, Levels: 3}, p, synthetic("permutation", 9000, 1, 10*time.Microsecond))
+		})
+	}
+}
+
+// BenchmarkRoutingDecision is the cost of one output-port choice on the
+// 1024-host fat tree: the topology's Route (minimal) against ECMP's
+// MinimalPorts and hash (routeECMP), over random (leaf, node) pairs.
+func BenchmarkRoutingDecision(b *testing.B) {
+	tp, err := topo.Build(topo.Config{Kind: topo.KindRLFT, Radix: 16, Levels: 3})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sw, dst := make([]int32, 1<<12), make([]int32, 1<<12)
+	for i := range sw {
+		s, _ := tp.Attach((i * 7919) % tp.Nodes())
+		sw[i], dst[i] = int32(s), int32((i*104729+13)%tp.Nodes())
+	}
+	for _, r := range []Routing{RoutingMinimal, RoutingECMP} {
+		b.Run(r.String(), func(b *testing.B) {
+			p := table6(eee.AlwaysOn, 0)
+			p.Routing = r
+			n, err := New(tp, p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			var sink int32
+			i := 0
+			for b.Loop() {
+				j := i & (1<<12 - 1)
+				pk := packet{msg: int32(i), dst: dst[j]}
+				if n.ecmp.mp == nil {
+					sink += n.swBase[sw[j]] + int32(n.t.Route(int(sw[j]), int(pk.dst)))
+				} else {
+					sink += n.routeECMP(sw[j], &pk)
+				}
+				i++
+			}
+			_ = sink
 		})
 	}
 }

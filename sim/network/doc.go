@@ -8,6 +8,9 @@
 //   - CIOQ switches with input and output buffers, a crossbar with speed-up,
 //     aging arbitration (oldest head-of-line packet first, round-robin among
 //     equals) and the switch latency as the minimum traversal time;
+//   - routing: the topology's deterministic minimal routing, or ECMP
+//     (routing.go): each flow hashed onto one of the equal-cost minimal
+//     paths that topo.MultiPath lists, the same path for all its packets;
 //   - PFC per input buffer with STOP/GO thresholds: lossless, no packet is
 //     ever dropped (a violated headroom is counted, and Validate refuses
 //     parameters that allow it);

@@ -154,7 +154,7 @@ const (
 type packet struct {
 	created int64 // message generation time
 	ready   int64 // last bit in at the current switch (its age)
-	msg     int32 // workload message record (workload.go), −1 for other traffic
+	msg     int32 // workload message record (workload.go), or −1 − src for other traffic
 	dst     int32
 	out     int32 // output port at the current switch
 	size    int32
@@ -189,6 +189,7 @@ type Network struct {
 	// controllers are allocated one by one.
 	slots []*[slotChunk]ctlSlot
 
+	ecmp    ecmp          // ECMP routing's state (routing.go); ecmp.mp is nil with minimal routing
 	wl      workloadState // an attached workload (workload.go)
 	ext     external      // external control of chosen ports (external.go)
 	injects []injected
@@ -307,6 +308,12 @@ func New(t topo.Topology, p Params) (*Network, error) {
 	}
 	for i := nodes; i < total; i++ {
 		n.ports[i].pdt = n.initPDT
+	}
+	if p.Routing == RoutingECMP {
+		var err error
+		if n.ecmp, err = newECMP(t); err != nil {
+			return nil, err
+		}
 	}
 	n.in = make([]inPort, total)
 	n.hints = portHints{empty: make([]uint64, (total+63)/64), link: make([]int32, total)}
@@ -462,7 +469,8 @@ func (n *Network) alloc() int32 {
 }
 
 // sendMessage segments a message at the MTU into src's NIC output queue;
-// msg is its workload message record, or −1.
+// msg is its workload message record, or −1 − src for other traffic
+// (ECMP hashes the source and destination of those, routing.go).
 func (n *Network) sendMessage(now, created int64, src, dst int32, bytes int64, msg int32) {
 	if src == dst || bytes <= 0 {
 		return
@@ -510,7 +518,7 @@ func (n *Network) Handle(e engine.Event) {
 		}
 	case evInject:
 		m := n.injects[e.Arg]
-		n.sendMessage(now, m.created, m.src, m.dst, m.bytes, -1)
+		n.sendMessage(now, m.created, m.src, m.dst, m.bytes, -1-m.src)
 	case evWSend, evWDeliver, evWTimer:
 		n.workloadEvent(e)
 	}
@@ -819,7 +827,11 @@ func (n *Network) arrive(i, k int32, now int64) {
 		n.eng.Schedule(now+n.handshake, evPFC, pi.peer, 1)
 	}
 	pk.ready = done
-	pk.out = n.swBase[pi.sw] + int32(n.t.Route(int(pi.sw), int(pk.dst)))
+	if n.ecmp.mp == nil {
+		pk.out = n.swBase[pi.sw] + int32(n.t.Route(int(pi.sw), int(pk.dst)))
+	} else {
+		pk.out = n.routeECMP(pi.sw, pk)
+	}
 	pk.next = -1
 	if pi.head < 0 {
 		pi.head, pi.tail = k, k

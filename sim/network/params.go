@@ -33,6 +33,10 @@ type Params struct {
 	// EndToEnd is the application-level bound (eee.Gate); zero = off.
 	EndToEnd EndToEnd
 
+	// Routing is minimal (the zero value, the topology's Route) or ECMP
+	// (routing.go).
+	Routing Routing
+
 	Queue            engine.QueueKind
 	CalendarBucketPS int64 // 0 = derived from the network
 	CalendarBuckets  int   // 0 = derived
@@ -92,6 +96,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("network.nic_latency: must be ≥ 0")
 	case !pos(p.Speedup) || p.Speedup < 1:
 		return fmt.Errorf("network.speedup: must be ≥ 1, got %v", p.Speedup)
+	case p.Routing > RoutingECMP:
+		return fmt.Errorf("routing.kind: unknown routing %v", p.Routing)
 	case p.ControlBytes <= 0:
 		return fmt.Errorf("network.control_bytes: must be > 0, got %d", p.ControlBytes)
 	case p.QueueBytes < p.MTU:

@@ -31,6 +31,7 @@ type Scenario struct {
 	Seed       uint64            `yaml:"seed" json:"seed"`
 	Topology   topo.Config       `yaml:"topology" json:"topology"`
 	Network    Network           `yaml:"network" json:"network"`
+	Routing    Routing           `yaml:"routing" json:"routing,omitzero"`
 	Power      Power             `yaml:"power" json:"power"`
 	Predictor  predictor.Config  `yaml:"predictor" json:"predictor"`
 	Controller controller.Config `yaml:"controller" json:"controller"`
@@ -82,6 +83,14 @@ type EndToEnd struct {
 	Bound float64 `yaml:"bound" json:"bound"`
 	// Headroom is the stall kept in reserve; unset = one wake-up cycle.
 	Headroom *predictor.Duration `yaml:"headroom" json:"headroom"`
+}
+
+// Routing selects how switches route packets (docs/scenario.md "routing").
+type Routing struct {
+	// Kind is minimal (default: the topology's deterministic minimal
+	// routing) or ecmp (each message hashed onto one of the equal-cost
+	// minimal paths).
+	Kind string `yaml:"kind" json:"kind,omitempty"`
 }
 
 // Engine selects the event queue.
@@ -251,6 +260,10 @@ func (s *Scenario) normalize() error {
 	if p := s.Output.IdleHistPort; p != nil && *p < 0 {
 		return fmt.Errorf("output.idle_hist_port: must be a port index ≥ 0, got %d", *p)
 	}
+	s.Routing.Kind = strings.ToLower(strings.TrimSpace(s.Routing.Kind))
+	if _, err := network.ParseRouting(s.Routing.Kind); err != nil {
+		return fmt.Errorf("routing.kind: %w", err)
+	}
 	tc, err := s.Topology.Normalized()
 	if err != nil {
 		return err
@@ -331,6 +344,7 @@ func (s *Scenario) build() (*Built, error) {
 		CalendarBucketPS: s.Engine.CalendarBucketPS,
 		CalendarBuckets:  s.Engine.CalendarBuckets,
 	}
+	p.Routing, _ = network.ParseRouting(s.Routing.Kind) // normalize checked it
 	p.Power.WakeW = pre.WakePowerW
 	if fw := pre.FastWake; fw != nil {
 		p.EEE.SleepFW, p.EEE.WakeFW = ps(fw.SleepTime), ps(fw.WakeTime)

@@ -15,11 +15,12 @@ const (
 	KindTorus3D   = "torus3d"   // 3D torus (paper 000 Table 7)
 	KindDragonfly = "dragonfly" // canonical dragonfly (Kim et al. 2008)
 	KindFBFly     = "fbfly"     // flattened butterfly (paper 004)
+	KindHyperX    = "hyperx"    // HyperX (Ahn et al., SC 2009)
 )
 
 // Kinds lists the topology kinds Build accepts.
 func Kinds() []string {
-	return []string{KindMegafly, KindFatTree, KindRLFT, KindTorus3D, KindDragonfly, KindFBFly}
+	return []string{KindMegafly, KindFatTree, KindRLFT, KindTorus3D, KindDragonfly, KindFBFly, KindHyperX}
 }
 
 // Defaults. Zero fields of a Config take these values; those that come from
@@ -52,6 +53,12 @@ const (
 	// give the layout, the canonical one is 8×8 routers × 8 nodes, radix 22.
 	defaultFBFlySide  = 8
 	defaultFBFlyNodes = 8
+
+	// HyperX: ours, a 3-dimensional 4×4×4 lattice with 4 nodes per switch
+	// (64 switches, 256 nodes, radix 13); unequal sides are its point.
+	defaultHyperXSide  = 4
+	defaultHyperXNodes = 4
+	defaultHyperXDims  = 3
 )
 
 // Size limits that keep every index in an int32 End and Links() in memory.
@@ -67,7 +74,7 @@ const (
 // kind (the paper's network where there is one); fields a kind does not use
 // must be left zero. YAML key: `topology`.
 type Config struct {
-	// Kind is megafly (default), fattree, rlft, torus3d, dragonfly or fbfly.
+	// Kind is megafly (default), fattree, rlft, torus3d, dragonfly, fbfly or hyperx.
 	Kind string `yaml:"kind" json:"kind"`
 	// Groups: megafly and dragonfly; default the maximum, one global link
 	// per pair of groups (spines × global_links + 1, routers × global_links + 1).
@@ -78,7 +85,7 @@ type Config struct {
 	// Routers per group (a): dragonfly (default 8, or 2p).
 	Routers int `yaml:"routers,omitempty" json:"routers,omitempty"`
 	// NodesPerSwitch: nodes per leaf (megafly, default 8) or per router
-	// (dragonfly 4, torus3d 4, fbfly 8). Fat trees derive it from the radix.
+	// (dragonfly 4, torus3d 4, fbfly 8, hyperx 4). Fat trees derive it from the radix.
 	NodesPerSwitch int `yaml:"nodes_per_switch,omitempty" json:"nodes_per_switch,omitempty"`
 	// GlobalLinks per spine (megafly, default 8) or per router (dragonfly, default 4).
 	GlobalLinks int `yaml:"global_links,omitempty" json:"global_links,omitempty"`
@@ -90,7 +97,8 @@ type Config struct {
 	// Levels of switches: fattree and rlft (default 3).
 	Levels int `yaml:"levels,omitempty" json:"levels,omitempty"`
 	// Dims: switches per dimension. torus3d: three sides (default
-	// [10,10,10]); fbfly: one or more (default [8,8]).
+	// [10,10,10]); fbfly: one or more (default [8,8]); hyperx: one or
+	// more, S_1…S_L (default [4,4,4]).
 	Dims []int `yaml:"dims,omitempty" json:"dims,omitempty"`
 }
 
@@ -134,7 +142,7 @@ func used(kind string) []string {
 		return []string{"groups", "routers", "nodes_per_switch", "global_links", "radix"}
 	case KindFatTree, KindRLFT:
 		return []string{"radix", "levels"}
-	case KindTorus3D, KindFBFly:
+	case KindTorus3D, KindFBFly, KindHyperX:
 		return []string{"dims", "nodes_per_switch", "radix"}
 	}
 	return nil
@@ -175,7 +183,7 @@ func (c Config) Normalized() (Config, error) {
 		err = n.normalizeDragonfly()
 	case KindFatTree, KindRLFT:
 		err = n.normalizeTree()
-	case KindTorus3D, KindFBFly:
+	case KindTorus3D, KindFBFly, KindHyperX:
 		err = n.normalizeGrid()
 	}
 	return n, err
@@ -203,8 +211,8 @@ func Build(c Config) (Topology, error) {
 		return newFatTree(n), nil
 	case KindTorus3D:
 		return newTorus(n), nil
-	case KindFBFly:
-		return newFlatButterfly(n), nil
+	case KindFBFly, KindHyperX:
+		return newHyperX(n), nil
 	}
 	return nil, errors.New("topology: unreachable kind") // Normalized checked the kind
 }
@@ -335,8 +343,11 @@ func (c *Config) normalizeTree() error {
 
 func (c *Config) normalizeGrid() error {
 	side, nodes, wantDims := defaultFBFlySide, defaultFBFlyNodes, 2
-	if c.Kind == KindTorus3D {
+	switch c.Kind {
+	case KindTorus3D:
 		side, nodes, wantDims = defaultTorusSide, defaultTorusNodes, 3
+	case KindHyperX:
+		side, nodes, wantDims = defaultHyperXSide, defaultHyperXNodes, defaultHyperXDims
 	}
 	if len(c.Dims) == 0 {
 		c.Dims = slices.Repeat([]int{side}, wantDims)
@@ -377,7 +388,7 @@ func (c *Config) normalizeGrid() error {
 	}
 	if c.Radix < ports {
 		what := "a neighbour each way in every dimension"
-		if c.Kind == KindFBFly {
+		if c.Kind != KindTorus3D {
 			what = "every other router of each dimension"
 		}
 		return fieldErr("radix", "%d is too small for a %s switch with %d nodes and %s (needs %d ports)",

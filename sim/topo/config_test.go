@@ -45,6 +45,9 @@ func TestConfigValidation(t *testing.T) {
 		{"fbfly 1D", Config{Kind: KindFBFly, Dims: []int{32}, NodesPerSwitch: 32}, ""},
 		{"fbfly negative side", Config{Kind: KindFBFly, Dims: []int{-1, 2}}, "topology.dims[0]: must be ≥ 1"},
 		{"fbfly many dims", Config{Kind: KindFBFly, Dims: make([]int, 9)}, "topology.dims: 9 dimensions exceed"},
+		{"hyperx radix", Config{Kind: KindHyperX, Dims: []int{3, 4}, NodesPerSwitch: 2, Radix: 6}, "topology.radix: 6 is too small for a hyperx switch with 2 nodes and every other router of each dimension (needs 7 ports)"},
+		{"hyperx zero side", Config{Kind: KindHyperX, Dims: []int{3, 0}}, "topology.dims[1]: must be ≥ 1"},
+		{"hyperx groups", Config{Kind: KindHyperX, Groups: 3}, "topology.groups: not used by kind hyperx"},
 		{"dragonfly radix 2", Config{Kind: KindDragonfly, Radix: 2}, "topology.radix: 2 is too small for a balanced dragonfly"},
 		{"dragonfly radix small", Config{Kind: KindDragonfly, Radix: 14, Routers: 10}, "topology.radix: 14 is too small for a dragonfly router with 3 nodes, 9 local and 3 global links (needs 15 ports)"},
 		{"dragonfly groups", Config{Kind: KindDragonfly, Groups: 34}, "topology.groups: 34 is more than routers × global_links + 1 = 33"},
@@ -86,6 +89,8 @@ func TestDefaultsNormalized(t *testing.T) {
 		{Config{Kind: KindDragonfly}, Config{Kind: KindDragonfly, Groups: 33, Routers: 8, NodesPerSwitch: 4, GlobalLinks: 4}},
 		{Config{Kind: KindDragonfly, Radix: 31}, Config{Kind: KindDragonfly, Groups: 129, Routers: 16, NodesPerSwitch: 8, GlobalLinks: 8, Radix: 31}},
 		{Config{Kind: KindFBFly}, Config{Kind: KindFBFly, Dims: []int{8, 8}, NodesPerSwitch: 8, Radix: 22}},
+		{Config{Kind: KindHyperX}, Config{Kind: KindHyperX, Dims: []int{4, 4, 4}, NodesPerSwitch: 4, Radix: 13}},
+		{Config{Kind: "HyperX", Dims: []int{2, 8}}, Config{Kind: KindHyperX, Dims: []int{2, 8}, NodesPerSwitch: 4, Radix: 12}},
 	}
 	for _, tc := range cases {
 		got, err := tc.c.Normalized()

@@ -48,6 +48,18 @@ func TestDescribeTiny(t *testing.T) {
 			},
 		},
 		{
+			// HyperX 3×4, 2 nodes per switch, radix 2 + 2 + 3 = 7. Pairs: same
+			// switch 12 × 2 = 24 at 2 hops; a switch differing in one
+			// coordinate (5 per switch) 12 × 5 × 4 = 240 at 3; in both
+			// (2 × 3 per switch) 12 × 6 × 4 = 288 at 4. Mean 1920/552.
+			"hyperx", Config{Kind: KindHyperX, Dims: []int{3, 4}, NodesPerSwitch: 2},
+			Description{
+				Name: "hyperx-24", Nodes: 24, Switches: 12, Roles: map[string]int{"router": 12},
+				Ports: 84, Cables: 54, InjectionCables: 24, LocalCables: 30,
+				Table7Links: 108, Diameter: 4, MeanHops: 1920.0 / 552, HopHistogram: []int64{0, 0, 24, 240, 288},
+			},
+		},
+		{
 			// A single switch with one node: no pairs.
 			"one node", Config{Kind: KindFBFly, Dims: []int{1}, NodesPerSwitch: 1},
 			Description{

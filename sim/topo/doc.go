@@ -8,7 +8,10 @@
 //   - §3.2 the other topologies of paper 000 Table 7 and of paper 004: the
 //     3D torus (NewTorus), the RLFT and the k-ary n-tree fat trees (NewFatTree,
 //     D-mod-k routing), the canonical dragonfly (NewDragonfly) and the
-//     flattened butterfly (NewFlatButterfly);
+//     flattened butterfly, a HyperX with equal sides (kind fbfly);
+//   - the HyperX of Ahn et al. (SC 2009; kind hyperx), dimension-order routing;
+//   - MultiPath: every topology lists the output ports on its minimal paths
+//     (MinimalPorts), for ECMP routing in the simulator;
 //   - the counting convention of §3.2 / Table 7 (links = switches × radix +
 //     nodes, see Table7Links) used by sim/power's §3.3 breakdown;
 //   - Describe: sizes, diameter and the hop-count distribution of a network.

@@ -2,7 +2,7 @@ package topo
 
 import "fmt"
 
-// grid numbers the switches of a torus or flattened butterfly by their
+// grid numbers the switches of a torus or HyperX (flattened butterfly) by their
 // coordinates, the first dimension varying fastest:
 // s = c_0 + k_0·(c_1 + k_1·(c_2 + …)). Node s·c+p is on port p of switch s.
 type grid struct {
@@ -141,111 +141,6 @@ func (t *Torus) Distance(s, dst int) int {
 	for i, k := range t.dims {
 		fwd := (t.coord(ds, i) - t.coord(s, i) + k) % k
 		n += min(fwd, k-fwd)
-	}
-	return n
-}
-
-// FlatButterfly is a flattened butterfly (paper 004: 8×8 routers, 8 nodes
-// each): the routers of every row of every dimension are fully connected.
-// Ports: 0..c−1 nodes, then for each dimension i the k_i − 1 other routers
-// of its row in coordinate order (port off_i + t for coordinate t below the
-// router's own, off_i + t − 1 above it, with off_i = c + Σ_{j<i}(k_j − 1));
-// ports beyond are unconnected.
-//
-// Routing: dimension order, one hop straight to the destination's
-// coordinate in each dimension that differs, first dimension first.
-type FlatButterfly struct {
-	grid
-	name string
-	off  []int // first port of each dimension
-}
-
-func newFlatButterfly(c Config) *FlatButterfly {
-	g := newGrid(c)
-	f := &FlatButterfly{grid: g, name: fmt.Sprintf("fbfly-%d", g.Nodes()), off: make([]int, len(g.dims))}
-	p := g.perSw
-	for i, k := range g.dims {
-		f.off[i] = p
-		p += k - 1
-	}
-	return f
-}
-
-// Name implements Topology.
-func (f *FlatButterfly) Name() string { return f.name }
-
-func (f *FlatButterfly) port(i, own, to int) int {
-	if to < own {
-		return f.off[i] + to
-	}
-	return f.off[i] + to - 1
-}
-
-// PortPeer implements Topology.
-func (f *FlatButterfly) PortPeer(s, p int) (End, bool) {
-	if p < f.perSw {
-		return End{Kind: NodeEnd, ID: int32(s*f.perSw + p)}, true
-	}
-	for i, k := range f.dims {
-		if p >= f.off[i]+k-1 {
-			continue
-		}
-		own := f.coord(s, i)
-		to := p - f.off[i]
-		if to >= own {
-			to++
-		}
-		peer := s + (to-own)*f.stride[i]
-		return End{Kind: SwitchEnd, ID: int32(peer), Port: int32(f.port(i, to, own))}, true
-	}
-	return End{}, false
-}
-
-// Links implements Topology: the node cables, then every router's cables
-// to higher coordinates, dimension by dimension.
-func (f *FlatButterfly) Links() []Link {
-	n := 0
-	for _, k := range f.dims {
-		n += f.sw / k * k * (k - 1) / 2
-	}
-	links := make([]Link, 0, f.Nodes()+n)
-	links = f.injectionLinks(links)
-	for s := range f.sw {
-		for i, k := range f.dims {
-			own := f.coord(s, i)
-			for to := own + 1; to < k; to++ {
-				p := f.port(i, own, to)
-				peer, _ := f.PortPeer(s, p)
-				links = append(links, Link{
-					A:     End{Kind: SwitchEnd, ID: int32(s), Port: int32(p)},
-					B:     peer,
-					Class: Local,
-				})
-			}
-		}
-	}
-	return links
-}
-
-// Route implements Topology.
-func (f *FlatButterfly) Route(s, dst int) int {
-	ds := dst / f.perSw
-	for i := range f.dims {
-		if c, cd := f.coord(s, i), f.coord(ds, i); c != cd {
-			return f.port(i, c, cd)
-		}
-	}
-	return dst % f.perSw
-}
-
-// Distance implements Topology.
-func (f *FlatButterfly) Distance(s, dst int) int {
-	ds := dst / f.perSw
-	n := 1
-	for i := range f.dims {
-		if f.coord(s, i) != f.coord(ds, i) {
-			n++
-		}
 	}
 	return n
 }

@@ -45,6 +45,9 @@ func small() []Config {
 		{Kind: KindFBFly, Dims: []int{4, 4}, NodesPerSwitch: 2},
 		{Kind: KindFBFly, Dims: []int{3, 5, 2}, NodesPerSwitch: 1},
 		{Kind: KindFBFly, Dims: []int{8}, NodesPerSwitch: 4},
+		{Kind: KindHyperX, Dims: []int{3, 4}, NodesPerSwitch: 2},
+		{Kind: KindHyperX, Dims: []int{2, 3, 4}, NodesPerSwitch: 1},
+		{Kind: KindHyperX, Dims: []int{5, 1, 2}, NodesPerSwitch: 3, Radix: 12},
 	}
 }
 
@@ -388,6 +391,14 @@ func TestSizes(t *testing.T) {
 			map[string]int{"router": 264}, 1056, 33 * 28, 528, 15},
 		{Config{Kind: KindFBFly}, "fbfly-512", 512, 64, 512 + 2*8*28, 64*22 + 512,
 			map[string]int{"router": 64}, 512, 448, 0, 22},
+		// 4×4×4 switches of radix 4 + 3·3 = 13; each of the 3 dimensions has
+		// 16 rows of 4 switches, 6 cables per row.
+		{Config{Kind: KindHyperX}, "hyperx-256", 256, 64, 256 + 3*16*6, 64*13 + 256,
+			map[string]int{"router": 64}, 256, 288, 0, 13},
+		// 3×4 with 2 nodes per switch: each switch has (3−1)+(4−1) = 5
+		// switch links, 12·5/2 = 30 cables, plus 24 injection cables.
+		{Config{Kind: KindHyperX, Dims: []int{3, 4}, NodesPerSwitch: 2}, "hyperx-24", 24, 12, 24 + 30, 12*7 + 24,
+			map[string]int{"router": 12}, 24, 30, 0, 7},
 		{Config{Kind: KindMegafly, Radix: 36}, "megafly-105300", 105300, 11700, 105300 * 2.5, 11700*36 + 105300,
 			map[string]int{"leaf": 5850, "spine": 5850}, 105300, 105300, 52650, 36},
 	}
