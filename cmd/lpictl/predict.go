@@ -573,15 +573,18 @@ func pdtString(p replay.PS) string {
 
 // predictSummary is what lpictl predict reports; times in seconds.
 type predictSummary struct {
-	Predictor          predictor.Kind    `json:"predictor"`
-	WakeTimeS          float64           `json:"wake_time_s"`
-	SleepTimeS         float64           `json:"sleep_time_s"`
-	HandshakeS         float64           `json:"handshake_s"`
-	IdlePeriods        uint64            `json:"idle_periods"`
-	ZeroGapsSkipped    uint64            `json:"zero_gaps_skipped"`
-	Hits               uint64            `json:"hits"`
-	Misses             uint64            `json:"misses"`
-	HitRate            float64           `json:"hit_rate"`
+	Predictor       predictor.Kind `json:"predictor"`
+	WakeTimeS       float64        `json:"wake_time_s"`
+	SleepTimeS      float64        `json:"sleep_time_s"`
+	HandshakeS      float64        `json:"handshake_s"`
+	IdlePeriods     uint64         `json:"idle_periods"`
+	ZeroGapsSkipped uint64         `json:"zero_gaps_skipped"`
+	Hits            uint64         `json:"hits"`
+	Misses          uint64         `json:"misses"`
+	HitRate         float64        `json:"hit_rate"`
+	// DeepMisses: hybrid mode only, the misses that woke the port from
+	// Deep Sleep.
+	DeepMisses         *uint64           `json:"deep_misses,omitempty"`
 	IdleTimeS          float64           `json:"idle_time_s"`
 	AsleepTimeS        float64           `json:"asleep_time_s"`
 	AsleepShare        float64           `json:"asleep_share"`
@@ -639,6 +642,10 @@ func newPredictSummary(pf predictFile, t replay.Timing, r replay.Result) predict
 		StateBytes:      r.Port.StateBytes,
 		handshake:       t.Handshake,
 	}
+	if t.DeepWake > 0 {
+		d := r.DeepMisses
+		s.DeepMisses = &d
+	}
 	if r.IdlePeriods > 0 {
 		s.HitRate = float64(r.Hits) / float64(r.IdlePeriods)
 		s.AddedDelayPerIdleS = r.Delay.Seconds() / float64(r.IdlePeriods)
@@ -671,6 +678,9 @@ func (s predictSummary) print(w io.Writer) {
 		fmt.Fprintf(tw, "zero gaps skipped\t%d\t(back-to-back packets: no idle period)\n", s.ZeroGapsSkipped)
 	}
 	fmt.Fprintf(tw, "hits / misses\t%d / %d\t(hit rate %.1f %%)\n", s.Hits, s.Misses, 100*s.HitRate)
+	if s.DeepMisses != nil {
+		fmt.Fprintf(tw, "misses from deep sleep\t%d\t(hybrid: the others woke from fast wake)\n", *s.DeepMisses)
+	}
 	fmt.Fprintf(tw, "time asleep\t%v of %v idle\t(%.1f %%)\n", d(s.AsleepTimeS), d(s.IdleTimeS), 100*s.AsleepShare)
 	fmt.Fprintf(tw, "added wake-up delay\t%v\t(%v per idle period)\n", d(s.AddedDelayS), d(s.AddedDelayPerIdleS))
 	fmt.Fprintf(tw, "t_PDT mean / min / max\t%v / %v / %v\n", d(s.PDTMeanS), d(s.PDTMinS), d(s.PDTMaxS))

@@ -62,6 +62,9 @@ type Result struct {
 	IdlePeriods uint64 `json:"idle_periods"`
 	Hits        uint64 `json:"hits"`
 	Misses      uint64 `json:"misses"`
+	// DeepMisses counts the misses that woke the port from Deep Sleep
+	// (hybrid mode).
+	DeepMisses uint64 `json:"deep_misses"`
 	// ZeroGaps counts the gaps of 0 skipped (back-to-back packets).
 	ZeroGaps uint64        `json:"zero_gaps_skipped"`
 	IdleTime PS            `json:"-"`
@@ -261,6 +264,9 @@ func (r *Replayer) period(start, gap PS) (Step, error) {
 	}
 	res.MaxPDT = max(res.MaxPDT, st.PDT)
 	res.IdlePeriods++
+	if st.Deep {
+		res.DeepMisses++
+	}
 	if st.Missed {
 		res.Misses++
 	} else {
