@@ -60,6 +60,7 @@ func BenchmarkFatTree1024(b *testing.B) {
 		{"heap", engine.QueueHeap, RoutingMinimal},
 		{"calendar", engine.QueueCalendar, RoutingMinimal},
 		{"heap-ecmp", engine.QueueHeap, RoutingECMP},
+		{"heap-powar", engine.QueueHeap, RoutingPOWAR},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			p := table6(eee.DeepSleep, 0)
@@ -67,6 +68,7 @@ func BenchmarkFatTree1024(b *testing.B) {
 			p.RateBps, p.MTU = 100e9, 9000
 			p.Queue = c.q
 			p.Routing = c.r
+			p.POWAR = DefaultPOWAR()
 			benchReplay(b, topo.Config{Kind: topo.KindRLFT, Radix: 16, Levels: 3}, p, synthetic("permutation", 9000, 1, 10*time.Microsecond))
 		})
 	}
@@ -74,7 +76,11 @@ func BenchmarkFatTree1024(b *testing.B) {
 
 // BenchmarkRoutingDecision is the cost of one output-port choice on the
 // 1024-host fat tree: the topology's Route (minimal) against ECMP's
-// MinimalPorts and hash (routeECMP), over random (leaf, node) pairs.
+// MinimalPorts and hash (routeECMP) and POWAR's MinimalPorts, checking
+// cycle, busy and awake tests and Algorithm 1 (routePOWAR, deep sleep,
+// t_PDT 1 µs, a decision every 10 ns of simulated time; the port's
+// pending count is undone after each so that ports stay free), over
+// random (leaf, node) pairs.
 func BenchmarkRoutingDecision(b *testing.B) {
 	tp, err := topo.Build(topo.Config{Kind: topo.KindRLFT, Radix: 16, Levels: 3})
 	if err != nil {
@@ -85,9 +91,13 @@ func BenchmarkRoutingDecision(b *testing.B) {
 		s, _ := tp.Attach((i * 7919) % tp.Nodes())
 		sw[i], dst[i] = int32(s), int32((i*104729+13)%tp.Nodes())
 	}
-	for _, r := range []Routing{RoutingMinimal, RoutingECMP} {
+	for _, r := range []Routing{RoutingMinimal, RoutingECMP, RoutingPOWAR} {
 		b.Run(r.String(), func(b *testing.B) {
 			p := table6(eee.AlwaysOn, 0)
+			if r == RoutingPOWAR {
+				p = table6(eee.DeepSleep, time.Microsecond)
+				p.POWAR = DefaultPOWAR()
+			}
 			p.Routing = r
 			n, err := New(tp, p)
 			if err != nil {
@@ -99,10 +109,16 @@ func BenchmarkRoutingDecision(b *testing.B) {
 			for b.Loop() {
 				j := i & (1<<12 - 1)
 				pk := packet{msg: int32(i), dst: dst[j]}
-				if n.ecmp.mp == nil {
+				switch {
+				case n.ecmp.mp == nil:
 					sink += n.swBase[sw[j]] + int32(n.t.Route(int(sw[j]), int(pk.dst)))
-				} else {
+				case n.pw == nil:
 					sink += n.routeECMP(sw[j], &pk)
+				default:
+					pk.size = 9600
+					g := n.routePOWAR(sw[j], &pk, int64(i)*10*ns)
+					n.pw.pending[g]--
+					sink += g
 				}
 				i++
 			}

@@ -190,6 +190,7 @@ type Network struct {
 	slots []*[slotChunk]ctlSlot
 
 	ecmp    ecmp          // ECMP routing's state (routing.go); ecmp.mp is nil with minimal routing
+	pw      *powarState   // POWAR routing's state (routing.go; it uses ecmp's multipath view); nil otherwise
 	wl      workloadState // an attached workload (workload.go)
 	ext     external      // external control of chosen ports (external.go)
 	injects []injected
@@ -309,9 +310,15 @@ func New(t topo.Topology, p Params) (*Network, error) {
 	for i := nodes; i < total; i++ {
 		n.ports[i].pdt = n.initPDT
 	}
-	if p.Routing == RoutingECMP {
+	if p.Routing == RoutingECMP || p.Routing == RoutingPOWAR {
 		var err error
 		if n.ecmp, err = newECMP(t); err != nil {
+			return nil, err
+		}
+	}
+	if p.Routing == RoutingPOWAR {
+		var err error
+		if n.pw, err = newPOWAR(t, &n.p, total); err != nil {
 			return nil, err
 		}
 	}
@@ -829,8 +836,10 @@ func (n *Network) arrive(i, k int32, now int64) {
 	pk.ready = done
 	if n.ecmp.mp == nil {
 		pk.out = n.swBase[pi.sw] + int32(n.t.Route(int(pi.sw), int(pk.dst)))
-	} else {
+	} else if n.pw == nil {
 		pk.out = n.routeECMP(pi.sw, pk)
+	} else {
+		pk.out = n.routePOWAR(pi.sw, pk, now)
 	}
 	pk.next = -1
 	if pi.head < 0 {
@@ -895,6 +904,9 @@ func (n *Network) oarb(o int32, now int64) {
 	pi.xbarFree = now + x
 	po.xbarFree = now + x
 	po.bytes += pk.size
+	if n.pw != nil {
+		n.pw.pending[o]-- // routed here (routePOWAR), now past the crossbar
+	}
 	if at := pk.ready + n.p.SwitchLatency; at >= now+x {
 		n.eng.Schedule(at, evOutq, o, k)
 	} else {

@@ -33,9 +33,11 @@ type Params struct {
 	// EndToEnd is the application-level bound (eee.Gate); zero = off.
 	EndToEnd EndToEnd
 
-	// Routing is minimal (the zero value, the topology's Route) or ECMP
-	// (routing.go).
+	// Routing is minimal (the zero value, the topology's Route), ECMP or
+	// POWAR (routing.go).
 	Routing Routing
+	// POWAR configures routing POWAR and the powar_model summary block.
+	POWAR POWAR
 
 	Queue            engine.QueueKind
 	CalendarBucketPS int64 // 0 = derived from the network
@@ -96,7 +98,7 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("network.nic_latency: must be ≥ 0")
 	case !pos(p.Speedup) || p.Speedup < 1:
 		return fmt.Errorf("network.speedup: must be ≥ 1, got %v", p.Speedup)
-	case p.Routing > RoutingECMP:
+	case p.Routing > RoutingPOWAR:
 		return fmt.Errorf("routing.kind: unknown routing %v", p.Routing)
 	case p.ControlBytes <= 0:
 		return fmt.Errorf("network.control_bytes: must be > 0, got %d", p.ControlBytes)
@@ -117,6 +119,9 @@ func (p *Params) Validate() error {
 	if need := int64(p.PFCStop) + int64(p.MTU) + inflight - 1; need > int64(p.QueueBytes) {
 		return fmt.Errorf("network.pfc_stop: %d B leaves too little headroom in a %d B queue for an MTU of %d B and %d B in flight (PFC would drop packets); lower pfc_stop or raise queue_size",
 			p.PFCStop, p.QueueBytes, p.MTU, inflight)
+	}
+	if err := p.POWAR.validate(p); err != nil {
+		return err
 	}
 	pw := p.Power
 	for _, f := range []struct {

@@ -104,6 +104,11 @@ type Result struct {
 	// Ranks reports where a workload's messages went, when ranks share
 	// nodes: between ranks on one node, or through the network.
 	RankTraffic *RankTraffic `json:"rank_traffic,omitempty"`
+	// PowarModel is paper 002's normalised power model of the run, with
+	// routing POWAR or POWAR.Report (routing.go).
+	PowarModel *PowarModel `json:"powar_model,omitempty"`
+	// PowarRouting counts POWAR's decisions, with routing POWAR.
+	PowarRouting *POWARRouting `json:"powar_routing,omitempty"`
 }
 
 // RankTraffic splits a workload's messages between the intra-node path
@@ -202,6 +207,16 @@ func (n *Network) Result() Result {
 	r.EnergyJ.Network = r.EnergyJ.Links + r.EnergyJ.Switches
 	r.EnergyJ.Nodes, r.NodeUtilisation = n.nodeEnergy(secs)
 	r.EnergyJ.Total = r.EnergyJ.Network + r.EnergyJ.Nodes
+	if n.pw != nil || n.p.POWAR.Report {
+		r.PowarModel = n.powarModel(secs, r.NodeUtilisation)
+	}
+	if n.pw != nil {
+		st := n.pw.stats
+		if st.Adaptive > 0 {
+			st.MeanSelectable = float64(st.selSum) / float64(st.Adaptive)
+		}
+		r.PowarRouting = &st
+	}
 	for i := range n.ports {
 		if c := n.ports[i].ctl; c != nil {
 			st := c.Stats(toDur(end))

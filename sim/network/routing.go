@@ -1,9 +1,12 @@
 package network
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 
+	"github.com/lpictl/lpictl/sim/eee"
+	"github.com/lpictl/lpictl/sim/powar"
 	"github.com/lpictl/lpictl/sim/topo"
 )
 
@@ -23,6 +26,13 @@ const (
 	// flight), or for traffic without a workload (Inject) a (source,
 	// destination) pair.
 	RoutingECMP
+	// RoutingPOWAR is paper 002's power-aware selection function (package
+	// sim/powar): at a switch with more than one minimal port, Algorithm 1
+	// picks among the selectable ones (awake before sleeping, round-robin),
+	// and Algorithm 2 grows and shrinks the selectable prefix of the
+	// switch's up ports with their utilisation. Fat trees and the Megafly
+	// only (POWAR field of Params; docs/simulator.md "POWAR").
+	RoutingPOWAR
 )
 
 // String returns the scenario name of the kind.
@@ -32,6 +42,8 @@ func (r Routing) String() string {
 		return "minimal"
 	case RoutingECMP:
 		return "ecmp"
+	case RoutingPOWAR:
+		return "powar"
 	}
 	return fmt.Sprintf("routing(%d)", uint8(r))
 }
@@ -43,8 +55,10 @@ func ParseRouting(s string) (Routing, error) {
 		return RoutingMinimal, nil
 	case "ecmp":
 		return RoutingECMP, nil
+	case "powar":
+		return RoutingPOWAR, nil
 	}
-	return 0, fmt.Errorf("unknown routing %q (want minimal or ecmp)", s)
+	return 0, fmt.Errorf("unknown routing %q (want minimal, ecmp or powar)", s)
 }
 
 // ecmp is the network's ECMP state: the topology's multipath view and a
@@ -101,4 +115,246 @@ func (n *Network) routeECMP(sw int32, pk *packet) int32 {
 		p = c[ecmpPick(flowKey(pk.msg, pk.dst), sw, len(c))]
 	}
 	return n.swBase[sw] + int32(p)
+}
+
+// POWAR is the configuration of routing.kind: powar (and of the
+// powar_model summary block, which any routing may report).
+type POWAR struct {
+	// Thresholds are Algorithm 2's Ton and Toff.
+	Thresholds powar.Thresholds
+	// Cycle is the checking cycle (ps): a switch's selectable set changes
+	// at most once per cycle.
+	Cycle int64
+	// FirstOn makes every adaptive port selectable (no Algorithm 2): the
+	// paper's "First-On" configuration.
+	FirstOn bool
+	// Model is the normalised power model of the powar_model block.
+	Model powar.Params
+	// Report adds the powar_model block to the summary with any routing
+	// (it is always there with routing POWAR).
+	Report bool
+}
+
+// DefaultPOWAR is the paper's thresholds (0.5, 0.25) and power model, with
+// our 10 µs checking cycle.
+func DefaultPOWAR() POWAR {
+	return POWAR{Thresholds: powar.DefaultThresholds(), Cycle: 10_000_000, Model: powar.DefaultParams()}
+}
+
+// validate checks the configuration of routing p.
+func (c *POWAR) validate(p *Params) error {
+	if p.Routing == RoutingPOWAR {
+		if err := c.Thresholds.Validate(); err != nil {
+			return err
+		}
+		if c.Cycle <= 0 {
+			return fmt.Errorf("routing.powar.cycle: must be > 0, got %d ps", c.Cycle)
+		}
+		if p.EndToEnd.Bound > 0 && p.EEE.Mode != eee.AlwaysOn {
+			return errors.New("routing.kind: powar cannot be combined with power.end_to_end.enabled (POWAR's awake test does not model the end-to-end gate); disable one of them")
+		}
+	}
+	if p.Routing == RoutingPOWAR || c.Report {
+		return c.Model.Validate()
+	}
+	return nil
+}
+
+// powarState is the network's POWAR state: a switch's selectable set,
+// round-robin pointer and checking-cycle counter (powar.Switch), and per
+// port the packets routed to it that have not crossed the crossbar yet
+// (part of "busy").
+type powarState struct {
+	sw       []powar.Switch
+	pending  []int32
+	th       powar.Thresholds
+	cycle    int64
+	capacity float64 // bytes a port forwards in a checking cycle
+	firstOn  bool
+	stats    POWARRouting
+}
+
+func newPOWAR(t topo.Topology, p *Params, ports int) (*powarState, error) {
+	switch t.(type) {
+	case *topo.FatTree, *topo.Megafly:
+	default:
+		return nil, fmt.Errorf("routing.kind: powar needs a fat tree (fattree, rlft) or a megafly, whose adaptive ports are a switch's up ports; %s is neither", t.Name())
+	}
+	c := p.POWAR
+	s := &powarState{
+		sw: make([]powar.Switch, t.Switches()), pending: make([]int32, ports),
+		th: c.Thresholds, cycle: c.Cycle, capacity: float64(c.Cycle) * p.RateBps / 8e12, firstOn: c.FirstOn,
+	}
+	for i := range s.sw {
+		s.sw[i] = powar.NewSwitch(1)
+	}
+	return s, nil
+}
+
+// POWARRouting counts POWAR's adaptive decisions (summary powar_routing).
+type POWARRouting struct {
+	// Adaptive counts decisions among more than one minimal port.
+	Adaptive uint64 `json:"adaptive_decisions"`
+	// Sleeping counts those that chose a port whose link was not awake
+	// (no selectable awake port was free).
+	Sleeping uint64 `json:"chose_sleeping"`
+	// Fallback counts those with no free selectable port (the paper's
+	// NULL): the packet queued at the first selectable port in round-robin
+	// order.
+	Fallback uint64 `json:"fallback_busy"`
+	// MeanSelectable is the mean number of selectable ports seen by the
+	// adaptive decisions.
+	MeanSelectable float64 `json:"mean_selectable"`
+	selSum         uint64
+}
+
+// routePOWAR returns packet pk's output port (global index) at switch sw
+// at time now.
+func (n *Network) routePOWAR(sw int32, pk *packet, now int64) int32 {
+	c := n.ecmp.mp.MinimalPorts(int(sw), int(pk.dst), n.ecmp.cand)
+	p := c[0]
+	if len(c) > 1 {
+		p = n.selectPOWAR(sw, c, now, pk.size)
+	}
+	g := n.swBase[sw] + int32(p)
+	n.pw.pending[g]++
+	return g
+}
+
+// selectPOWAR chooses among the adaptive ports c (ascending: the switch's
+// up ports, whose first Sel are selectable) by Algorithm 1, after bringing
+// the switch's selectable count to the current checking cycle, and counts
+// the packet's bytes in the cycle.
+func (n *Network) selectPOWAR(sw int32, c []int, now int64, size int32) int {
+	s := n.pw
+	st := &s.sw[sw]
+	nsel := len(c)
+	if !s.firstOn {
+		st.Advance(s.th, now/s.cycle, len(c), s.capacity)
+		nsel = min(int(st.Sel), len(c))
+	}
+	base := n.swBase[sw]
+	var sel, eligible, awake uint64
+	for _, p := range c[:nsel] {
+		b := uint64(1) << uint(p)
+		sel |= b
+		g := base + int32(p)
+		if n.portBusy(g) {
+			continue
+		}
+		eligible |= b
+		if n.portAwake(g, now) {
+			awake |= b
+		}
+	}
+	p, next, ok := powar.Select(eligible, awake, int(st.RRP))
+	switch {
+	case !ok:
+		p = powar.First(sel, int(st.RRP))
+		next = p + 1
+		s.stats.Fallback++
+	case awake&(1<<uint(p)) == 0:
+		s.stats.Sleeping++
+	}
+	st.RRP = uint8(next)
+	st.Count += int64(size)
+	s.stats.Adaptive++
+	s.stats.selSum += uint64(nsel)
+	return p
+}
+
+// portBusy: switch port g transmits, has a queue, holds bytes past the
+// crossbar, or has packets routed to it waiting for the crossbar.
+func (n *Network) portBusy(g int32) bool {
+	po := &n.ports[g]
+	return n.pw.pending[g] > 0 || po.bytes > 0 || po.head >= 0 || po.flags&txBusy != 0
+}
+
+// portAwake: port g's link would carry a packet now without waiting
+// (eee.Link.AwakeAt). A t_PDT its owner has not decided yet (decided
+// lazily, see decide) is decided first: exactly the decision it would
+// make later, as nothing reaches its controller in between.
+func (n *Network) portAwake(g int32, now int64) bool {
+	pt := &n.ports[g]
+	l := &n.links[pt.link]
+	if owner := n.linkOwner(g); owner >= 0 && now > l.IdleFrom() {
+		n.decide(owner)
+	}
+	return l.AwakeAt(&n.p.EEE, now, pt.end)
+}
+
+// PowarModel is the summary's powar_model block: paper 002's normalised
+// power model (Eqs. 1–7, powar.Params) applied to the run. A switch port's
+// on-time fraction U is the share of the run its link was not low (Wake,
+// going down and going up count as on); only cabled switch ports enter
+// (NICs are not in the model); U_cpu is the nodes' mean utilisation.
+// Normalised energies against a reference run (always on: W_net = 1) are
+// e_net_s / e_net_s(ref) and e_cluster_s / e_cluster_s(ref).
+type PowarModel struct {
+	RunTimeS float64 `json:"run_time_s"`
+	// PortOn is the mean U over the cabled switch ports.
+	PortOn float64 `json:"port_on"`
+	// WNet is Eq. 3 with Eq. 1's sleep floor; WNetNoFloor the worked
+	// example's reading (W_ports = U).
+	WNet        float64 `json:"w_net"`
+	WNetNoFloor float64 `json:"w_net_no_floor"`
+	WNodes      float64 `json:"w_nodes"`
+	// WCluster is Eq. 5 (with WNet), WClusterNoFloor with WNetNoFloor.
+	WCluster        float64 `json:"w_cluster"`
+	WClusterNoFloor float64 `json:"w_cluster_no_floor"`
+	// ENetS and EClusterS are Eqs. 6 and 7: W × run time (s).
+	ENetS     float64 `json:"e_net_s"`
+	EClusterS float64 `json:"e_cluster_s"`
+}
+
+// powarModel computes the powar_model block for a run of secs seconds
+// whose nodes were busy util of the time.
+func (n *Network) powarModel(secs, util float64) *PowarModel {
+	m := n.p.POWAR.Model
+	var floor, bare []float64
+	var on float64
+	ports := 0
+	for s := range n.t.Switches() {
+		var sum float64
+		k := 0
+		for g := n.swBase[s]; g < n.swBase[s+1]; g++ {
+			li := n.ports[g].link
+			if li < 0 {
+				continue
+			}
+			sum += linkOn(&n.links[li])
+			k++
+		}
+		if k == 0 {
+			continue
+		}
+		on += sum
+		ports += k
+		u := sum / float64(k)
+		floor = append(floor, m.PortsPower(u, true))
+		bare = append(bare, m.PortsPower(u, false))
+	}
+	r := &PowarModel{RunTimeS: secs, PortOn: 1, WNodes: m.NodesPower(util)}
+	if ports > 0 {
+		r.PortOn = on / float64(ports)
+	}
+	r.WNet, r.WNetNoFloor = m.NetPower(floor), m.NetPower(bare)
+	r.WCluster, r.WClusterNoFloor = m.ClusterPower(r.WNet, r.WNodes), m.ClusterPower(r.WNetNoFloor, r.WNodes)
+	r.ENetS, r.EClusterS = r.WNet*secs, r.WCluster*secs
+	return r
+}
+
+// linkOn is the fraction of a link's accounted time it was not low.
+func linkOn(l *eee.Link) float64 {
+	var total, low int64
+	for s, t := range l.Times {
+		total += t
+		if st := eee.State(s); st == eee.LowFastWake || st == eee.LowDeepSleep {
+			low += t
+		}
+	}
+	if total == 0 {
+		return 1
+	}
+	return float64(total-low) / float64(total)
 }

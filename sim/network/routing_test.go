@@ -1,7 +1,10 @@
 package network
 
 import (
+	"math"
 	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -205,5 +208,182 @@ func TestECMPFatTreePermutation(t *testing.T) {
 	}
 	if m == e {
 		t.Fatal("ECMP and minimal routing gave identical results")
+	}
+}
+
+// powarParams is table6 in deep sleep (fixed t_PDT pdt) with POWAR routing.
+func powarParams(pdt time.Duration) Params {
+	p := table6(eee.DeepSleep, pdt)
+	p.Routing = RoutingPOWAR
+	p.POWAR = DefaultPOWAR()
+	return p
+}
+
+// upSends returns, over the leaves of an 8-ary 2-tree (switches 0–7,
+// up ports 8–15), the packets sent by each up port number.
+func upSends(n *Network) [8]uint64 {
+	var s [8]uint64
+	n.Ports(func(r *PortRow) {
+		if r.Kind == "switch" && r.Device < 8 && r.Local >= 8 {
+			s[r.Local-8] += r.Sent
+		}
+	})
+	return s
+}
+
+func kAry2Tree(t testing.TB) topo.Topology {
+	tp, err := topo.Build(topo.Config{Kind: topo.KindFatTree, Radix: 16, Levels: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tp
+}
+
+// TestPOWARConcentrates: on the paper's 8-ary 2-tree at low load, POWAR
+// keeps one selectable up port per leaf most of the time, so up port 0
+// (local 8) carries most of the leaves' upward traffic, while minimal
+// routing (D-mod-k) and ECMP spread it; every packet arrives, the run is
+// the same twice, paths stay minimal (the ports' sends add up to the same
+// total), and POWAR's links are on less of the time.
+func TestPOWARConcentrates(t *testing.T) {
+	tp := kAry2Tree(t)
+	wl := synthetic("uniform", 9600, 0.05, 100*time.Microsecond)
+	res := func(p Params) (Result, [8]uint64, uint64) {
+		n := build(t, tp, p)
+		attachConfig(t, n, wl, 5)
+		r := run(t, n)
+		var sent uint64
+		n.Ports(func(r *PortRow) { sent += r.Sent })
+		return r, upSends(n), sent
+	}
+	pw, upP, sentP := res(powarParams(10 * time.Microsecond))
+	pw2, _, _ := res(powarParams(10 * time.Microsecond))
+	if !reflect.DeepEqual(pw, pw2) {
+		t.Fatalf("POWAR twice with the same seed:\n%+v\n%+v", pw, pw2)
+	}
+	minP := table6(eee.DeepSleep, 10*time.Microsecond)
+	minP.POWAR = DefaultPOWAR()
+	minP.POWAR.Report = true
+	mn, upM, sentM := res(minP)
+	if pw.Packets == 0 || pw.Packets != mn.Packets || pw.Messages != mn.Messages {
+		t.Fatalf("POWAR delivered %d packets / %d messages, minimal %d / %d", pw.Packets, pw.Messages, mn.Packets, mn.Messages)
+	}
+	if sentP != sentM {
+		t.Fatalf("ports sent %d packets with POWAR, %d with minimal routing: a path is not minimal", sentP, sentM)
+	}
+	var total uint64
+	for _, c := range upP {
+		total += c
+	}
+	for q := 1; q < 8; q++ {
+		if upP[0] <= upP[q] {
+			t.Errorf("POWAR: up port 0 sent %d packets, up port %d %d (%v)", upP[0], q, upP[q], upP)
+		}
+	}
+	if 2*upP[0] < total {
+		t.Errorf("POWAR: up port 0 sent %d of %d upward packets (%v): want most", upP[0], total, upP)
+	}
+	for q := range 8 {
+		if 4*upM[q] > total {
+			t.Errorf("minimal: up port %d sent %d of %d upward packets (%v): D-mod-k should spread them", q, upM[q], total, upM)
+		}
+	}
+	if pw.PowarModel == nil || mn.PowarModel == nil || pw.PowarRouting == nil || mn.PowarRouting != nil {
+		t.Fatalf("powar blocks: POWAR %+v %+v, minimal %+v %+v", pw.PowarModel, pw.PowarRouting, mn.PowarModel, mn.PowarRouting)
+	}
+	if pw.PowarModel.PortOn >= mn.PowarModel.PortOn || pw.PowarModel.WNet >= mn.PowarModel.WNet {
+		t.Errorf("POWAR ports on %.3f (W_net %.4f), minimal %.3f (%.4f): want less with POWAR",
+			pw.PowarModel.PortOn, pw.PowarModel.WNet, mn.PowarModel.PortOn, mn.PowarModel.WNet)
+	}
+	st := pw.PowarRouting
+	if st.Adaptive == 0 || st.MeanSelectable < 1 || st.MeanSelectable > 8 {
+		t.Errorf("POWAR decisions: %+v", *st)
+	}
+	t.Logf("up ports: POWAR %v, minimal %v; ports on %.3f vs %.3f; exec %.2f vs %.2f µs; %+v",
+		upP, upM, pw.PowarModel.PortOn, mn.PowarModel.PortOn, pw.ExecTimeS*1e6, mn.ExecTimeS*1e6, *st)
+}
+
+// TestPOWARModelBlock checks the powar_model block against the model
+// applied by hand: always on, every port is on the whole run (W_net = 1
+// under both readings) and W_nodes follows the nodes' utilisation.
+func TestPOWARModelBlock(t *testing.T) {
+	tp := kAry2Tree(t)
+	p := table6(eee.AlwaysOn, 0)
+	p.POWAR = DefaultPOWAR()
+	p.POWAR.Report = true
+	p.Power.NodeUtilisation = 0.6
+	n := build(t, tp, p)
+	n.Inject(0, 0, 63, 96000)
+	r := run(t, n)
+	m := r.PowarModel
+	wNodes := 0.5 + 0.5*0.6
+	wCluster := 0.15*1 + 0.85*wNodes
+	if m == nil || m.PortOn != 1 || m.WNet != 1 || m.WNetNoFloor != 1 || math.Abs(m.WNodes-wNodes) > 1e-12 ||
+		math.Abs(m.WCluster-wCluster) > 1e-12 || m.RunTimeS != r.ExecTimeS || math.Abs(m.ENetS-r.ExecTimeS) > 1e-18 {
+		t.Fatalf("always-on powar_model %+v (exec %v), want W_net 1, W_nodes %v, W_cluster %v", m, r.ExecTimeS, wNodes, wCluster)
+	}
+}
+
+// TestPOWARMegafly: POWAR on a Megafly (leaves choose among their spines
+// for destinations in the group; every other hop has one minimal port)
+// delivers everything, twice the same, and concentrates a leaf's
+// intra-group traffic on its first spine at low load.
+func TestPOWARMegafly(t *testing.T) {
+	tp, err := topo.Build(topo.Config{Kind: topo.KindMegafly, Groups: 3, Leaves: 4, Spines: 4, NodesPerSwitch: 4, GlobalLinks: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := func() Result {
+		n := build(t, tp, powarParams(10*time.Microsecond))
+		attachConfig(t, n, synthetic("uniform", 9600, 0.05, 50*time.Microsecond), 2)
+		return run(t, n)
+	}
+	a, b := res(), res()
+	if !reflect.DeepEqual(a, b) || a.Packets == 0 {
+		t.Fatalf("Megafly POWAR: %+v vs %+v", a, b)
+	}
+	if a.PowarRouting.Adaptive == 0 || a.PowarRouting.MeanSelectable >= 2 {
+		t.Errorf("Megafly POWAR decisions %+v: want adaptive leaf decisions with few selectable spines", *a.PowarRouting)
+	}
+}
+
+// TestPOWARFirstOn: First-On (all ports selectable) still prefers awake
+// ports, and sees all 8 up ports as selectable.
+func TestPOWARFirstOn(t *testing.T) {
+	p := powarParams(10 * time.Microsecond)
+	p.POWAR.FirstOn = true
+	n := build(t, kAry2Tree(t), p)
+	attachConfig(t, n, synthetic("uniform", 9600, 0.05, 50*time.Microsecond), 5)
+	r := run(t, n)
+	if r.PowarRouting.MeanSelectable != 8 {
+		t.Errorf("First-On: mean selectable %v, want 8", r.PowarRouting.MeanSelectable)
+	}
+}
+
+// TestPOWARConfigErrors: the one-line errors of bad POWAR configurations.
+func TestPOWARConfigErrors(t *testing.T) {
+	torus, err := topo.Build(topo.Config{Kind: topo.KindTorus3D, Dims: []int{2, 2, 2}, NodesPerSwitch: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		tp   topo.Topology
+		edit func(*Params)
+		want string
+	}{
+		{"torus", torus, func(*Params) {}, "routing.kind: powar needs a fat tree (fattree, rlft) or a megafly"},
+		{"gate", kAry2Tree(t), func(p *Params) { p.EndToEnd.Bound = 0.01 }, "routing.kind: powar cannot be combined with power.end_to_end.enabled"},
+		{"t_off", kAry2Tree(t), func(p *Params) { p.POWAR.Thresholds.Off = 0 }, "routing.powar.t_off: must be > 0, got 0"},
+		{"t_on", kAry2Tree(t), func(p *Params) { p.POWAR.Thresholds.On = 0.3 }, "routing.powar.t_on: must be ≥ 2 × routing.powar.t_off (0.25), got 0.3"},
+		{"cycle", kAry2Tree(t), func(p *Params) { p.POWAR.Cycle = 0 }, "routing.powar.cycle: must be > 0, got 0 ps"},
+		{"model", kAry2Tree(t), func(p *Params) { p.POWAR.Model.Net = 2 }, "routing.powar.model.net: must be in [0, 1], got 2"},
+	} {
+		p := powarParams(time.Microsecond)
+		c.edit(&p)
+		_, err := New(c.tp, p)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
 	}
 }

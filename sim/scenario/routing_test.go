@@ -34,7 +34,7 @@ func TestRoutingSection(t *testing.T) {
 		}
 	}
 	_, err := Parse([]byte(small), "small.yaml", []string{"routing.kind=adaptive"})
-	if err == nil || err.Error() != `small.yaml: routing.kind: unknown routing "adaptive" (want minimal or ecmp)` {
+	if err == nil || err.Error() != `small.yaml: routing.kind: unknown routing "adaptive" (want minimal, ecmp or powar)` {
 		t.Errorf("routing.kind=adaptive: %v", err)
 	}
 	if !bytes.Equal(runJSON(t), runJSON(t, "routing.kind=minimal")) {
@@ -48,5 +48,56 @@ func TestRoutingSection(t *testing.T) {
 	j, err := json.Marshal(s)
 	if err != nil || strings.Contains(string(j), "routing") {
 		t.Errorf("scenario JSON without a routing section: %s %v", j, err)
+	}
+}
+
+// TestRoutingPOWARSection: routing.kind powar and its keys reach the
+// model (unset keys take the paper's defaults and our 10 µs cycle), the
+// run is deterministic and reports the powar blocks, and bad keys are
+// one-line errors naming the file and the key.
+func TestRoutingPOWARSection(t *testing.T) {
+	s, err := Parse([]byte(small), "small.yaml", []string{"routing.kind=powar", "routing.powar.t_on=0.6", "routing.powar.cycle=5us", "routing.powar.model.net=0.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := b.Params.POWAR
+	if b.Params.Routing != network.RoutingPOWAR || c.Thresholds.On != 0.6 || c.Thresholds.Off != 0.25 || c.Cycle != 5_000_000 ||
+		c.Model.Net != 0.2 || c.Model.SleepPort != 0.1 || c.Model.Ports != 0.65 || c.Model.SleepNodes != 0.5 || c.FirstOn {
+		t.Fatalf("routing %v, POWAR %+v", b.Params.Routing, c)
+	}
+	a := runJSON(t, "routing.kind=powar")
+	if !bytes.Equal(a, runJSON(t, "routing.kind=powar")) {
+		t.Error("routing.kind=powar: same seed, different JSON")
+	}
+	if !bytes.Contains(a, []byte(`"powar_model"`)) || !bytes.Contains(a, []byte(`"powar_routing"`)) {
+		t.Errorf("routing.kind=powar: no powar blocks in %s", a)
+	}
+	m := runJSON(t, "routing.powar.model.report=true")
+	if !bytes.Contains(m, []byte(`"powar_model"`)) || bytes.Contains(m, []byte(`"powar_routing"`)) {
+		t.Errorf("minimal routing with routing.powar.model.report: %s", m)
+	}
+	for _, tc := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"routing.powar.t_on=0.6"}, "small.yaml: routing.powar.t_on: used only with routing.kind powar (routing.kind is minimal)"},
+		{[]string{"routing.kind=ecmp", "routing.powar.first_on=true"}, "small.yaml: routing.powar.first_on: used only with routing.kind powar (routing.kind is ecmp)"},
+		{[]string{"routing.kind=powar", "topology={kind: torus3d, dims: [2, 2, 2]}"}, "small.yaml: routing.kind: powar needs topology.kind fattree, rlft or megafly (adaptive up ports), not torus3d"},
+		{[]string{"routing.kind=powar", "routing.powar.t_off=0.3"}, "small.yaml: routing.powar.t_on: must be ≥ 2 × routing.powar.t_off (0.3), got 0.5"},
+		{[]string{"routing.kind=powar", "routing.powar.cycle=0"}, "small.yaml: routing.powar.cycle: must be > 0, got 0 ps"},
+		{[]string{"routing.kind=powar", "power.end_to_end.enabled=true"}, "small.yaml: routing.kind: powar cannot be combined with power.end_to_end.enabled (POWAR's awake test does not model the end-to-end gate); disable one of them"},
+		{[]string{"routing.powar.model.report=true", "routing.powar.model.sleep_port=1.5"}, "small.yaml: routing.powar.model.sleep_port: must be in [0, 1], got 1.5"},
+	} {
+		s, err := Parse([]byte(small), "small.yaml", tc.sets)
+		if err == nil {
+			_, err = s.Build()
+		}
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%v: %v\nwant %s", tc.sets, err, tc.want)
+		}
 	}
 }

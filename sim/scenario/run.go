@@ -258,6 +258,12 @@ func (o *Outcome) WriteTable(w io.Writer) error {
 	if g := r.EndToEnd; g != nil {
 		p("end-to-end bound", "stalls %s of a budget of %s (+ %s headroom), %d closures", fmtS(g.StallS), fmtS(g.BudgetS), fmtS(g.HeadroomS), g.Closures)
 	}
+	if m := r.PowarModel; m != nil {
+		p("powar model", "ports on %.2f%%, W_net %.4f (no floor %.4f), W_nodes %.4f, W_cluster %.4f", 100*m.PortOn, m.WNet, m.WNetNoFloor, m.WNodes, m.WCluster)
+	}
+	if d := r.PowarRouting; d != nil {
+		p("powar decisions", "%d adaptive, %d to a sleeping port, %d with none free, %.2f selectable on average", d.Adaptive, d.Sleeping, d.Fallback, d.MeanSelectable)
+	}
 	if t := r.RankTraffic; t != nil {
 		p("intra-node / network", "%d messages, %d B / %d messages, %d B", t.IntraMessages, t.IntraBytes, t.NetworkMessages, t.NetworkBytes)
 	}

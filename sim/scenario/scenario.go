@@ -88,9 +88,77 @@ type EndToEnd struct {
 // Routing selects how switches route packets (docs/scenario.md "routing").
 type Routing struct {
 	// Kind is minimal (default: the topology's deterministic minimal
-	// routing) or ecmp (each message hashed onto one of the equal-cost
-	// minimal paths).
+	// routing), ecmp (each message hashed onto one of the equal-cost
+	// minimal paths) or powar (paper 002's power-aware selection among
+	// them, fat trees and the Megafly).
 	Kind string `yaml:"kind" json:"kind,omitempty"`
+	// POWAR tunes routing.kind: powar and the powar_model summary block.
+	POWAR RoutingPOWAR `yaml:"powar" json:"powar,omitzero"`
+}
+
+// RoutingPOWAR is the routing.powar section (network.POWAR); unset keys
+// take the defaults of network.DefaultPOWAR.
+type RoutingPOWAR struct {
+	TOn     *float64            `yaml:"t_on" json:"t_on,omitempty"`
+	TOff    *float64            `yaml:"t_off" json:"t_off,omitempty"`
+	Cycle   *predictor.Duration `yaml:"cycle" json:"cycle,omitempty"`
+	FirstOn bool                `yaml:"first_on" json:"first_on,omitempty"`
+	Model   POWARModel          `yaml:"model" json:"model,omitzero"`
+}
+
+// POWARModel is routing.powar.model: paper 002's power model (Table 2)
+// and whether runs of any routing report it.
+type POWARModel struct {
+	Report     bool     `yaml:"report" json:"report,omitempty"`
+	SleepPort  *float64 `yaml:"sleep_port" json:"sleep_port,omitempty"`
+	Ports      *float64 `yaml:"ports" json:"ports,omitempty"`
+	Net        *float64 `yaml:"net" json:"net,omitempty"`
+	SleepNodes *float64 `yaml:"sleep_nodes" json:"sleep_nodes,omitempty"`
+}
+
+// check refuses routing.powar keys that routing kind rk does not use and
+// POWAR on a topology kind it does not support (one-line errors naming
+// the keys).
+func (r *RoutingPOWAR) check(rk network.Routing, topoKind string) error {
+	if rk != network.RoutingPOWAR {
+		for _, k := range []struct {
+			name string
+			set  bool
+		}{{"t_on", r.TOn != nil}, {"t_off", r.TOff != nil}, {"cycle", r.Cycle != nil}, {"first_on", r.FirstOn}} {
+			if k.set {
+				return fmt.Errorf("routing.powar.%s: used only with routing.kind powar (routing.kind is %s)", k.name, rk)
+			}
+		}
+		return nil
+	}
+	switch topoKind {
+	case topo.KindFatTree, topo.KindRLFT, topo.KindMegafly:
+		return nil
+	}
+	return fmt.Errorf("routing.kind: powar needs topology.kind fattree, rlft or megafly (adaptive up ports), not %s", topoKind)
+}
+
+// params resolves the section over network.DefaultPOWAR.
+func (r *RoutingPOWAR) params() network.POWAR {
+	c := network.DefaultPOWAR()
+	set := func(dst *float64, v *float64) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&c.Thresholds.On, r.TOn)
+	set(&c.Thresholds.Off, r.TOff)
+	if r.Cycle != nil {
+		c.Cycle = ps(*r.Cycle)
+	}
+	c.FirstOn = r.FirstOn
+	m := r.Model
+	c.Report = m.Report
+	set(&c.Model.SleepPort, m.SleepPort)
+	set(&c.Model.Ports, m.Ports)
+	set(&c.Model.Net, m.Net)
+	set(&c.Model.SleepNodes, m.SleepNodes)
+	return c
 }
 
 // Engine selects the event queue.
@@ -261,7 +329,8 @@ func (s *Scenario) normalize() error {
 		return fmt.Errorf("output.idle_hist_port: must be a port index ≥ 0, got %d", *p)
 	}
 	s.Routing.Kind = strings.ToLower(strings.TrimSpace(s.Routing.Kind))
-	if _, err := network.ParseRouting(s.Routing.Kind); err != nil {
+	rk, err := network.ParseRouting(s.Routing.Kind)
+	if err != nil {
 		return fmt.Errorf("routing.kind: %w", err)
 	}
 	tc, err := s.Topology.Normalized()
@@ -269,6 +338,9 @@ func (s *Scenario) normalize() error {
 		return err
 	}
 	s.Topology = tc
+	if err := s.Routing.POWAR.check(rk, tc.Kind); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -345,6 +417,7 @@ func (s *Scenario) build() (*Built, error) {
 		CalendarBuckets:  s.Engine.CalendarBuckets,
 	}
 	p.Routing, _ = network.ParseRouting(s.Routing.Kind) // normalize checked it
+	p.POWAR = s.Routing.POWAR.params()
 	p.Power.WakeW = pre.WakePowerW
 	if fw := pre.FastWake; fw != nil {
 		p.EEE.SleepFW, p.EEE.WakeFW = ps(fw.SleepTime), ps(fw.WakeTime)
