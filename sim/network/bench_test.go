@@ -8,6 +8,7 @@ import (
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/eee"
 	"github.com/lpictl/lpictl/sim/engine"
+	"github.com/lpictl/lpictl/sim/tcep"
 	"github.com/lpictl/lpictl/sim/topo"
 )
 
@@ -173,6 +174,26 @@ func BenchmarkIdlePortMemory(b *testing.B) {
 				b.ReportMetric(perCtl, "B/controller")
 			}
 			b.ReportMetric(float64(ports), "ports")
+		})
+	}
+}
+
+// BenchmarkFBFly512TCEP is the TCEP case: the paper's 512-node 2-D
+// flattened butterfly (8×8 routers, 8 nodes each), uniform random traffic
+// at 30 % load (9600 B messages), PerfBoundCorrect and deep sleep on every
+// port; 20 µs of generation (then drained), without and with
+// power.consolidation: tcep (PAL routing, the paper's epochs).
+func BenchmarkFBFly512TCEP(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "minimal"
+		if on {
+			name = "tcep"
+		}
+		b.Run(name, func(b *testing.B) {
+			p := table6(eee.DeepSleep, 0)
+			perfBoundCorrect(&p)
+			p.TCEP = TCEP{Enabled: on, Config: tcep.DefaultConfig()}
+			benchReplay(b, topo.Config{Kind: topo.KindFBFly}, p, synthetic("uniform", 9600, 0.3, 20*time.Microsecond))
 		})
 	}
 }

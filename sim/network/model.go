@@ -38,6 +38,8 @@ const (
 	evArbReady // evArbNext for a head whose last bit is not in yet
 	evOarbBusy // evOarb while the crossbar port is still busy
 	evOutqLate // evOutq for a packet that waited for the crossbar
+
+	evTCEP // Obj, Arg: a consolidation event (consolidation.go)
 )
 
 // A port is one end of a link: a NIC or a switch port. A switch port has an
@@ -162,6 +164,7 @@ type packet struct {
 	hops    uint8 // links still to cross, counting the next one
 	last    bool  // last segment of its message
 	only    bool  // its message's only segment
+	detour  bool  // PAL: at an intermediate of its current dimension (consolidation.go)
 }
 
 type injected struct {
@@ -191,6 +194,7 @@ type Network struct {
 
 	ecmp    ecmp          // ECMP routing's state (routing.go); ecmp.mp is nil with minimal routing
 	pw      *powarState   // POWAR routing's state (routing.go; it uses ecmp's multipath view); nil otherwise
+	tc      *tcepState    // the consolidation and PAL routing (consolidation.go); nil without
 	wl      workloadState // an attached workload (workload.go)
 	ext     external      // external control of chosen ports (external.go)
 	injects []injected
@@ -374,6 +378,12 @@ func New(t topo.Topology, p Params) (*Network, error) {
 	} {
 		n.eng.UseLane(kinds...)
 	}
+	if p.TCEP.Enabled {
+		if n.tc, err = newTCEP(n); err != nil {
+			return nil, err
+		}
+		n.tcepSchedule(p.TCEP.ActivationEpoch, tcepTick, 0, 0)
+	}
 	return n, nil
 }
 
@@ -528,6 +538,8 @@ func (n *Network) Handle(e engine.Event) {
 		n.sendMessage(now, m.created, m.src, m.dst, m.bytes, -1-m.src)
 	case evWSend, evWDeliver, evWTimer:
 		n.workloadEvent(e)
+	case evTCEP:
+		n.tcepEvent(now, e.Obj, e.Arg)
 	}
 }
 
@@ -835,7 +847,14 @@ func (n *Network) arrive(i, k int32, now int64) {
 	}
 	pk.ready = done
 	if n.ecmp.mp == nil {
-		pk.out = n.swBase[pi.sw] + int32(n.t.Route(int(pi.sw), int(pk.dst)))
+		if n.tc == nil {
+			pk.out = n.swBase[pi.sw] + int32(n.t.Route(int(pi.sw), int(pk.dst)))
+		} else {
+			if n.ports[pi.peer].sw >= 0 {
+				n.tcepCrossed(pi.peer)
+			}
+			pk.out = n.routePAL(pi.sw, pk)
+		}
 	} else if n.pw == nil {
 		pk.out = n.routeECMP(pi.sw, pk)
 	} else {
@@ -973,6 +992,11 @@ func (n *Network) Run(ctx context.Context, chunk uint64, progress func(Progress)
 func (n *Network) finish() {
 	n.finished = true
 	end := max(n.lastDelivery, n.eng.Now())
+	if n.tc != nil {
+		// The consolidation's epochs run on after the last packet (up to
+		// an epoch, and a shadow link's expiry): they are not the run.
+		end = n.lastDelivery
+	}
 	if n.wl.rep != nil {
 		end = n.workloadEnd()
 	}

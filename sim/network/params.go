@@ -38,6 +38,9 @@ type Params struct {
 	Routing Routing
 	// POWAR configures routing POWAR and the powar_model summary block.
 	POWAR POWAR
+	// TCEP is the consolidation (power.consolidation: tcep) with PAL
+	// routing (consolidation.go).
+	TCEP TCEP
 
 	Queue            engine.QueueKind
 	CalendarBucketPS int64 // 0 = derived from the network
@@ -122,6 +125,14 @@ func (p *Params) Validate() error {
 	}
 	if err := p.POWAR.validate(p); err != nil {
 		return err
+	}
+	if p.TCEP.Enabled {
+		if err := p.TCEP.Validate(); err != nil {
+			return err
+		}
+		if p.Routing != RoutingMinimal {
+			return fmt.Errorf("power.consolidation: tcep routes with PAL and needs routing.kind minimal, got %v", p.Routing)
+		}
 	}
 	pw := p.Power
 	for _, f := range []struct {

@@ -109,6 +109,8 @@ type Result struct {
 	PowarModel *PowarModel `json:"powar_model,omitempty"`
 	// PowarRouting counts POWAR's decisions, with routing POWAR.
 	PowarRouting *POWARRouting `json:"powar_routing,omitempty"`
+	// Consolidation reports TCEP (power.consolidation: tcep).
+	Consolidation *Consolidation `json:"consolidation,omitempty"`
 }
 
 // RankTraffic splits a workload's messages between the intra-node path
@@ -216,6 +218,9 @@ func (n *Network) Result() Result {
 			st.MeanSelectable = float64(st.selSum) / float64(st.Adaptive)
 		}
 		r.PowarRouting = &st
+	}
+	if n.tc != nil {
+		r.Consolidation = n.consolidation(end)
 	}
 	for i := range n.ports {
 		if c := n.ports[i].ctl; c != nil {

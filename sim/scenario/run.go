@@ -264,6 +264,9 @@ func (o *Outcome) WriteTable(w io.Writer) error {
 	if d := r.PowarRouting; d != nil {
 		p("powar decisions", "%d adaptive, %d to a sleeping port, %d with none free, %.2f selectable on average", d.Adaptive, d.Sleeping, d.Fallback, d.MeanSelectable)
 	}
+	if c := r.Consolidation; c != nil {
+		p("consolidation", "active %.1f%% of %d links (physically on %.1f%%), %d deactivations, %d activations, %d shadow reactivations, %d control messages, %d non-minimal, %d violations", 100*c.ActiveRatio, c.Links, 100*c.PhysicalRatio, c.Deactivations, c.Activations, c.Reactivations, c.ControlMessages, c.NonMinimal, c.Violations)
+	}
 	if t := r.RankTraffic; t != nil {
 		p("intra-node / network", "%d messages, %d B / %d messages, %d B", t.IntraMessages, t.IntraBytes, t.NetworkMessages, t.NetworkBytes)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/lpictl/lpictl/sim/engine"
 	"github.com/lpictl/lpictl/sim/network"
 	"github.com/lpictl/lpictl/sim/power"
+	"github.com/lpictl/lpictl/sim/tcep"
 	"github.com/lpictl/lpictl/sim/topo"
 	"github.com/lpictl/lpictl/sim/workload"
 	"github.com/lpictl/lpictl/sim/workload/apps"
@@ -74,6 +75,59 @@ type Power struct {
 	// EndToEnd makes the bound hold for the application rather than per
 	// port (docs/predictors.md "End-to-end bound").
 	EndToEnd EndToEnd `yaml:"end_to_end" json:"end_to_end,omitzero"`
+	// Consolidation turns links off at the network level above the
+	// per-port controllers (docs/scenario.md "power.consolidation").
+	Consolidation Consolidation `yaml:"consolidation" json:"consolidation,omitzero"`
+}
+
+// Consolidation is power.consolidation: kind tcep (paper 004, with PAL
+// routing; HyperX and fbfly only) or none (default); unset keys take
+// tcep.DefaultConfig's values.
+type Consolidation struct {
+	Kind              string              `yaml:"kind" json:"kind,omitempty"`
+	Hwm               *float64            `yaml:"hwm" json:"hwm,omitempty"`
+	ActivationEpoch   *predictor.Duration `yaml:"activation_epoch" json:"activation_epoch,omitempty"`
+	DeactivationEpoch *predictor.Duration `yaml:"deactivation_epoch" json:"deactivation_epoch,omitempty"`
+}
+
+// check validates the section against the topology kind (one-line errors
+// naming the keys).
+func (c *Consolidation) check(topoKind string) error {
+	c.Kind = strings.ToLower(strings.TrimSpace(c.Kind))
+	switch c.Kind {
+	case "", "none":
+		for _, k := range []struct {
+			name string
+			set  bool
+		}{{"hwm", c.Hwm != nil}, {"activation_epoch", c.ActivationEpoch != nil}, {"deactivation_epoch", c.DeactivationEpoch != nil}} {
+			if k.set {
+				return fmt.Errorf("power.consolidation.%s: used only with power.consolidation.kind tcep", k.name)
+			}
+		}
+		return nil
+	case "tcep":
+	default:
+		return fmt.Errorf("power.consolidation.kind: unknown kind %q (want none or tcep)", c.Kind)
+	}
+	if topoKind != topo.KindHyperX && topoKind != topo.KindFBFly {
+		return fmt.Errorf("power.consolidation.kind: tcep needs topology.kind hyperx or fbfly (fully connected subnetworks), not %s", topoKind)
+	}
+	return c.params().Config.Validate()
+}
+
+// params resolves the section over tcep.DefaultConfig.
+func (c *Consolidation) params() network.TCEP {
+	t := network.TCEP{Enabled: c.Kind == "tcep", Config: tcep.DefaultConfig()}
+	if c.Hwm != nil {
+		t.Hwm = *c.Hwm
+	}
+	if c.ActivationEpoch != nil {
+		t.ActivationEpoch = ps(*c.ActivationEpoch)
+	}
+	if c.DeactivationEpoch != nil {
+		t.DeactivationEpoch = ps(*c.DeactivationEpoch)
+	}
+	return t
 }
 
 // EndToEnd is the end-to-end bound's configuration (network.EndToEnd).
@@ -341,6 +395,12 @@ func (s *Scenario) normalize() error {
 	if err := s.Routing.POWAR.check(rk, tc.Kind); err != nil {
 		return err
 	}
+	if err := s.Power.Consolidation.check(tc.Kind); err != nil {
+		return err
+	}
+	if s.Power.Consolidation.Kind == "tcep" && rk != network.RoutingMinimal {
+		return fmt.Errorf("power.consolidation.kind: tcep routes with PAL and needs routing.kind minimal, not %s", rk)
+	}
 	return nil
 }
 
@@ -418,6 +478,7 @@ func (s *Scenario) build() (*Built, error) {
 	}
 	p.Routing, _ = network.ParseRouting(s.Routing.Kind) // normalize checked it
 	p.POWAR = s.Routing.POWAR.params()
+	p.TCEP = s.Power.Consolidation.params()
 	p.Power.WakeW = pre.WakePowerW
 	if fw := pre.FastWake; fw != nil {
 		p.EEE.SleepFW, p.EEE.WakeFW = ps(fw.SleepTime), ps(fw.WakeTime)

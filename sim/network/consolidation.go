@@ -1,0 +1,461 @@
+package network
+
+import (
+	"fmt"
+
+	"github.com/lpictl/lpictl/sim/tcep"
+	"github.com/lpictl/lpictl/sim/topo"
+)
+
+// TCEP configures power.consolidation: tcep (paper 004): the consolidation
+// controller (package sim/tcep) on every subnetwork of a HyperX or
+// flattened butterfly, with PAL routing. The per-port EEE controllers keep
+// running underneath: a link routing avoids gets no traffic and sleeps.
+type TCEP struct {
+	Enabled bool
+	tcep.Config
+}
+
+// Event kinds of the consolidation (Obj: subnetwork for tcepExpire, Arg
+// the link as a·K+b).
+const (
+	tcepTick       = iota // an activation-epoch boundary (and a deactivation one when due)
+	tcepDeRespond         // deactivation requests arrive: answered
+	tcepDeComplete        // their ACKs arrive: shadow
+	tcepAcRespond         // activation requests arrive (over two hops): answered
+	tcepAcComplete        // their ACKs arrive: active
+	tcepExpire            // a shadow link's epoch is over: gated once drained
+)
+
+// tcepState is the network's consolidation: the subnetworks, per switch
+// port its link's state (a copy for routing) and its epoch counters, and
+// the requests in flight.
+type tcepState struct {
+	cfg    tcep.Config
+	h      *topo.HyperX
+	dims   []int
+	stride []int
+	off    []int // first port of each dimension
+	perSw  int
+	subs   []*tcep.Subnet
+	subOf  []int32 // [s·D + i]: subnetwork of switch s in dimension i
+	// subDim and subBase: a subnetwork's dimension and the switch of its
+	// member 0 (member a is subBase + a·stride[subDim]).
+	subDim, subBase []int
+	swBase          []int32
+	// Per switch port (global index): state of its link, bytes routed
+	// to it in the current activation and deactivation epochs (minimal,
+	// non-minimal, virtual), packets routed to it not yet across.
+	state  []tcep.State
+	act    [][3]int64
+	deact  [][3]int64
+	routed []int32
+	// uses per subnetwork, snapshots of the last epochs.
+	acUse, deUse     [][]tcep.Use
+	acReqs, deReqs   [][]tcep.Request
+	ctl              int64 // one control message's delay
+	nextDeact        int64
+	pending          int // consolidation events queued
+	stopped          bool
+	cand             []int32
+	lastT            int64
+	active, shadow   int
+	activeT, shadowT float64 // link·ps
+	inactiveT        float64
+	links            int
+	nonMinimal       uint64 // packets routed non-minimally in a dimension
+	rerouted         uint64 // at an intermediate whose direct link was gated: via the hub
+	violations       uint64 // packets that crossed an Inactive link
+	drainWaits       uint64
+	// trace, if set (tests), sees every link-state change.
+	trace func(at int64, si, a, b int, st tcep.State)
+}
+
+func newTCEP(n *Network) (*tcepState, error) {
+	h, ok := n.t.(*topo.HyperX)
+	if !ok {
+		return nil, fmt.Errorf("power.consolidation: tcep needs topology.kind hyperx or fbfly (fully connected subnetworks), not %s", n.t.Name())
+	}
+	cfg := n.p.TCEP.Config
+	tc := &tcepState{cfg: cfg, h: h, dims: h.Dims(), ctl: n.handshake, nextDeact: cfg.DeactivationEpoch, swBase: n.swBase}
+	if 4*tc.ctl >= cfg.ActivationEpoch {
+		return nil, fmt.Errorf("power.consolidation.activation_epoch: %d ps is not longer than an activation handshake (4 control messages, %d ps)", cfg.ActivationEpoch, 4*tc.ctl)
+	}
+	D := len(tc.dims)
+	tc.stride, tc.off = make([]int, D), make([]int, D)
+	tc.perSw = h.Nodes() / h.Switches()
+	st, p := 1, tc.perSw
+	for i, k := range tc.dims {
+		tc.stride[i], tc.off[i] = st, p
+		st *= k
+		p += k - 1
+	}
+	S := h.Switches()
+	tc.subOf = make([]int32, S*D)
+	rows := map[[2]int]int32{}
+	for s := range S {
+		for i, k := range tc.dims {
+			key := [2]int{i, s - tc.coord(s, i)*tc.stride[i]}
+			id, ok := rows[key]
+			if !ok {
+				id = int32(len(tc.subs))
+				rows[key] = id
+				tc.subs = append(tc.subs, tcep.NewSubnet(k))
+				tc.subDim = append(tc.subDim, i)
+				tc.subBase = append(tc.subBase, key[1])
+				tc.acUse = append(tc.acUse, make([]tcep.Use, k*k))
+				tc.deUse = append(tc.deUse, make([]tcep.Use, k*k))
+				tc.acReqs = append(tc.acReqs, nil)
+				tc.deReqs = append(tc.deReqs, nil)
+				tc.links += k * (k - 1) / 2
+			}
+			tc.subOf[s*D+i] = id
+		}
+	}
+	total := len(n.ports)
+	tc.state = make([]tcep.State, total)
+	tc.act, tc.deact = make([][3]int64, total), make([][3]int64, total)
+	tc.routed = make([]int32, total)
+	tc.cand = make([]int32, 0, 64)
+	tc.active = tc.links
+	// Check the port layout against the topology's cabling.
+	for s := range S {
+		for i, k := range tc.dims {
+			c := tc.coord(s, i)
+			for to := range k {
+				if to == c {
+					continue
+				}
+				peer, ok := h.PortPeer(s, tc.port(i, c, to))
+				if !ok || int(peer.ID) != s+(to-c)*tc.stride[i] {
+					return nil, fmt.Errorf("power.consolidation: switch %d dimension %d: unexpected port layout", s, i)
+				}
+			}
+		}
+	}
+	return tc, nil
+}
+
+func (tc *tcepState) coord(s, i int) int { return s / tc.stride[i] % tc.dims[i] }
+
+func (tc *tcepState) port(i, own, to int) int {
+	if to < own {
+		return tc.off[i] + to
+	}
+	return tc.off[i] + to - 1
+}
+
+// schedule queues a consolidation event.
+func (n *Network) tcepSchedule(at int64, kind, obj, arg int32) {
+	n.tc.pending++
+	n.eng.Schedule(at, evTCEP, obj, arg<<3|kind)
+}
+
+// routePAL returns packet pk's output port (global index) at switch sw:
+// PAL routing (paper 004 §1.8) over the links' logical states.
+func (n *Network) routePAL(sw int32, pk *packet) int32 {
+	tc := n.tc
+	s := int(sw)
+	ds := int(pk.dst) / tc.perSw
+	dim, c, cd := -1, 0, 0
+	for i := range tc.dims {
+		if c, cd = tc.coord(s, i), tc.coord(ds, i); c != cd {
+			dim = i
+			break
+		}
+	}
+	if dim < 0 {
+		return n.swBase[sw] + pk.dst%int32(tc.perSw)
+	}
+	base := n.swBase[sw]
+	g := base + int32(tc.port(dim, c, cd))
+	if pk.detour {
+		// At the intermediate: the direct link was Active when chosen;
+		// Shadow still carries it. If it was gated meanwhile, via the hub
+		// (whose links are root links).
+		pk.detour = false
+		if tc.state[g] != tcep.Inactive {
+			return tc.count(g, 1, pk.size)
+		}
+		tc.rerouted++
+		pk.detour, pk.hops = true, pk.hops+1
+		return tc.count(base+int32(tc.port(dim, c, 0)), 1, pk.size)
+	}
+	if tc.state[g] == tcep.Active {
+		return tc.count(g, 0, pk.size)
+	}
+	tc.act[g][2] += int64(pk.size)
+	tc.deact[g][2] += int64(pk.size)
+	sub := tc.subs[tc.subOf[s*len(tc.dims)+dim]]
+	cand := tc.cand[:0]
+	// Intermediates below both ends only: a detour goes down then up the
+	// ids, so no channel dependency runs from an up channel to a down one
+	// and PAL is deadlock-free without the paper's two virtual channels
+	// (the model has none). The hub is always one.
+	for m := range min(c, cd) {
+		if sub.State(c, m) == tcep.Active && sub.State(m, cd) == tcep.Active {
+			cand = append(cand, int32(m))
+		}
+	}
+	tc.cand = cand
+	if len(cand) == 0 { // cannot happen: the hub is always one
+		tc.violations++
+		return tc.count(g, 0, pk.size)
+	}
+	m := cand[0]
+	if len(cand) > 1 {
+		m = cand[ecmpPick(flowKey(pk.msg, pk.dst), sw, len(cand))]
+	}
+	tc.nonMinimal++
+	pk.detour, pk.hops = true, pk.hops+1
+	return tc.count(base+int32(tc.port(dim, c, int(m))), 1, pk.size)
+}
+
+// count adds a packet of size bytes routed to port g (kind 0 minimal, 1
+// non-minimal) and returns g.
+func (tc *tcepState) count(g int32, kind int, size int32) int32 {
+	tc.act[g][kind] += int64(size)
+	tc.deact[g][kind] += int64(size)
+	tc.routed[g]++
+	return g
+}
+
+// tcepCrossed: a packet sent by switch port from has arrived at the other
+// end of its link.
+func (n *Network) tcepCrossed(from int32) {
+	tc := n.tc
+	tc.routed[from]--
+	if tc.state[from] == tcep.Inactive {
+		tc.violations++
+	}
+}
+
+// tcepEvent handles a consolidation event.
+func (n *Network) tcepEvent(now int64, obj, arg int32) {
+	tc := n.tc
+	tc.pending--
+	kind := arg & 7
+	arg >>= 3
+	switch kind {
+	case tcepTick:
+		n.tcepTick(now)
+	case tcepAcRespond:
+		for si, sub := range tc.subs {
+			tc.acReqs[si] = sub.RespondActivation(tc.acReqs[si])
+		}
+		n.tcepSchedule(now+2*tc.ctl, tcepAcComplete, 0, 0)
+	case tcepAcComplete:
+		for si, sub := range tc.subs {
+			if len(tc.acReqs[si]) > 0 {
+				sub.CompleteActivation(tc.acReqs[si])
+				n.tcepSync(si, now)
+			}
+			tc.acReqs[si] = tc.acReqs[si][:0]
+		}
+	case tcepDeRespond:
+		for si, sub := range tc.subs {
+			tc.deReqs[si] = sub.RespondDeactivation(tc.deReqs[si], tc.deUse[si], tc.cfg.Hwm)
+		}
+		n.tcepSchedule(now+tc.ctl, tcepDeComplete, 0, 0)
+	case tcepDeComplete:
+		for si, sub := range tc.subs {
+			if len(tc.deReqs[si]) == 0 {
+				continue
+			}
+			sub.CompleteDeactivation(tc.deReqs[si])
+			for _, q := range tc.deReqs[si] {
+				if sub.State(q.From, q.To) == tcep.Shadow {
+					n.tcepSchedule(now+tc.cfg.DeactivationEpoch, tcepExpire, int32(si), int32(q.From*sub.K+q.To))
+				}
+			}
+			tc.deReqs[si] = tc.deReqs[si][:0]
+			n.tcepSync(si, now)
+		}
+	case tcepExpire:
+		sub := tc.subs[obj]
+		a, b := int(arg)/sub.K, int(arg)%sub.K
+		if sub.State(a, b) != tcep.Shadow {
+			return
+		}
+		if ga, gb := n.tcepPorts(int(obj), a, b); tc.routed[ga]+tc.routed[gb] > 0 {
+			// Packets routed to it are still to cross: drain first
+			// (unless nothing else can happen: a deadlock, Run reports it).
+			if n.eng.Pending() == tc.pending {
+				return
+			}
+			tc.drainWaits++
+			n.tcepSchedule(now+tc.ctl, tcepExpire, obj, arg)
+			return
+		}
+		sub.Expire(a, b)
+		n.tcepSync(int(obj), now)
+	}
+}
+
+// tcepTick runs the epoch boundaries due at now and schedules the next
+// tick, unless nothing but the consolidation's events is left.
+func (n *Network) tcepTick(now int64) {
+	tc := n.tc
+	capA := float64(tc.cfg.ActivationEpoch) * n.p.RateBps / 8e12
+	any := false
+	for si, sub := range tc.subs {
+		tc.uses(si, tc.act, tc.acUse[si], capA)
+		tc.acReqs[si] = sub.ActivationEpoch(tc.acUse[si], tc.cfg.Hwm, tc.acReqs[si][:0])
+		any = any || len(tc.acReqs[si]) > 0
+		n.tcepSync(si, now) // shadow reactivations
+	}
+	if any {
+		n.tcepSchedule(now+2*tc.ctl, tcepAcRespond, 0, 0)
+	}
+	if now >= tc.nextDeact {
+		tc.nextDeact += tc.cfg.DeactivationEpoch
+		capD := float64(tc.cfg.DeactivationEpoch) * n.p.RateBps / 8e12
+		any = false
+		for si, sub := range tc.subs {
+			tc.uses(si, tc.deact, tc.deUse[si], capD)
+			tc.deReqs[si] = sub.DeactivationEpoch(tc.deUse[si], tc.cfg.Hwm, tc.deReqs[si][:0])
+			any = any || len(tc.deReqs[si]) > 0
+		}
+		if any {
+			n.tcepSchedule(now+tc.ctl, tcepDeRespond, 0, 0)
+		}
+	}
+	// Only the consolidation's events left: the run is over (or, with
+	// packets still in flight, deadlocked: Run reports it).
+	if n.eng.Pending() == tc.pending {
+		tc.stopped = true
+		return
+	}
+	n.tcepSchedule(now+tc.cfg.ActivationEpoch, tcepTick, 0, 0)
+}
+
+// uses fills subnetwork si's uses from the counters cnt (clearing them)
+// over an epoch of capacity bytes.
+func (tc *tcepState) uses(si int, cnt [][3]int64, u []tcep.Use, capacity float64) {
+	k := tc.subs[si].K
+	for a := range k {
+		for b := range k {
+			if a == b {
+				continue
+			}
+			g, _ := tc.portsOf(si, a, b)
+			c := &cnt[g]
+			u[a*k+b] = tcep.Use{Min: float64(c[0]) / capacity, NonMin: float64(c[1]) / capacity, Virt: float64(c[2]) / capacity}
+			*c = [3]int64{}
+		}
+	}
+}
+
+// tcepPorts returns the global ports of the link a–b of subnetwork si
+// (at a, at b).
+func (n *Network) tcepPorts(si, a, b int) (int32, int32) { return n.tc.portsOf(si, a, b) }
+
+// portsOf returns the global port indices of the link a–b of subnetwork
+// si at a and at b.
+func (tc *tcepState) portsOf(si, a, b int) (int32, int32) {
+	dim, base := tc.subDim[si], tc.subBase[si]
+	sa, sb := base+a*tc.stride[dim], base+b*tc.stride[dim]
+	return tc.swBase[sa] + int32(tc.port(dim, a, b)), tc.swBase[sb] + int32(tc.port(dim, b, a))
+}
+
+// tcepSync copies subnetwork si's link states to its ports at now,
+// accounting the link-state times up to now.
+func (n *Network) tcepSync(si int, now int64) {
+	tc := n.tc
+	tc.account(now)
+	sub := tc.subs[si]
+	for a := range sub.K {
+		for b := a + 1; b < sub.K; b++ {
+			ga, gb := tc.portsOf(si, a, b)
+			old, st := tc.state[ga], sub.State(a, b)
+			if old == st {
+				continue
+			}
+			tc.active -= b2i(old == tcep.Active) - b2i(st == tcep.Active)
+			tc.shadow -= b2i(old == tcep.Shadow) - b2i(st == tcep.Shadow)
+			tc.state[ga], tc.state[gb] = st, st
+			if tc.trace != nil {
+				tc.trace(now, si, a, b, st)
+			}
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// account adds the link-state times up to now.
+func (tc *tcepState) account(now int64) {
+	if now <= tc.lastT {
+		return
+	}
+	dt := float64(now - tc.lastT)
+	tc.activeT += float64(tc.active) * dt
+	tc.shadowT += float64(tc.shadow) * dt
+	tc.inactiveT += float64(tc.links-tc.active-tc.shadow) * dt
+	tc.lastT = now
+}
+
+// Consolidation is the summary's consolidation block (power.consolidation:
+// tcep): the switch-switch links' logical states over the run, TCEP's
+// changes and control messages, and PAL's routing.
+type Consolidation struct {
+	Links int `json:"links"`
+	// Active, Shadow and Inactive are the time-weighted mean numbers of
+	// links in each state; ActiveRatio = Active / Links (shadow links
+	// are physically on: PhysicalRatio = (Active + Shadow) / Links).
+	Active        float64 `json:"active_mean"`
+	Shadow        float64 `json:"shadow_mean"`
+	Inactive      float64 `json:"inactive_mean"`
+	ActiveRatio   float64 `json:"active_ratio"`
+	PhysicalRatio float64 `json:"physical_ratio"`
+	// FinalActive is the number of Active links at the end of the run.
+	FinalActive   int    `json:"final_active"`
+	Activations   uint64 `json:"activations"`
+	Deactivations uint64 `json:"deactivations"`
+	Reactivations uint64 `json:"shadow_reactivations"`
+	Gated         uint64 `json:"gated"`
+	// ControlMessages counts requests, ACKs/NACKs, shadow reactivations
+	// and link-state broadcasts.
+	ControlMessages uint64 `json:"control_messages"`
+	// NonMinimal counts the routing decisions that took a detour through
+	// an intermediate (one per packet and dimension); Rerouted those of
+	// packets whose direct link was gated while they were on their way
+	// (sent via the hub); DrainWaits the expiries delayed by packets still
+	// routed to a shadow link.
+	NonMinimal uint64 `json:"non_minimal"`
+	Rerouted   uint64 `json:"rerouted"`
+	DrainWaits uint64 `json:"drain_waits"`
+	// Violations counts packets that crossed an Inactive link: always 0.
+	Violations uint64 `json:"violations"`
+}
+
+// consolidation computes the consolidation block for a run ending at end.
+func (n *Network) consolidation(end int64) *Consolidation {
+	tc := n.tc
+	tc.account(end)
+	c := &Consolidation{Links: tc.links, FinalActive: tc.active, NonMinimal: tc.nonMinimal, Rerouted: tc.rerouted,
+		DrainWaits: tc.drainWaits, Violations: tc.violations}
+	for _, s := range tc.subs {
+		c.Activations += s.Stats.Activations
+		c.Deactivations += s.Stats.Deactivations
+		c.Reactivations += s.Stats.Reactivations
+		c.Gated += s.Stats.Gated
+		c.ControlMessages += s.Stats.Messages
+	}
+	// The states are accounted up to the last consolidation event, which
+	// may be after the run's end (the epochs that noticed it).
+	if span := max(end, tc.lastT); span > 0 {
+		c.Active, c.Shadow, c.Inactive = tc.activeT/float64(span), tc.shadowT/float64(span), tc.inactiveT/float64(span)
+	} else {
+		c.Active = float64(tc.links)
+	}
+	if tc.links > 0 {
+		c.ActiveRatio, c.PhysicalRatio = c.Active/float64(tc.links), (c.Active+c.Shadow)/float64(tc.links)
+	}
+	return c
+}

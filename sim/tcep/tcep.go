@@ -1,0 +1,412 @@
+package tcep
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// State is a link's logical state.
+type State uint8
+
+// Link states.
+const (
+	// Active links are routable.
+	Active State = iota
+	// Shadow links are logically off (new routing decisions avoid them)
+	// but physically on for one deactivation epoch; packets already
+	// committed to them (at an intermediate) may still cross them.
+	Shadow
+	// Inactive links are gated: no packet may cross them.
+	Inactive
+)
+
+// String returns the state's name.
+func (s State) String() string {
+	switch s {
+	case Active:
+		return "active"
+	case Shadow:
+		return "shadow"
+	case Inactive:
+		return "inactive"
+	}
+	return fmt.Sprintf("state(%d)", uint8(s))
+}
+
+// Config is TCEP's configuration (scenario keys power.consolidation.*).
+type Config struct {
+	// Hwm is the high-water mark U_hwm, in (0, 1).
+	Hwm float64
+	// ActivationEpoch and DeactivationEpoch are the epoch lengths (ps).
+	ActivationEpoch, DeactivationEpoch int64
+}
+
+// DefaultConfig is the paper's: U_hwm 0.75, epochs of 1 µs and 10 µs.
+func DefaultConfig() Config {
+	return Config{Hwm: 0.75, ActivationEpoch: 1_000_000, DeactivationEpoch: 10_000_000}
+}
+
+// Validate checks the configuration; errors name the scenario key.
+func (c Config) Validate() error {
+	switch {
+	case !(c.Hwm > 0 && c.Hwm < 1):
+		return fmt.Errorf("power.consolidation.hwm: must be in (0, 1), got %v", c.Hwm)
+	case c.ActivationEpoch <= 0:
+		return fmt.Errorf("power.consolidation.activation_epoch: must be > 0, got %d ps", c.ActivationEpoch)
+	case c.DeactivationEpoch < c.ActivationEpoch:
+		return fmt.Errorf("power.consolidation.deactivation_epoch: must be ≥ activation_epoch (%d ps), got %d ps", c.ActivationEpoch, c.DeactivationEpoch)
+	}
+	return nil
+}
+
+// Use is a router's egress traffic on one of its links over an epoch, as
+// fractions of the link's capacity in the epoch: Min and NonMin are the
+// minimally and non-minimally routed bytes it carried; Virt (virtual
+// utilisation) the bytes that would have taken it minimally had it been
+// Active.
+type Use struct {
+	Min, NonMin, Virt float64
+}
+
+// Util is the link's utilisation.
+func (u Use) Util() float64 { return u.Min + u.NonMin }
+
+// Cand is one link in Algorithm 1's list: its utilisation, its minimally
+// routed part, and whether it may be deactivated (not a root link, not
+// kept by the anti-oscillation rule).
+type Cand struct {
+	Util, MinUtil float64
+	Eligible      bool
+}
+
+// Boundary returns the index of the first outer link of a router's active
+// links (sorted by neighbour id): inner links are added from link 0 until
+// their spare capacity max(0, hwm − util) covers the outer links'
+// utilisation, the test first made with links 0 and 1 inner (Algorithm 1
+// as printed). len(links) means no outer link.
+func Boundary(links []Cand, hwm float64) int {
+	if len(links) < 2 {
+		return len(links)
+	}
+	budget := spare(links[0].Util, hwm)
+	outer := 0.0
+	for _, l := range links[1:] {
+		outer += l.Util
+	}
+	for i := 1; i < len(links); i++ {
+		budget += spare(links[i].Util, hwm)
+		outer -= links[i].Util
+		if budget >= outer-1e-12 {
+			return i + 1
+		}
+	}
+	return len(links)
+}
+
+func spare(util, hwm float64) float64 { return max(0, hwm-util) }
+
+// SelectDeactivation is Algorithm 1: the eligible outer link with the least
+// minimally routed traffic (the first of equals), or −1.
+func SelectDeactivation(links []Cand, hwm float64) int {
+	best, bestMin := -1, math.Inf(1)
+	for i := Boundary(links, hwm); i < len(links); i++ {
+		if l := links[i]; l.Eligible && l.MinUtil < bestMin {
+			best, bestMin = i, l.MinUtil
+		}
+	}
+	return best
+}
+
+// Request is a control request for the link between routers From (the
+// sender) and To, with the value the receiver ranks requests by (the
+// virtual utilisation for an activation, the sender's minimal traffic for
+// a deactivation).
+type Request struct {
+	From, To int
+	Value    float64
+}
+
+// Stats counts a subnetwork's changes and control messages.
+type Stats struct {
+	Activations, Deactivations, Reactivations, Gated uint64
+	// Messages counts requests, ACKs, NACKs, shadow reactivations and
+	// link-state broadcasts (k−1 per change).
+	Messages uint64
+}
+
+// Subnet is one fully connected subnetwork of K routers (ids 0…K−1, the
+// hub 0): every link's state and what the rules remember between epochs.
+type Subnet struct {
+	K      int
+	st     []State // K×K, symmetric
+	recent []int   // per router: the neighbour of its most recently activated link (−1)
+	shadow []int   // per router: the neighbour of its shadow link (−1)
+	// activated: the router's link was activated since its last
+	// deactivation epoch (no deactivation then: activation has priority).
+	activated []bool
+	Stats     Stats
+	cand      []Cand
+	nb        []int
+}
+
+// NewSubnet returns a subnetwork of k routers with every link Active.
+func NewSubnet(k int) *Subnet {
+	s := &Subnet{K: k, st: make([]State, k*k), recent: make([]int, k), shadow: make([]int, k), activated: make([]bool, k)}
+	for i := range k {
+		s.recent[i], s.shadow[i] = -1, -1
+	}
+	return s
+}
+
+// State returns the state of the link between routers a and b.
+func (s *Subnet) State(a, b int) State { return s.st[a*s.K+b] }
+
+func (s *Subnet) set(a, b int, v State) { s.st[a*s.K+b], s.st[b*s.K+a] = v, v }
+
+// Root reports whether the link a–b is a root link (the hub's star).
+func Root(a, b int) bool { return a == 0 || b == 0 }
+
+// Count returns the numbers of active, shadow and inactive links.
+func (s *Subnet) Count() (active, shadow, inactive int) {
+	for a := range s.K {
+		for b := a + 1; b < s.K; b++ {
+			switch s.State(a, b) {
+			case Active:
+				active++
+			case Shadow:
+				shadow++
+			default:
+				inactive++
+			}
+		}
+	}
+	return
+}
+
+// use returns router r's view of its link to j.
+func use(u []Use, k, r, j int) Use { return u[r*k+j] }
+
+// triggered: one of router r's active links is above hwm with more than
+// half of its traffic non-minimal.
+func (s *Subnet) triggered(u []Use, r int, hwm float64) bool {
+	for j := range s.K {
+		if j == r || s.State(r, j) != Active {
+			continue
+		}
+		x := use(u, s.K, r, j)
+		if x.Util() > hwm && x.NonMin > 0.5*x.Util() {
+			return true
+		}
+	}
+	return false
+}
+
+// ActivationEpoch runs the activation rules of every router at an
+// activation-epoch boundary, from the epoch's uses u (K×K, u[r*K+j] router
+// r's egress on its link to j). A triggered router with a shadow link
+// reactivates it at once (logical only, no ACK); otherwise it requests the
+// activation of its Inactive link with the highest virtual utilisation
+// (if any is above 0). The requests are answered by RespondActivation.
+func (s *Subnet) ActivationEpoch(u []Use, hwm float64, reqs []Request) []Request {
+	for r := range s.K {
+		if !s.triggered(u, r, hwm) {
+			continue
+		}
+		if j := s.shadow[r]; j >= 0 {
+			s.set(r, j, Active)
+			s.shadow[r], s.shadow[j] = -1, -1
+			s.Stats.Reactivations++
+			s.Stats.Messages += 1 + uint64(s.K-1)
+			continue
+		}
+		best, bestV := -1, 0.0
+		for j := range s.K {
+			if j != r && s.State(r, j) == Inactive && use(u, s.K, r, j).Virt > bestV {
+				best, bestV = j, use(u, s.K, r, j).Virt
+			}
+		}
+		if best >= 0 {
+			reqs = append(reqs, Request{From: r, To: best, Value: bestV})
+			s.Stats.Messages++
+		}
+	}
+	return reqs
+}
+
+// RespondActivation answers activation requests: highest value first
+// (then lowest sender, receiver), each ACKed if neither end has had a
+// link activated in this round, NACKed otherwise. It returns the ACKed
+// ones (to Complete after the ACK's delay).
+func (s *Subnet) RespondActivation(reqs []Request) []Request {
+	slices.SortStableFunc(reqs, func(a, b Request) int {
+		if c := cmp.Compare(b.Value, a.Value); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.From, b.From); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.To, b.To)
+	})
+	changed := make(map[int]bool, 2*len(reqs))
+	acked := reqs[:0]
+	for _, q := range reqs {
+		s.Stats.Messages++ // ACK or NACK
+		if changed[q.From] || changed[q.To] || s.State(q.From, q.To) != Inactive {
+			continue
+		}
+		changed[q.From], changed[q.To] = true, true
+		acked = append(acked, q)
+	}
+	return acked
+}
+
+// CompleteActivation makes ACKed links Active (the ACK has arrived).
+func (s *Subnet) CompleteActivation(acked []Request) {
+	for _, q := range acked {
+		if s.State(q.From, q.To) != Inactive {
+			continue
+		}
+		s.set(q.From, q.To, Active)
+		s.recent[q.From], s.recent[q.To] = q.To, q.From
+		s.activated[q.From], s.activated[q.To] = true, true
+		s.Stats.Activations++
+		s.Stats.Messages += uint64(s.K - 1)
+	}
+}
+
+// partition returns router r's active links (neighbours in nb, ascending)
+// as Algorithm 1's candidates, with root links and (anti-oscillation) its
+// most recently activated link ineligible while one of its inner links is
+// above hwm/2.
+func (s *Subnet) partition(u []Use, r int, hwm float64) (cand []Cand, nb []int, boundary int) {
+	cand, nb = s.cand[:0], s.nb[:0]
+	for j := range s.K {
+		if j == r || s.State(r, j) != Active {
+			continue
+		}
+		x := use(u, s.K, r, j)
+		cand = append(cand, Cand{Util: x.Util(), MinUtil: x.Min, Eligible: !Root(r, j)})
+		nb = append(nb, j)
+	}
+	s.cand, s.nb = cand, nb
+	boundary = Boundary(cand, hwm)
+	if rc := s.recent[r]; rc >= 0 {
+		hot := false
+		for i := range min(boundary, len(cand)) {
+			hot = hot || cand[i].Util > hwm/2
+		}
+		if hot {
+			for i, j := range nb {
+				if j == rc {
+					cand[i].Eligible = false
+				}
+			}
+		}
+	}
+	return cand, nb, boundary
+}
+
+// DeactivationEpoch runs Algorithm 1 for every router at a
+// deactivation-epoch boundary, from the epoch's uses u. A router sends no
+// request if it has a shadow link or had a link activated since its last
+// deactivation epoch. The requests are answered by RespondDeactivation.
+func (s *Subnet) DeactivationEpoch(u []Use, hwm float64, reqs []Request) []Request {
+	for r := range s.K {
+		if s.shadow[r] >= 0 || s.activated[r] {
+			continue
+		}
+		cand, nb, _ := s.partition(u, r, hwm)
+		if i := SelectDeactivation(cand, hwm); i >= 0 {
+			reqs = append(reqs, Request{From: r, To: nb[i], Value: cand[i].MinUtil})
+			s.Stats.Messages++
+		}
+	}
+	return reqs
+}
+
+// RespondDeactivation answers deactivation requests with the receivers'
+// own uses u, matching links greedily so that no router gets two: the
+// receivers in ascending id each ACK, among the requests from routers not
+// yet matched, the one for a link outer in the receiver's own partition
+// (or asked by both ends: agreed) on which it sends the least minimal
+// traffic (then the lowest sender); both ends are then matched. Receivers
+// with a shadow link or a link activated since their last deactivation
+// epoch NACK everything, as do matched ones. It returns the ACKed
+// requests (to Complete after the ACK's delay) and clears the routers'
+// activated flags (a new deactivation epoch).
+func (s *Subnet) RespondDeactivation(reqs []Request, u []Use, hwm float64) []Request {
+	s.Stats.Messages += uint64(len(reqs)) // an ACK or a NACK each
+	asked := make(map[[2]int]bool, len(reqs))
+	for _, q := range reqs {
+		asked[[2]int{q.From, q.To}] = true
+	}
+	matched := make([]bool, s.K)
+	var acked []Request
+	for b := range s.K {
+		if matched[b] || s.shadow[b] >= 0 || s.activated[b] {
+			continue
+		}
+		var cand []Cand
+		var nb []int
+		boundary := -1
+		best, bestMin := -1, math.Inf(1)
+		for qi, q := range reqs {
+			if q.To != b || matched[q.From] || s.shadow[q.From] >= 0 || s.State(q.From, b) != Active {
+				continue
+			}
+			if boundary < 0 {
+				cand, nb, boundary = s.partition(u, b, hwm)
+			}
+			for i, j := range nb {
+				mutual := asked[[2]int{b, j}]
+				if j == q.From && (i >= boundary || mutual) && cand[i].Eligible && cand[i].MinUtil < bestMin {
+					best, bestMin = qi, cand[i].MinUtil
+				}
+			}
+		}
+		if best >= 0 {
+			q := reqs[best]
+			matched[q.From], matched[b] = true, true
+			acked = append(acked, q)
+		}
+	}
+	for r := range s.K {
+		s.activated[r] = false
+	}
+	slices.SortFunc(acked, func(a, b Request) int {
+		if c := cmp.Compare(a.From, b.From); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.To, b.To)
+	})
+	return acked
+}
+
+// CompleteDeactivation puts ACKed links into Shadow (the ACK has
+// arrived); they become Inactive at Expire unless reactivated.
+func (s *Subnet) CompleteDeactivation(acked []Request) {
+	for _, q := range acked {
+		a, b := q.From, q.To
+		if s.State(a, b) != Active || s.shadow[a] >= 0 || s.shadow[b] >= 0 {
+			continue
+		}
+		s.set(a, b, Shadow)
+		s.shadow[a], s.shadow[b] = b, a
+		s.Stats.Deactivations++
+		s.Stats.Messages += uint64(s.K - 1)
+	}
+}
+
+// Expire gates the link a–b if it is still Shadow (one deactivation epoch
+// after CompleteDeactivation) and reports whether it did.
+func (s *Subnet) Expire(a, b int) bool {
+	if s.State(a, b) != Shadow {
+		return false
+	}
+	s.set(a, b, Inactive)
+	s.shadow[a], s.shadow[b] = -1, -1
+	s.Stats.Gated++
+	return true
+}

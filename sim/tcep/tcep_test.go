@@ -1,0 +1,232 @@
+package tcep
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestAlgorithm1 checks Boundary and SelectDeactivation against hand
+// calculations, the first the digest's Fig. 6 example (R3 with five links:
+// three inner with a budget of 1.9, outer links carrying 1.2; the figure
+// counts spare capacity as 1 − util, i.e. hwm 1).
+func TestAlgorithm1(t *testing.T) {
+	c := func(util, minU float64) Cand { return Cand{Util: util, MinUtil: minU, Eligible: true} }
+	for _, tc := range []struct {
+		name     string
+		links    []Cand
+		hwm      float64
+		boundary int
+		pick     int
+	}{
+		// spare 0.6+0.7+0.6 = 1.9 ≥ 0.5+0.7 = 1.2 at link 2 (after link 1:
+		// 1.3 < 1.6); of links 3 (min 0.4) and 4 (min 0.1), link 4.
+		{"fig6", []Cand{c(0.4, 0.4), c(0.3, 0.2), c(0.4, 0.1), c(0.5, 0.4), c(0.7, 0.1)}, 1, 3, 4},
+		// hwm 0.75: spare 0.35, 0.45, 0.35, 0.25; after link 1: 0.8 <
+		// 1.6; link 2: 1.15 < 1.2; link 3: 1.4 ≥ 0.7: only link 4 is outer.
+		{"fig6-hwm", []Cand{c(0.4, 0.4), c(0.3, 0.2), c(0.4, 0.1), c(0.5, 0.4), c(0.7, 0.1)}, 0.75, 4, 4},
+		// The least minimal traffic wins, not the least utilised link
+		// (Obs. #2): link 2 carries 0.3 (all non-minimal), link 3 0.1
+		// (all minimal).
+		{"least-minimal", []Cand{c(0.1, 0.1), c(0.1, 0.1), c(0.3, 0), c(0.1, 0.1)}, 0.75, 2, 2},
+		// Links above hwm add no budget (clamp at 0): 0+0 < 0.9+0.9, then
+		// 0 < 0.9: no outer link.
+		{"saturated", []Cand{c(0.9, 0.9), c(0.9, 0.9), c(0.9, 0.9), c(0.9, 0.9)}, 0.75, 4, -1},
+		// An ineligible link (root, anti-oscillation) is skipped.
+		{"ineligible", []Cand{c(0.1, 0.1), c(0.1, 0.1), {Util: 0.1, MinUtil: 0}, c(0.1, 0.05)}, 0.75, 2, 3},
+		{"one-link", []Cand{c(0.1, 0.1)}, 0.75, 1, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if b := Boundary(tc.links, tc.hwm); b != tc.boundary {
+				t.Errorf("boundary %d, want %d", b, tc.boundary)
+			}
+			if p := SelectDeactivation(tc.links, tc.hwm); p != tc.pick {
+				t.Errorf("pick %d, want %d", p, tc.pick)
+			}
+		})
+	}
+}
+
+// low returns K×K uses of util u, all minimal.
+func low(k int, u float64) []Use {
+	us := make([]Use, k*k)
+	for i := range us {
+		us[i] = Use{Min: u}
+	}
+	return us
+}
+
+// TestSubnetTimeline walks a 4-router subnetwork through a deactivation
+// (requests, the mutual agreement, shadow), a shadow reactivation, a
+// second deactivation to Inactive, and an activation by virtual
+// utilisation, counting the control messages by hand.
+func TestSubnetTimeline(t *testing.T) {
+	const hwm = 0.75
+	s := NewSubnet(4)
+	u := low(4, 0.1)
+	// Router 1: links to 0, 2, 3 (0.1 each): after link 1 (to 2) the
+	// budget 0.65+0.65 covers the outer 0.1: outer {3}. Router 2: outer
+	// {3}; router 3: links to 0, 1, 2: outer {2}. The hub sends nothing.
+	reqs := s.DeactivationEpoch(u, hwm, nil)
+	want := []Request{{1, 3, 0.1}, {2, 3, 0.1}, {3, 2, 0.1}}
+	if !slices.Equal(reqs, want) {
+		t.Fatalf("requests %v, want %v", reqs, want)
+	}
+	// Receivers in ascending id: 2 gets 3's request for 2–3, which it
+	// asked for too (agreed): 2 and 3 are matched, and 1's request to 3
+	// is NACKed.
+	acked := s.RespondDeactivation(reqs, u, hwm)
+	if !slices.Equal(acked, []Request{{3, 2, 0.1}}) {
+		t.Fatalf("acked %v", acked)
+	}
+	s.CompleteDeactivation(acked)
+	if s.State(2, 3) != Shadow || s.State(3, 2) != Shadow {
+		t.Fatalf("2–3 %v", s.State(2, 3))
+	}
+	// 3 requests + 3 answers + 3 broadcasts.
+	if s.Stats.Messages != 9 || s.Stats.Deactivations != 1 {
+		t.Fatalf("stats %+v", s.Stats)
+	}
+	// A router with a shadow link sends no request; router 1's outer link
+	// is still 3, whose owner has a shadow link: NACK.
+	reqs = s.DeactivationEpoch(u, hwm, nil)
+	if !slices.Equal(reqs, []Request{{1, 3, 0.1}}) {
+		t.Fatalf("second requests %v", reqs)
+	}
+	if a := s.RespondDeactivation(reqs, u, hwm); len(a) != 0 {
+		t.Fatalf("acked %v with a shadow link at 3", a)
+	}
+	// Router 2's link to 0 above hwm, mostly non-minimal: the shadow link
+	// comes back at once (1 notice + 3 broadcasts).
+	hot := low(4, 0.1)
+	hot[2*4+0] = Use{Min: 0.2, NonMin: 0.6}
+	m := s.Stats.Messages
+	if r := s.ActivationEpoch(hot, hwm, nil); len(r) != 0 {
+		t.Fatalf("activation requests %v", r)
+	}
+	if s.State(2, 3) != Active || s.Stats.Reactivations != 1 || s.Stats.Messages != m+4 {
+		t.Fatalf("after reactivation: %v %+v", s.State(2, 3), s.Stats)
+	}
+	// Deactivate again and let the shadow expire.
+	s.CompleteDeactivation([]Request{{2, 3, 0}})
+	if !s.Expire(2, 3) || s.State(2, 3) != Inactive || s.Expire(2, 3) {
+		t.Fatalf("expire: %v", s.State(2, 3))
+	}
+	if a, sh, in := s.Count(); a != 5 || sh != 0 || in != 1 {
+		t.Fatalf("count %d %d %d", a, sh, in)
+	}
+	// Router 3 triggered; its only inactive link (to 2) had virtual use:
+	// requested, ACKed, Active after completion.
+	hot = low(4, 0.1)
+	hot[3*4+1] = Use{Min: 0.1, NonMin: 0.7}
+	hot[3*4+2] = Use{Virt: 0.3}
+	reqs = s.ActivationEpoch(hot, hwm, nil)
+	if !slices.Equal(reqs, []Request{{3, 2, 0.3}}) {
+		t.Fatalf("activation requests %v", reqs)
+	}
+	acked = s.RespondActivation(reqs)
+	s.CompleteActivation(acked)
+	if s.State(2, 3) != Active || s.Stats.Activations != 1 {
+		t.Fatalf("after activation %v %+v", s.State(2, 3), s.Stats)
+	}
+	// Activation has priority: neither 2 nor 3 deactivates in the next
+	// deactivation epoch; router 1 asks for 3 again and is NACKed.
+	reqs = s.DeactivationEpoch(u, hwm, nil)
+	if !slices.Equal(reqs, []Request{{1, 3, 0.1}}) {
+		t.Fatalf("requests after activation %v", reqs)
+	}
+	if a := s.RespondDeactivation(reqs, u, hwm); len(a) != 0 {
+		t.Fatalf("acked %v right after an activation", a)
+	}
+}
+
+// TestActivationPriority: among requests, the highest virtual
+// utilisation wins and a router takes at most one change per round.
+func TestActivationPriority(t *testing.T) {
+	s := NewSubnet(5)
+	for _, l := range [][2]int{{1, 2}, {1, 3}, {2, 4}, {3, 4}} {
+		s.set(l[0], l[1], Inactive)
+	}
+	acked := s.RespondActivation([]Request{{1, 2, 0.2}, {1, 3, 0.5}, {4, 2, 0.4}, {4, 3, 0.1}})
+	// 1–3 (0.5) first; 4–2 (0.4) next (1 and 3 taken); 1–2 and 4–3 refused.
+	if !slices.Equal(acked, []Request{{1, 3, 0.5}, {4, 2, 0.4}}) {
+		t.Fatalf("acked %v", acked)
+	}
+	if s.Stats.Messages != 4 {
+		t.Fatalf("messages %d", s.Stats.Messages)
+	}
+}
+
+// TestAntiOscillation: the most recently activated link is kept while an
+// inner link is above hwm/2, and may go once they are all below.
+func TestAntiOscillation(t *testing.T) {
+	const hwm = 0.75
+	s := NewSubnet(4)
+	s.set(1, 3, Inactive)
+	s.CompleteActivation([]Request{{1, 3, 0.2}})
+	s.RespondDeactivation(nil, nil, hwm) // clears the activated flags
+	u := low(4, 0.1)
+	u[1*4+0] = Use{Min: 0.4} // inner link above hwm/2
+	// Router 1: links 0 (0.4), 2, 3: spare 0.35+0.65 ≥ 0.1: outer {3},
+	// the recent one: kept.
+	if r := s.DeactivationEpoch(u, hwm, nil); slices.ContainsFunc(r, func(q Request) bool { return q.From == 1 }) {
+		t.Fatalf("router 1 requested %v", r)
+	}
+	u[1*4+0] = Use{Min: 0.3}
+	if r := s.DeactivationEpoch(u, hwm, nil); !slices.Contains(r, Request{1, 3, 0.1}) {
+		t.Fatalf("router 1 did not request 3: %v", r)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []Config{{Hwm: 1, ActivationEpoch: 1, DeactivationEpoch: 1}, {Hwm: 0.5, ActivationEpoch: 0, DeactivationEpoch: 1}, {Hwm: 0.5, ActivationEpoch: 2, DeactivationEpoch: 1}} {
+		if c.Validate() == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+}
+
+// TestDeactivationMatching: receivers answer in ascending id, each ACKing
+// at most one request, no router getting two links. In a 5-router
+// subnetwork at low load every non-hub router's outer links start at
+// index 2 of its list, the first of equals chosen: 1 (list 0 2 3 4) asks
+// 3, 2 (0 1 3 4) asks 3, 3 (0 1 2 4) asks 2, 4 (0 1 2 3) asks 2.
+// Receiver 2: 3→2 (mutual with 2→3) and 4→2, both outer for 2 with the
+// same minimal traffic: the first, 3→2; 2 and 3 matched. Receiver 3:
+// matched, NACKs 1→3.
+func TestDeactivationMatching(t *testing.T) {
+	const hwm = 0.75
+	s := NewSubnet(5)
+	u := low(5, 0.1)
+	reqs := s.DeactivationEpoch(u, hwm, nil)
+	want := []Request{{1, 3, 0.1}, {2, 3, 0.1}, {3, 2, 0.1}, {4, 2, 0.1}}
+	if !slices.Equal(reqs, want) {
+		t.Fatalf("requests %v, want %v", reqs, want)
+	}
+	acked := s.RespondDeactivation(reqs, u, hwm)
+	if !slices.Equal(acked, []Request{{3, 2, 0.1}}) {
+		t.Fatalf("acked %v", acked)
+	}
+	// Next epoch 2 and 3 hold a shadow link and stay out; 1 asks 3 and 4
+	// asks 2 again, both receivers hold a shadow link: NACKed.
+	s.CompleteDeactivation(acked)
+	reqs = s.DeactivationEpoch(u, hwm, nil)
+	if !slices.Equal(reqs, []Request{{1, 3, 0.1}, {4, 2, 0.1}}) {
+		t.Fatalf("second requests %v", reqs)
+	}
+	if a := s.RespondDeactivation(reqs, u, hwm); len(a) != 0 {
+		t.Fatalf("acked %v", a)
+	}
+	// Disjoint links go in the same round: in 6 routers at low load,
+	// 2→4 (2 is at index 2 of 4's list 0 1 2 3 5: outer) and 3→5 (index
+	// 3 of 0 1 2 3 4: outer) are both ACKed; 1→4 is not (1 is always
+	// inner: the boundary test starts with two inner links).
+	s = NewSubnet(6)
+	u = low(6, 0.1)
+	acked = s.RespondDeactivation([]Request{{1, 4, 0}, {2, 4, 0}, {3, 5, 0}}, u, hwm)
+	if !slices.Equal(acked, []Request{{2, 4, 0}, {3, 5, 0}}) {
+		t.Fatalf("six routers: acked %v", acked)
+	}
+}
