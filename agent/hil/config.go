@@ -334,10 +334,7 @@ func (c *Config) normalizePredictors() error {
 	if h := &c.Predictor.Hybrid; c.mode == power.Hybrid && h.DeepWakeTime == 0 {
 		// Predictors that choose holds (docs/predictors.md "Hybrid
 		// holds") budget both states' wake-ups: the emulated port's, scaled.
-		ds, wake := c.preset.DeepSleep, c.preset.WakePowerW
-		h.DeepWakeTime = predictor.Duration(math.Round(float64(ds.WakeTime) * c.Port.Scale))
-		h.FastWakePower = c.preset.FastWake.Power(wake) / wake
-		h.DeepSleepPower = ds.Power(wake) / wake
+		*h = c.preset.Hybrid(c.Port.Scale)
 	}
 	if len(c.Predictor.Hops) == 0 {
 		// Every path of the line is host–switch–host: 2 hops, as the

@@ -388,9 +388,7 @@ func loadPredictConfig(flags *pflag.FlagSet, o predictOptions) (predictFile, rep
 			timing.Hold = pf.HybridHold.D()
 		}
 		if h := &pf.Predictor.Hybrid; h.DeepWakeTime == 0 {
-			h.DeepWakeTime = ds.WakeTime
-			h.FastWakePower = state.Power(preset.WakePowerW) / preset.WakePowerW
-			h.DeepSleepPower = ds.Power(preset.WakePowerW) / preset.WakePowerW
+			*h = preset.Hybrid(1)
 		}
 		if timing.DeepWake > maxTiming {
 			return pf, replay.Timing{}, fmt.Errorf("preset: deep_sleep wake_time must be ≤ %v, got %v", maxTiming, timing.DeepWake)

@@ -117,6 +117,20 @@ func (p *Preset) WakeTime(m Mode) time.Duration {
 	return 0
 }
 
+// Hybrid is what a predictor that chooses hybrid holds needs from the
+// preset (predictor.HybridConfig, docs/predictors.md "Hybrid holds"):
+// Deep Sleep's t_w, multiplied by scale (1: as the preset states it; the
+// emulator scales transition times), and both low states' powers as
+// fractions of the awake power. The preset must have both states.
+func (p *Preset) Hybrid(scale float64) predictor.HybridConfig {
+	ds, fw, wake := p.DeepSleep, p.FastWake, p.WakePowerW
+	return predictor.HybridConfig{
+		DeepWakeTime:   predictor.Duration(math.Round(float64(ds.WakeTime) * scale)),
+		FastWakePower:  fw.Power(wake) / wake,
+		DeepSleepPower: ds.Power(wake) / wake,
+	}
+}
+
 // Parse reads a preset from YAML; name labels errors (file name).
 // Unknown keys are errors.
 func Parse(data []byte, name string) (*Preset, error) {

@@ -1,6 +1,7 @@
 package power
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -77,4 +78,21 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("accepted a preset without low-power state")
 		}
 	})
+}
+
+// TestPresetHybrid: eee-400g by hand: Deep Sleep t_w 4.48 µs, Fast Wake
+// 9.6 W and Deep Sleep 2.4 W of 24 W awake: fractions 0.4 and 0.1; ×50
+// scales t_w only.
+func TestPresetHybrid(t *testing.T) {
+	p, err := Load("eee-400g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := p.Hybrid(1)
+	if h.DeepWakeTime.D() != 4480*time.Nanosecond || math.Abs(h.FastWakePower-0.4) > 1e-12 || math.Abs(h.DeepSleepPower-0.1) > 1e-12 {
+		t.Errorf("Hybrid(1) = %+v", h)
+	}
+	if h := p.Hybrid(50); h.DeepWakeTime.D() != 224*time.Microsecond || math.Abs(h.FastWakePower-0.4) > 1e-12 {
+		t.Errorf("Hybrid(50) = %+v", h)
+	}
 }

@@ -495,9 +495,7 @@ func (s *Scenario) build() (*Built, error) {
 	if h := &p.Predictor.Hybrid; mode == power.Hybrid && h.DeepWakeTime == 0 {
 		// The predictor chooses the hold from both states' wake costs and
 		// powers (docs/predictors.md "Hybrid holds").
-		h.DeepWakeTime = pre.DeepSleep.WakeTime
-		h.FastWakePower = p.Power.FastWakeW / pre.WakePowerW
-		h.DeepSleepPower = p.Power.DeepSleepW / pre.WakePowerW
+		*h = pre.Hybrid(1)
 	}
 	if e := s.Power.EndToEnd; e.Enabled && mode != power.AlwaysOn {
 		p.EndToEnd.Bound = e.Bound
