@@ -50,6 +50,14 @@ type tcepState struct {
 	act    [][3]int64
 	deact  [][3]int64
 	routed []int32
+	// det: per switch port g (the direct link r→t), the bytes r sent
+	// towards t over a detour in the current activation epoch (indirect
+	// activation).
+	det []int64
+	// ugalOffset: PAL's adaptive choice keeps the Active minimal port
+	// while q_min ≤ 2·q_nm + ugalOffset (packets: what an output buffer
+	// and one input buffer hold, 2·⌊queue_size / MTU⌋).
+	ugalOffset int32
 	// uses per subnetwork, snapshots of the last epochs.
 	acUse, deUse     [][]tcep.Use
 	acReqs, deReqs   [][]tcep.Request
@@ -64,6 +72,8 @@ type tcepState struct {
 	inactiveT        float64
 	links            int
 	nonMinimal       uint64 // packets routed non-minimally in a dimension
+	adaptive         uint64 // of which with the minimal port Active (PAL's adaptive choice, Table I row 1)
+	palReactivations uint64 // shadow minimal ports reactivated by PAL (Table I row 2)
 	rerouted         uint64 // at an intermediate whose direct link was gated: via the hub
 	violations       uint64 // packets that crossed an Inactive link
 	drainWaits       uint64
@@ -116,6 +126,8 @@ func newTCEP(n *Network) (*tcepState, error) {
 	tc.state = make([]tcep.State, total)
 	tc.act, tc.deact = make([][3]int64, total), make([][3]int64, total)
 	tc.routed = make([]int32, total)
+	tc.det = make([]int64, total)
+	tc.ugalOffset = 2 * (n.p.QueueBytes / n.p.MTU)
 	tc.cand = make([]int32, 0, 64)
 	tc.active = tc.links
 	// Check the port layout against the topology's cabling.
@@ -152,7 +164,24 @@ func (n *Network) tcepSchedule(at int64, kind, obj, arg int32) {
 }
 
 // routePAL returns packet pk's output port (global index) at switch sw:
-// PAL routing (paper 004 §1.8) over the links' logical states.
+// PAL routing (paper 004 §1.8, Table I) over the links' logical states.
+//
+// In the current dimension, from router c towards cd (the packet's
+// coordinate there), with g the direct port c→cd and m an intermediate
+// chosen by a hash of the flow and the switch among the available ones
+// (Subnet.Usable: below both ends, both links Active; the hub always is
+// one when neither end is the hub):
+//   - g Active (row 1): UGAL. With q(p) the packets routed to port p and
+//     not yet at its far end (waiting at this switch's inputs, in its
+//     output buffer or on the wire), H_min = 1 and H_nm = 2: minimal if
+//     q(g) ≤ 2·q(c→m) + ugalOffset, else the detour.
+//   - g Shadow (row 2): the detour if its first port has room (credits:
+//     not PFC-paused by the next switch, and its output buffer can take
+//     the packet); else the shadow link is reactivated (logical, at once)
+//     and taken.
+//   - g Inactive (row 3): the detour.
+//
+// At the intermediate the packet goes to cd (the second hop).
 func (n *Network) routePAL(sw int32, pk *packet) int32 {
 	tc := n.tc
 	s := int(sw)
@@ -181,34 +210,66 @@ func (n *Network) routePAL(sw int32, pk *packet) int32 {
 		pk.detour, pk.hops = true, pk.hops+1
 		return tc.count(base+int32(tc.port(dim, c, 0)), 1, pk.size)
 	}
-	if tc.state[g] == tcep.Active {
+	st := tc.state[g]
+	if st == tcep.Active && tc.routed[g] <= tc.ugalOffset {
+		// The minimal port wins whatever the detour's queue.
 		return tc.count(g, 0, pk.size)
 	}
-	tc.act[g][2] += int64(pk.size)
-	tc.deact[g][2] += int64(pk.size)
-	sub := tc.subs[tc.subOf[s*len(tc.dims)+dim]]
-	cand := tc.cand[:0]
+	si := tc.subOf[s*len(tc.dims)+dim]
+	m := tc.intermediate(tc.subs[si], c, cd, pk, sw)
+	if m < 0 {
+		if st != tcep.Active { // cannot happen: the hub is always one
+			tc.violations++
+		}
+		return tc.count(g, 0, pk.size)
+	}
+	gm := base + int32(tc.port(dim, c, m))
+	switch st {
+	case tcep.Active:
+		if tc.routed[g] <= 2*tc.routed[gm]+tc.ugalOffset {
+			return tc.count(g, 0, pk.size)
+		}
+		tc.adaptive++
+	case tcep.Shadow:
+		if po := &n.ports[gm]; po.flags&paused != 0 || po.bytes+pk.size > n.p.QueueBytes {
+			tc.subs[si].Reactivate(c, cd)
+			tc.palReactivations++
+			n.tcepSync(int(si), n.eng.Now())
+			return tc.count(g, 0, pk.size)
+		}
+		fallthrough
+	default:
+		tc.act[g][2] += int64(pk.size)
+		tc.deact[g][2] += int64(pk.size)
+	}
+	tc.nonMinimal++
+	tc.det[g] += int64(pk.size)
+	pk.detour, pk.hops = true, pk.hops+1
+	return tc.count(gm, 1, pk.size)
+}
+
+// intermediate returns PAL's intermediate from c to cd in subnetwork sub
+// for packet pk at switch sw (a hash of the flow and the switch among the
+// available ones, Subnet.Usable), or −1 if there is none.
+func (tc *tcepState) intermediate(sub *tcep.Subnet, c, cd int, pk *packet, sw int32) int {
 	// Intermediates below both ends only: a detour goes down then up the
 	// ids, so no channel dependency runs from an up channel to a down one
 	// and PAL is deadlock-free without the paper's two virtual channels
-	// (the model has none). The hub is always one.
+	// (the model has none).
+	cand := tc.cand[:0]
 	for m := range min(c, cd) {
-		if sub.State(c, m) == tcep.Active && sub.State(m, cd) == tcep.Active {
+		if sub.Usable(c, cd, m) {
 			cand = append(cand, int32(m))
 		}
 	}
 	tc.cand = cand
-	if len(cand) == 0 { // cannot happen: the hub is always one
-		tc.violations++
-		return tc.count(g, 0, pk.size)
+	switch len(cand) {
+	case 0:
+		return -1
+	case 1:
+		return int(cand[0])
 	}
-	m := cand[0]
-	if len(cand) > 1 {
-		m = cand[ecmpPick(flowKey(pk.msg, pk.dst), sw, len(cand))]
-	}
-	tc.nonMinimal++
-	pk.detour, pk.hops = true, pk.hops+1
-	return tc.count(base+int32(tc.port(dim, c, int(m))), 1, pk.size)
+	return int(cand[ecmpPick(flowKey(pk.msg, pk.dst), sw, len(cand))])
 }
 
 // count adds a packet of size bytes routed to port g (kind 0 minimal, 1
@@ -299,7 +360,7 @@ func (n *Network) tcepTick(now int64) {
 	capA := float64(tc.cfg.ActivationEpoch) * n.p.RateBps / 8e12
 	any := false
 	for si, sub := range tc.subs {
-		tc.uses(si, tc.act, tc.acUse[si], capA)
+		tc.uses(si, tc.act, tc.det, tc.acUse[si], capA)
 		tc.acReqs[si] = sub.ActivationEpoch(tc.acUse[si], tc.cfg.Hwm, tc.acReqs[si][:0])
 		any = any || len(tc.acReqs[si]) > 0
 		n.tcepSync(si, now) // shadow reactivations
@@ -312,7 +373,7 @@ func (n *Network) tcepTick(now int64) {
 		capD := float64(tc.cfg.DeactivationEpoch) * n.p.RateBps / 8e12
 		any = false
 		for si, sub := range tc.subs {
-			tc.uses(si, tc.deact, tc.deUse[si], capD)
+			tc.uses(si, tc.deact, nil, tc.deUse[si], capD)
 			tc.deReqs[si] = sub.DeactivationEpoch(tc.deUse[si], tc.cfg.Hwm, tc.deReqs[si][:0])
 			any = any || len(tc.deReqs[si]) > 0
 		}
@@ -329,9 +390,9 @@ func (n *Network) tcepTick(now int64) {
 	n.tcepSchedule(now+tc.cfg.ActivationEpoch, tcepTick, 0, 0)
 }
 
-// uses fills subnetwork si's uses from the counters cnt (clearing them)
-// over an epoch of capacity bytes.
-func (tc *tcepState) uses(si int, cnt [][3]int64, u []tcep.Use, capacity float64) {
+// uses fills subnetwork si's uses from the counters cnt and, if not nil,
+// the detour counters det (clearing them) over an epoch of capacity bytes.
+func (tc *tcepState) uses(si int, cnt [][3]int64, det []int64, u []tcep.Use, capacity float64) {
 	k := tc.subs[si].K
 	for a := range k {
 		for b := range k {
@@ -342,6 +403,10 @@ func (tc *tcepState) uses(si int, cnt [][3]int64, u []tcep.Use, capacity float64
 			c := &cnt[g]
 			u[a*k+b] = tcep.Use{Min: float64(c[0]) / capacity, NonMin: float64(c[1]) / capacity, Virt: float64(c[2]) / capacity}
 			*c = [3]int64{}
+			if det != nil {
+				u[a*k+b].Detour = float64(det[g]) / capacity
+				det[g] = 0
+			}
 		}
 	}
 }
@@ -422,14 +487,22 @@ type Consolidation struct {
 	// ControlMessages counts requests, ACKs/NACKs, shadow reactivations
 	// and link-state broadcasts.
 	ControlMessages uint64 `json:"control_messages"`
+	// IndirectRequests counts the indirect activation requests sent.
+	IndirectRequests uint64 `json:"indirect_requests"`
 	// NonMinimal counts the routing decisions that took a detour through
-	// an intermediate (one per packet and dimension); Rerouted those of
+	// an intermediate (one per packet and dimension), Adaptive those of
+	// them taken with the minimal port Active (PAL's UGAL choice, Table I
+	// row 1); PALReactivations counts the shadow minimal ports PAL
+	// reactivated for want of room on the detour (Table I row 2, also in
+	// Reactivations); Rerouted counts the decisions of
 	// packets whose direct link was gated while they were on their way
 	// (sent via the hub); DrainWaits the expiries delayed by packets still
 	// routed to a shadow link.
-	NonMinimal uint64 `json:"non_minimal"`
-	Rerouted   uint64 `json:"rerouted"`
-	DrainWaits uint64 `json:"drain_waits"`
+	NonMinimal       uint64 `json:"non_minimal"`
+	Adaptive         uint64 `json:"adaptive_non_minimal"`
+	PALReactivations uint64 `json:"pal_reactivations"`
+	Rerouted         uint64 `json:"rerouted"`
+	DrainWaits       uint64 `json:"drain_waits"`
 	// Violations counts packets that crossed an Inactive link: always 0.
 	Violations uint64 `json:"violations"`
 }
@@ -438,14 +511,15 @@ type Consolidation struct {
 func (n *Network) consolidation(end int64) *Consolidation {
 	tc := n.tc
 	tc.account(end)
-	c := &Consolidation{Links: tc.links, FinalActive: tc.active, NonMinimal: tc.nonMinimal, Rerouted: tc.rerouted,
-		DrainWaits: tc.drainWaits, Violations: tc.violations}
+	c := &Consolidation{Links: tc.links, FinalActive: tc.active, NonMinimal: tc.nonMinimal, Adaptive: tc.adaptive,
+		PALReactivations: tc.palReactivations, Rerouted: tc.rerouted, DrainWaits: tc.drainWaits, Violations: tc.violations}
 	for _, s := range tc.subs {
 		c.Activations += s.Stats.Activations
 		c.Deactivations += s.Stats.Deactivations
 		c.Reactivations += s.Stats.Reactivations
 		c.Gated += s.Stats.Gated
 		c.ControlMessages += s.Stats.Messages
+		c.IndirectRequests += s.Stats.Indirect
 	}
 	// The states are accounted up to the last consolidation event, which
 	// may be after the run's end (the epochs that noticed it).

@@ -3,6 +3,7 @@ package network
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"slices"
 	"testing"
 	"time"
@@ -90,39 +91,46 @@ func TestTCEPTimeline(t *testing.T) {
 	}
 }
 
-// TestTCEPOverloadInvariant: uniform traffic on a 4×4 HyperX (2 nodes a
-// switch) under deep sleep, at 10 % and at 100 % offered load: every
-// packet delivered, none across an inactive link, and the same seed gives
-// the same JSON.
+// TestTCEPOverloadInvariant: uniform, tornado and bit-reverse traffic on a
+// 4×4 HyperX (2 nodes a switch, 32 nodes) under deep sleep, at 10 % and at
+// 100 % offered load: every packet delivered (PAL's lower-id detours, its
+// adaptive choice included, do not deadlock), none across an inactive
+// link, and the same seed gives the same JSON. At 100 % the adaptive
+// choice detours around Active minimal ports; at 10 % links are gated.
 func TestTCEPOverloadInvariant(t *testing.T) {
 	tp := hyperx(t, []int{4, 4}, 2)
-	for _, load := range []float64{0.1, 1} {
-		runOnce := func() ([]byte, Result) {
-			p := table6(eee.DeepSleep, 1*time.Microsecond)
-			p.TCEP = TCEP{Enabled: true, Config: tcep.DefaultConfig()}
-			n := build(t, tp, p)
-			attachConfig(t, n, synthetic("uniform", 9600, load, 60*time.Microsecond), 7)
-			r := run(t, n)
-			b, err := json.Marshal(r)
-			if err != nil {
-				t.Fatal(err)
+	for _, pattern := range []string{"uniform", "tornado", "bitreverse"} {
+		for _, load := range []float64{0.1, 1} {
+			runOnce := func() ([]byte, Result) {
+				p := table6(eee.DeepSleep, 1*time.Microsecond)
+				p.TCEP = TCEP{Enabled: true, Config: tcep.DefaultConfig()}
+				n := build(t, tp, p)
+				attachConfig(t, n, synthetic(pattern, 9600, load, 60*time.Microsecond), 7)
+				r := run(t, n)
+				b, err := json.Marshal(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b, r
 			}
-			return b, r
-		}
-		a, r := runOnce()
-		c := r.Consolidation
-		if c == nil || c.Violations != 0 || r.Dropped != 0 {
-			t.Fatalf("load %v: consolidation %+v, dropped %d", load, c, r.Dropped)
-		}
-		if r.Packets == 0 {
-			t.Fatalf("load %v: nothing delivered", load)
-		}
-		if load < 0.5 && c.Gated == 0 {
-			t.Errorf("load %v: nothing gated: %+v", load, c)
-		}
-		t.Logf("load %v: %d packets, %+v", load, r.Packets, *c)
-		if b, _ := runOnce(); !bytes.Equal(a, b) {
-			t.Errorf("load %v: same seed, different JSON", load)
+			a, r := runOnce()
+			c := r.Consolidation
+			if c == nil || c.Violations != 0 || r.Dropped != 0 {
+				t.Fatalf("%s %v: consolidation %+v, dropped %d", pattern, load, c, r.Dropped)
+			}
+			if r.Packets == 0 {
+				t.Fatalf("%s %v: nothing delivered", pattern, load)
+			}
+			if load < 0.5 && c.Gated == 0 {
+				t.Errorf("%s %v: nothing gated: %+v", pattern, load, c)
+			}
+			if load == 1 && c.Adaptive == 0 {
+				t.Errorf("%s %v: no adaptive detour: %+v", pattern, load, c)
+			}
+			t.Logf("%s %v: %d packets, %+v", pattern, load, r.Packets, *c)
+			if b, _ := runOnce(); !bytes.Equal(a, b) {
+				t.Errorf("%s %v: same seed, different JSON", pattern, load)
+			}
 		}
 	}
 }
@@ -140,3 +148,158 @@ func TestTCEPRefusals(t *testing.T) {
 		t.Errorf("ecmp: %v", err)
 	}
 }
+
+// tcepSetup puts the listed links of subnetwork 0 into the Inactive state
+// (through Shadow, one at a time) or, with shadow, leaves them Shadow, at
+// time 0 before a run.
+func tcepSetup(n *Network, shadow bool, links ...[2]int) {
+	sub := n.tc.subs[0]
+	for _, l := range links {
+		sub.CompleteDeactivation([]tcep.Request{{From: l[0], To: l[1]}})
+		if !shadow {
+			sub.Expire(l[0], l[1])
+		}
+	}
+	n.tcepSync(0, 0)
+}
+
+// TestTCEPIndirectTimeline: a 1-D HyperX of 8 routers (8 nodes each),
+// activation epochs of 5 µs, no deactivation within the run (1 s), U_hwm
+// 0.5, d = 11280 ps (TestTCEPTimeline). Links 1–5 and 2–5 are Inactive,
+// 3–5 Active.
+//
+// At 0 the eight nodes of switch 3 (24…31) each send 100 kB to a node of
+// switch 5 (40…47): 11 packets each (10 of 9600 B, one of 4000 B), 8 ×
+// 400 Gb/s into one 400 Gb/s link, so the routed queue of 3→5 passes
+// 2·q(3→0) + 10 and PAL's adaptive choice detours through 0, the only
+// available intermediate (1 and 2 lack their link to 5): 28 of the 88
+// packets, at least 20 × 9600 + 8 × 4000 = 224 000 B, of which 61 600 B
+// (0.2464 of the second epoch's 250 000 B, checked below) in [5, 10 µs):
+// at least 162 400 B on 3→0 in the first epoch, above 0.5 × 250 000 B.
+// At the tick at 5 µs router 3 (no Inactive link of its own: no direct
+// request) finds target 5 hot and sends an indirect request to 1 (the
+// lowest router below 3 and 5 with 3–1 Active and 1–5 Inactive), buffered
+// there until 1's next epoch at 10 µs, when 1 asks 5 for 1–5 over two
+// hops (2d); 5 ACKs over two (2d): Active at 10 µs + 4d. The second epoch
+// is below U_hwm on 3→0: no second request. One packet at 20 µs keeps
+// the epochs running past 10 µs.
+func TestTCEPIndirectTimeline(t *testing.T) {
+	const d = 1280 + 10*ns
+	p := table6(eee.AlwaysOn, 0)
+	p.TCEP = TCEP{Enabled: true, Config: tcep.Config{Hwm: 0.5, ActivationEpoch: 5 * us, DeactivationEpoch: 1_000_000 * us}}
+	n := build(t, hyperx(t, []int{8}, 8), p)
+	tcepSetup(n, false, [2]int{1, 5}, [2]int{2, 5})
+	base := n.tc.subs[0].Stats.Messages
+	var got []change
+	second := -1.0
+	n.tc.trace = func(at int64, si, a, b int, st tcep.State) {
+		got = append(got, change{at, a, b, st})
+		second = n.tc.acUse[0][3*8+0].Util() // the epoch [5, 10 µs)
+	}
+	for i := range 8 {
+		n.Inject(0, 24+i, 40+i, 100_000)
+	}
+	n.Inject(20*us, 24, 40, 9600)
+	r := run(t, n)
+	if want := []change{{10*us + 4*d, 1, 5, tcep.Active}}; !slices.Equal(got, want) {
+		t.Fatalf("changes %+v, want %+v", got, want)
+	}
+	if math.Abs(second-0.2464) > 1e-9 {
+		t.Errorf("3→0 in [5, 10 µs): %v, want 0.2464", second)
+	}
+	c := r.Consolidation
+	if c.IndirectRequests != 1 || c.Activations != 1 || c.Violations != 0 || c.NonMinimal != 28 || c.Adaptive != 28 {
+		t.Fatalf("consolidation %+v", c)
+	}
+	// The indirect request, 1's request, 5's ACK and 7 broadcasts.
+	if m := n.tc.subs[0].Stats.Messages - base; m != 1+1+1+7 {
+		t.Errorf("control messages %d, want 10", m)
+	}
+}
+
+// TestPALTableI exercises each row of PAL's Table I and the adaptive
+// choice at switch 3 of a 1-D HyperX of 4 routers (1 node each), for a
+// packet to node 2 (switch 2): minimal port 3→2, the only available
+// intermediate 0 (1–2 is Inactive), so the detour's first port is 3→0.
+// The UGAL offset is 2·⌊49152 B / 9600 B⌋ = 10 packets: minimal while
+// q(3→2) ≤ 2·q(3→0) + 10. Credits on the detour: not PFC-paused and
+// 9600 B more fit in the 49152 B output buffer.
+func TestPALTableI(t *testing.T) {
+	const size = 9600
+	for _, tc := range []struct {
+		name         string
+		min          tcep.State
+		qMin, qNm    int32
+		paused       bool
+		outBytes     int32
+		detour       bool
+		adaptive     bool
+		reactivation bool
+	}{
+		{name: "active-empty", min: tcep.Active},
+		{name: "active-at-offset", min: tcep.Active, qMin: 10},
+		{name: "active-over-offset", min: tcep.Active, qMin: 11, detour: true, adaptive: true},
+		{name: "active-12-vs-2·1+10", min: tcep.Active, qMin: 12, qNm: 1},
+		{name: "active-13-vs-2·1+10", min: tcep.Active, qMin: 13, qNm: 1, detour: true, adaptive: true},
+		{name: "active-30-vs-2·10+10", min: tcep.Active, qMin: 30, qNm: 10},
+		{name: "active-31-vs-2·10+10", min: tcep.Active, qMin: 31, qNm: 10, detour: true, adaptive: true},
+		{name: "shadow-credits", min: tcep.Shadow, outBytes: 49152 - size, detour: true},
+		{name: "shadow-paused", min: tcep.Shadow, paused: true, reactivation: true},
+		{name: "shadow-buffer-full", min: tcep.Shadow, outBytes: 49152 - size + 1, reactivation: true},
+		{name: "inactive-paused", min: tcep.Inactive, paused: true, detour: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := table6(eee.AlwaysOn, 0)
+			p.TCEP = TCEP{Enabled: true, Config: tcep.DefaultConfig()}
+			n := build(t, hyperx(t, []int{4}, 1), p)
+			tcepSetup(n, false, [2]int{1, 2})
+			switch tc.min {
+			case tcep.Shadow:
+				tcepSetup(n, true, [2]int{3, 2})
+			case tcep.Inactive:
+				tcepSetup(n, false, [2]int{3, 2})
+			}
+			tcs := n.tc
+			g := n.swBase[3] + int32(tcs.port(0, 3, 2))
+			gm := n.swBase[3] + int32(tcs.port(0, 3, 0))
+			tcs.routed[g], tcs.routed[gm] = tc.qMin, tc.qNm
+			if tc.paused {
+				n.ports[gm].flags |= paused
+			}
+			n.ports[gm].bytes = tc.outBytes
+			pk := &packet{dst: 2, size: size, hops: 1}
+			out := n.routePAL(3, pk)
+			want := g
+			if tc.detour {
+				want = gm
+			}
+			if out != want || pk.detour != tc.detour || pk.hops != 1+b2u8(tc.detour) {
+				t.Fatalf("out %d detour %v hops %d, want %d %v", out, pk.detour, pk.hops, want, tc.detour)
+			}
+			c := n.consolidation(0)
+			if c.Adaptive != b2u(tc.adaptive) || c.NonMinimal != b2u(tc.detour) || c.PALReactivations != b2u(tc.reactivation) || c.Reactivations != b2u(tc.reactivation) {
+				t.Errorf("consolidation %+v", c)
+			}
+			if tc.reactivation && (tcs.state[g] != tcep.Active || tcs.subs[0].State(3, 2) != tcep.Active) {
+				t.Errorf("3–2 %v after the reactivation", tcs.state[g])
+			}
+			// Virtual utilisation counts a packet detoured around a link
+			// that is not Active; the detour counter every detour.
+			if v := tcs.act[g][2]; v != int64(size)*int64(b2u(tc.detour && tc.min != tcep.Active)) {
+				t.Errorf("virtual bytes %d", v)
+			}
+			if v := tcs.det[g]; v != int64(size)*int64(b2u(tc.detour)) {
+				t.Errorf("detour bytes %d", v)
+			}
+		})
+	}
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func b2u8(b bool) uint8 { return uint8(b2u(b)) }

@@ -265,7 +265,7 @@ func (o *Outcome) WriteTable(w io.Writer) error {
 		p("powar decisions", "%d adaptive, %d to a sleeping port, %d with none free, %.2f selectable on average", d.Adaptive, d.Sleeping, d.Fallback, d.MeanSelectable)
 	}
 	if c := r.Consolidation; c != nil {
-		p("consolidation", "active %.1f%% of %d links (physically on %.1f%%), %d deactivations, %d activations, %d shadow reactivations, %d control messages, %d non-minimal, %d violations", 100*c.ActiveRatio, c.Links, 100*c.PhysicalRatio, c.Deactivations, c.Activations, c.Reactivations, c.ControlMessages, c.NonMinimal, c.Violations)
+		p("consolidation", "active %.1f%% of %d links (physically on %.1f%%), %d deactivations, %d activations (%d indirect requests), %d shadow reactivations, %d control messages, %d non-minimal (%d by choice), %d violations", 100*c.ActiveRatio, c.Links, 100*c.PhysicalRatio, c.Deactivations, c.Activations, c.IndirectRequests, c.Reactivations, c.ControlMessages, c.NonMinimal, c.Adaptive, c.Violations)
 	}
 	if t := r.RankTraffic; t != nil {
 		p("intra-node / network", "%d messages, %d B / %d messages, %d B", t.IntraMessages, t.IntraBytes, t.NetworkMessages, t.NetworkBytes)

@@ -15,6 +15,14 @@
 // links sorted by neighbour id, spare capacity max(0, U_hwm − util), the
 // boundary tested first with two inner links (as printed), the outer link
 // with the least minimally routed traffic chosen; root links (those of the
-// subnetwork's hub, its lowest id) are never chosen. Indirect activation
-// requests are not modelled.
+// subnetwork's hub, its lowest id) are never chosen.
+//
+// Activation (ActivationEpoch) is direct (a router's own Inactive link
+// with the highest virtual utilisation, or its shadow link at once) and
+// indirect: a router whose detours towards a target t leave over a link
+// above U_hwm asks the lowest router X below both ends that is not yet an
+// intermediate for t (X–t not Active, r–X Active) to activate X–t, which X
+// does at its next activation epoch as if it were its own request.
+// Reactivate is also PAL's Table I row 2 (a shadow minimal port and no
+// room on the detour).
 package tcep

@@ -65,9 +65,13 @@ func (c Config) Validate() error {
 // fractions of the link's capacity in the epoch: Min and NonMin are the
 // minimally and non-minimally routed bytes it carried; Virt (virtual
 // utilisation) the bytes that would have taken it minimally had it been
-// Active.
+// Active; Detour the bytes the router sent towards the link's far end
+// through an intermediate (the first hops of its detours to that target,
+// whatever the link's state: PAL's adaptive choice detours around an
+// Active link too). Detour is read at activation epochs only (indirect
+// activation).
 type Use struct {
-	Min, NonMin, Virt float64
+	Min, NonMin, Virt, Detour float64
 }
 
 // Util is the link's utilisation.
@@ -131,8 +135,10 @@ type Request struct {
 // Stats counts a subnetwork's changes and control messages.
 type Stats struct {
 	Activations, Deactivations, Reactivations, Gated uint64
-	// Messages counts requests, ACKs, NACKs, shadow reactivations and
-	// link-state broadcasts (k−1 per change).
+	// Indirect counts the indirect activation requests sent.
+	Indirect uint64
+	// Messages counts requests (direct and indirect), ACKs, NACKs, shadow
+	// reactivations and link-state broadcasts (k−1 per change).
 	Messages uint64
 }
 
@@ -146,9 +152,14 @@ type Subnet struct {
 	// activated: the router's link was activated since its last
 	// deactivation epoch (no deactivation then: activation has priority).
 	activated []bool
-	Stats     Stats
-	cand      []Cand
-	nb        []int
+	// inbox holds the indirect activation requests received since the
+	// last activation epoch (From: the router asked, X; To: the target t
+	// of the link X–t to activate; Value: the detoured utilisation that
+	// triggered it), acted on at the next one.
+	inbox, next []Request
+	Stats       Stats
+	cand        []Cand
+	nb          []int
 }
 
 // NewSubnet returns a subnetwork of k routers with every link Active.
@@ -203,36 +214,129 @@ func (s *Subnet) triggered(u []Use, r int, hwm float64) bool {
 	return false
 }
 
+// Reactivate makes the Shadow link a–b Active again at once: a logical
+// change only, implicitly acknowledged (one notice and k−1 link-state
+// broadcasts). It reports whether the link was Shadow.
+func (s *Subnet) Reactivate(a, b int) bool {
+	if s.State(a, b) != Shadow {
+		return false
+	}
+	s.set(a, b, Active)
+	s.shadow[a], s.shadow[b] = -1, -1
+	s.Stats.Reactivations++
+	s.Stats.Messages += 1 + uint64(s.K-1)
+	return true
+}
+
+// Usable reports whether m is an available intermediate from r to t for
+// PAL: below both ends (lpictl's lower-id detours) with r–m and m–t both
+// Active.
+func (s *Subnet) Usable(r, t, m int) bool {
+	return m < r && m < t && s.State(r, m) == Active && s.State(m, t) == Active
+}
+
+// IndirectTarget returns the router an indirect activation request of
+// router r for target t goes to: the lowest id X below both r and t that
+// is not an available intermediate only because X–t is not Active while
+// r–X is (so that, X–t activated, X becomes one), or −1 if there is none
+// (a missing r–X is r's own link: its direct activation's business).
+func (s *Subnet) IndirectTarget(r, t int) int {
+	for x := range min(r, t) {
+		if s.State(r, x) == Active && s.State(x, t) != Active {
+			return x
+		}
+	}
+	return -1
+}
+
 // ActivationEpoch runs the activation rules of every router at an
 // activation-epoch boundary, from the epoch's uses u (K×K, u[r*K+j] router
-// r's egress on its link to j). A triggered router with a shadow link
-// reactivates it at once (logical only, no ACK); otherwise it requests the
-// activation of its Inactive link with the highest virtual utilisation
-// (if any is above 0). The requests are answered by RespondActivation.
+// r's egress on its link to j), and returns the activation requests
+// appended to reqs (answered by RespondActivation).
+//
+// Direct activation: a triggered router (an Active link above hwm with
+// more than half of its traffic non-minimal) with a shadow link
+// reactivates it at once (logical only, no ACK); otherwise its candidate
+// is its Inactive link with the highest virtual utilisation (if above 0).
+//
+// Indirect activation, received: each indirect request buffered since the
+// last epoch for a link X–t still Shadow reactivates it at once, for one
+// still Inactive is a candidate of X with the request's value. Each router
+// then sends one activation request: its candidate of highest value (its
+// own direct one on a tie).
+//
+// Indirect activation, sent: a router that sent no request checks its
+// detours: a target t it detoured traffic to in the epoch is hot if one
+// of its available intermediates m (Usable) is reached over a link r–m
+// above hwm; for the hot target with the most detoured traffic it sends
+// an indirect request to IndirectTarget(r, t), buffered there until the
+// next activation epoch (one control message).
 func (s *Subnet) ActivationEpoch(u []Use, hwm float64, reqs []Request) []Request {
+	inbox := s.inbox
+	s.inbox, s.next = s.next[:0], inbox
+	start := len(reqs)
 	for r := range s.K {
-		if !s.triggered(u, r, hwm) {
-			continue
-		}
-		if j := s.shadow[r]; j >= 0 {
-			s.set(r, j, Active)
-			s.shadow[r], s.shadow[j] = -1, -1
-			s.Stats.Reactivations++
-			s.Stats.Messages += 1 + uint64(s.K-1)
-			continue
-		}
-		best, bestV := -1, 0.0
-		for j := range s.K {
-			if j != r && s.State(r, j) == Inactive && use(u, s.K, r, j).Virt > bestV {
-				best, bestV = j, use(u, s.K, r, j).Virt
+		best := Request{From: r, To: -1}
+		if s.triggered(u, r, hwm) {
+			if j := s.shadow[r]; j >= 0 {
+				s.Reactivate(r, j)
+			} else {
+				for j := range s.K {
+					if j != r && s.State(r, j) == Inactive && use(u, s.K, r, j).Virt > best.Value {
+						best.To, best.Value = j, use(u, s.K, r, j).Virt
+					}
+				}
 			}
 		}
-		if best >= 0 {
-			reqs = append(reqs, Request{From: r, To: best, Value: bestV})
+		for _, q := range inbox {
+			if q.From != r {
+				continue
+			}
+			switch s.State(r, q.To) {
+			case Shadow:
+				s.Reactivate(r, q.To)
+			case Inactive:
+				if q.Value > best.Value || best.To < 0 {
+					best = q
+				}
+			}
+		}
+		if best.To >= 0 {
+			reqs = append(reqs, best)
+			s.Stats.Messages++
+		}
+	}
+	for r := range s.K {
+		if slices.ContainsFunc(reqs[start:], func(q Request) bool { return q.From == r }) {
+			continue
+		}
+		t, tv := -1, 0.0
+		for j := range s.K {
+			if d := use(u, s.K, r, j).Detour; j != r && d > tv && s.hot(u, r, j, hwm) {
+				t, tv = j, d
+			}
+		}
+		if t < 0 {
+			continue
+		}
+		if x := s.IndirectTarget(r, t); x >= 0 {
+			s.inbox = append(s.inbox, Request{From: x, To: t, Value: tv})
+			s.Stats.Indirect++
 			s.Stats.Messages++
 		}
 	}
 	return reqs
+}
+
+// hot reports whether one of r's available intermediates towards t is
+// reached over a link above hwm.
+func (s *Subnet) hot(u []Use, r, t int, hwm float64) bool {
+	for m := range min(r, t) {
+		if s.Usable(r, t, m) && use(u, s.K, r, m).Util() > hwm {
+			return true
+		}
+	}
+	return false
 }
 
 // RespondActivation answers activation requests: highest value first

@@ -230,3 +230,134 @@ func TestDeactivationMatching(t *testing.T) {
 		t.Fatalf("six routers: acked %v", acked)
 	}
 }
+
+// TestIndirectActivation: in an 8-router subnetwork with 1–5 and 2–5
+// Inactive, router 3 detours traffic for 5; its only available
+// intermediate is 0 (1 and 2 lack their link to 5), reached over 3→0 at
+// 0.9 > hwm 0.75: 5 is hot. Router 3 has no Inactive link (no direct
+// request), so it sends an indirect request to the lowest router below 3
+// and 5 that is not an intermediate for lack of X–5 with 3–X Active: 1.
+// It is buffered at 1; at the next epoch 1 asks 5 for 1–5 with the
+// detoured utilisation (0.4) as value, which wins over 1's own direct
+// candidate (its link to 6, virtual 0.3) and loses to a higher one.
+func TestIndirectActivation(t *testing.T) {
+	const hwm = 0.75
+	setup := func() *Subnet {
+		s := NewSubnet(8)
+		s.set(1, 5, Inactive)
+		s.set(2, 5, Inactive)
+		return s
+	}
+	hot := func() []Use {
+		u := make([]Use, 64)
+		u[3*8+0] = Use{NonMin: 0.9}
+		u[3*8+5] = Use{Min: 0.5, Detour: 0.4}
+		return u
+	}
+	quiet := make([]Use, 64)
+
+	s := setup()
+	if x := s.IndirectTarget(3, 5); x != 1 {
+		t.Fatalf("IndirectTarget(3, 5) = %d, want 1", x)
+	}
+	if reqs := s.ActivationEpoch(hot(), hwm, nil); len(reqs) != 0 {
+		t.Fatalf("requests %v, want none (the indirect one is buffered)", reqs)
+	}
+	if s.Stats.Indirect != 1 || s.Stats.Messages != 1 {
+		t.Fatalf("stats %+v, want 1 indirect request, 1 message", s.Stats)
+	}
+	reqs := s.ActivationEpoch(quiet, hwm, nil)
+	if !slices.Equal(reqs, []Request{{1, 5, 0.4}}) {
+		t.Fatalf("next epoch: requests %v, want 1→5 (0.4)", reqs)
+	}
+	s.CompleteActivation(s.RespondActivation(reqs))
+	if s.State(1, 5) != Active || s.Stats.Activations != 1 {
+		t.Fatalf("1–5 %v, %+v", s.State(1, 5), s.Stats)
+	}
+	// 1 and 0 now intermediates for 3→5; with 3→1 also above hwm the
+	// next indirect request goes to 2.
+	u := hot()
+	u[3*8+1] = Use{NonMin: 0.8}
+	s.ActivationEpoch(u, hwm, nil)
+	if !slices.Equal(s.inbox, []Request{{2, 5, 0.4}}) {
+		t.Fatalf("inbox %v, want 2→5", s.inbox)
+	}
+
+	// Router 1's own direct candidate: triggered (1→0 at 0.8, all
+	// non-minimal) with Inactive 1–6 of virtual 0.3: the indirect one
+	// (0.4) wins; with virtual 0.5 its own wins. One request either way.
+	for _, tc := range []struct {
+		virt float64
+		want Request
+	}{{0.3, Request{1, 5, 0.4}}, {0.5, Request{1, 6, 0.5}}} {
+		s := setup()
+		s.set(1, 6, Inactive)
+		s.ActivationEpoch(hot(), hwm, nil)
+		u := make([]Use, 64)
+		u[1*8+0] = Use{NonMin: 0.8}
+		u[1*8+6] = Use{Virt: tc.virt}
+		if reqs := s.ActivationEpoch(u, hwm, nil); !slices.Equal(reqs, []Request{tc.want}) {
+			t.Errorf("virtual %v: requests %v, want %v", tc.virt, reqs, tc.want)
+		}
+	}
+
+	// X–t Shadow: X reactivates it at once at its epoch (no request).
+	s = setup()
+	s.set(1, 5, Active)
+	s.CompleteDeactivation([]Request{{1, 5, 0}})
+	s.ActivationEpoch(hot(), hwm, nil)
+	if s.State(1, 5) != Shadow {
+		t.Fatalf("1–5 %v", s.State(1, 5))
+	}
+	if !slices.Equal(s.inbox, []Request{{1, 5, 0.4}}) {
+		t.Fatalf("inbox %v", s.inbox)
+	}
+	if reqs := s.ActivationEpoch(quiet, hwm, nil); len(reqs) != 0 || s.State(1, 5) != Active || s.Stats.Reactivations != 1 {
+		t.Fatalf("requests %v, 1–5 %v, %+v", reqs, s.State(1, 5), s.Stats)
+	}
+
+	// 3–1 Inactive: 1 could not become an intermediate: 2 is asked.
+	// Nothing below both ends lacks only its link to the target: no
+	// request (router 1's detours can only go through the hub).
+	s = setup()
+	s.set(3, 1, Inactive)
+	if x := s.IndirectTarget(3, 5); x != 2 {
+		t.Errorf("IndirectTarget(3, 5) with 3–1 off = %d, want 2", x)
+	}
+	if x := s.IndirectTarget(1, 5); x != -1 {
+		t.Errorf("IndirectTarget(1, 5) = %d, want -1", x)
+	}
+	// A router that sends a direct request sends no indirect one.
+	s = setup()
+	s.set(3, 6, Inactive)
+	u = hot()
+	u[3*8+6] = Use{Virt: 0.1}
+	if reqs := s.ActivationEpoch(u, hwm, nil); !slices.Equal(reqs, []Request{{3, 6, 0.1}}) || len(s.inbox) != 0 {
+		t.Fatalf("requests %v, inbox %v", reqs, s.inbox)
+	}
+	// Not hot (3→0 at 0.7): nothing.
+	s = setup()
+	u = hot()
+	u[3*8+0] = Use{NonMin: 0.7}
+	if s.ActivationEpoch(u, hwm, nil); len(s.inbox) != 0 || s.Stats.Messages != 0 {
+		t.Fatalf("inbox %v, %+v", s.inbox, s.Stats)
+	}
+}
+
+// TestReactivate: only a Shadow link is reactivated, with one notice and
+// k−1 broadcasts, and its ends may hold a shadow link again.
+func TestReactivate(t *testing.T) {
+	s := NewSubnet(4)
+	if s.Reactivate(1, 2) {
+		t.Fatal("reactivated an Active link")
+	}
+	s.CompleteDeactivation([]Request{{1, 2, 0}})
+	m := s.Stats.Messages
+	if !s.Reactivate(2, 1) || s.State(1, 2) != Active || s.Stats.Reactivations != 1 || s.Stats.Messages != m+4 {
+		t.Fatalf("%v %+v", s.State(1, 2), s.Stats)
+	}
+	s.CompleteDeactivation([]Request{{1, 3, 0}})
+	if s.State(1, 3) != Shadow {
+		t.Fatalf("1–3 %v: router 1 still held a shadow link", s.State(1, 3))
+	}
+}
