@@ -109,6 +109,9 @@ type Result struct {
 	PowarModel *PowarModel `json:"powar_model,omitempty"`
 	// PowarRouting counts POWAR's decisions, with routing POWAR.
 	PowarRouting *POWARRouting `json:"powar_routing,omitempty"`
+	// PowarNonMinimal counts POWAR's non-minimal decisions on the Megafly
+	// (routing.powar.non_minimal).
+	PowarNonMinimal *POWARNonMinimal `json:"powar_nonminimal,omitempty"`
 	// Consolidation reports TCEP (power.consolidation: tcep).
 	Consolidation *Consolidation `json:"consolidation,omitempty"`
 }
@@ -218,6 +221,7 @@ func (n *Network) Result() Result {
 			st.MeanSelectable = float64(st.selSum) / float64(st.Adaptive)
 		}
 		r.PowarRouting = &st
+		r.PowarNonMinimal = n.powarNonMinimal()
 	}
 	if n.tc != nil {
 		r.Consolidation = n.consolidation(end)

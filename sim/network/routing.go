@@ -30,8 +30,10 @@ const (
 	// sim/powar): at a switch with more than one minimal port, Algorithm 1
 	// picks among the selectable ones (awake before sleeping, round-robin),
 	// and Algorithm 2 grows and shrinks the selectable prefix of the
-	// switch's up ports with their utilisation. Fat trees and the Megafly
-	// only (POWAR field of Params; docs/simulator.md "POWAR").
+	// switch's up ports with their utilisation (fat trees, the Megafly), or
+	// Algorithm 3 the selectable prefix of every aggregated link of a
+	// torus3d (powar_torus.go). POWAR field of Params; docs/simulator.md
+	// "POWAR".
 	RoutingPOWAR
 )
 
@@ -128,6 +130,15 @@ type POWAR struct {
 	// FirstOn makes every adaptive port selectable (no Algorithm 2): the
 	// paper's "First-On" configuration.
 	FirstOn bool
+	// NonMinimal adds non-minimal candidates on the Megafly (paths through
+	// an intermediate group, powar_megafly.go).
+	NonMinimal bool
+	// TorusAdaptive (torus3d) makes the adaptive set P every member of
+	// every minimal aggregate (the paper's fully adaptive minimal routing);
+	// false restricts it to the members of the dimension-order aggregate,
+	// which adds no channel dependency to DOR's (lpictl has no escape
+	// virtual channels). Default false.
+	TorusAdaptive bool
 	// Model is the normalised power model of the powar_model block.
 	Model powar.Params
 	// Report adds the powar_model block to the summary with any routing
@@ -171,14 +182,16 @@ type powarState struct {
 	cycle    int64
 	capacity float64 // bytes a port forwards in a checking cycle
 	firstOn  bool
+	mf       *powarMegafly // Megafly with non-minimal candidates, else nil
+	tr       *powarTorus   // torus3d (Algorithm 3), else nil
 	stats    POWARRouting
 }
 
 func newPOWAR(t topo.Topology, p *Params, ports int) (*powarState, error) {
 	switch t.(type) {
-	case *topo.FatTree, *topo.Megafly:
+	case *topo.FatTree, *topo.Megafly, *topo.Torus:
 	default:
-		return nil, fmt.Errorf("routing.kind: powar needs a fat tree (fattree, rlft) or a megafly, whose adaptive ports are a switch's up ports; %s is neither", t.Name())
+		return nil, fmt.Errorf("routing.kind: powar needs a fat tree (fattree, rlft), a megafly or a torus3d; %s is none of them", t.Name())
 	}
 	c := p.POWAR
 	s := &powarState{
@@ -187,6 +200,19 @@ func newPOWAR(t topo.Topology, p *Params, ports int) (*powarState, error) {
 	}
 	for i := range s.sw {
 		s.sw[i] = powar.NewSwitch(1)
+	}
+	if m, ok := t.(*topo.Megafly); ok && c.NonMinimal {
+		mf, err := newPOWARMegafly(m, p)
+		if err != nil {
+			return nil, err
+		}
+		s.mf = mf
+	}
+	if tt, ok := t.(*topo.Torus); ok {
+		if c.TorusAdaptive && tt.Dateline() {
+			return nil, errors.New("routing.powar.torus_adaptive: cannot be combined with topology.dateline, whose deadlock freedom needs dimension order")
+		}
+		s.tr = newPOWARTorus(tt, &c)
 	}
 	return s, nil
 }
@@ -211,6 +237,12 @@ type POWARRouting struct {
 // routePOWAR returns packet pk's output port (global index) at switch sw
 // at time now.
 func (n *Network) routePOWAR(sw int32, pk *packet, now int64) int32 {
+	if n.pw.mf != nil {
+		return n.routePOWARMegafly(sw, pk, now)
+	}
+	if n.pw.tr != nil {
+		return n.routePOWARTorus(sw, pk, now)
+	}
 	c := n.ecmp.mp.MinimalPorts(int(sw), int(pk.dst), n.ecmp.cand)
 	p := c[0]
 	if len(c) > 1 {

@@ -362,17 +362,18 @@ func TestPOWARFirstOn(t *testing.T) {
 
 // TestPOWARConfigErrors: the one-line errors of bad POWAR configurations.
 func TestPOWARConfigErrors(t *testing.T) {
-	torus, err := topo.Build(topo.Config{Kind: topo.KindTorus3D, Dims: []int{2, 2, 2}, NodesPerSwitch: 1})
+	dragonfly, err := topo.Build(topo.Config{Kind: topo.KindDragonfly, Routers: 3, NodesPerSwitch: 1, GlobalLinks: 2, Groups: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
+
 	for _, c := range []struct {
 		name string
 		tp   topo.Topology
 		edit func(*Params)
 		want string
 	}{
-		{"torus", torus, func(*Params) {}, "routing.kind: powar needs a fat tree (fattree, rlft) or a megafly"},
+		{"dragonfly", dragonfly, func(*Params) {}, "routing.kind: powar needs a fat tree (fattree, rlft), a megafly or a torus3d; dragonfly-15 is none of them"},
 		{"gate", kAry2Tree(t), func(p *Params) { p.EndToEnd.Bound = 0.01 }, "routing.kind: powar cannot be combined with power.end_to_end.enabled"},
 		{"t_off", kAry2Tree(t), func(p *Params) { p.POWAR.Thresholds.Off = 0 }, "routing.powar.t_off: must be > 0, got 0"},
 		{"t_on", kAry2Tree(t), func(p *Params) { p.POWAR.Thresholds.On = 0.3 }, "routing.powar.t_on: must be ≥ 2 × routing.powar.t_off (0.25), got 0.3"},

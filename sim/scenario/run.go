@@ -264,6 +264,9 @@ func (o *Outcome) WriteTable(w io.Writer) error {
 	if d := r.PowarRouting; d != nil {
 		p("powar decisions", "%d adaptive, %d to a sleeping port, %d with none free, %.2f selectable on average", d.Adaptive, d.Sleeping, d.Fallback, d.MeanSelectable)
 	}
+	if d := r.PowarNonMinimal; d != nil {
+		p("powar non-minimal", "%d decisions, %d detours (%d from the leaf, %d with a transit, %d over an awake port), %d extra hops", d.Decisions, d.Detours, d.FromLeaf, d.Transits, d.AwakeDetours, d.ExtraHops)
+	}
 	if c := r.Consolidation; c != nil {
 		p("consolidation", "active %.1f%% of %d links (physically on %.1f%%), %d deactivations, %d activations (%d indirect requests), %d shadow reactivations, %d control messages, %d non-minimal (%d by choice), %d violations", 100*c.ActiveRatio, c.Links, 100*c.PhysicalRatio, c.Deactivations, c.Activations, c.IndirectRequests, c.Reactivations, c.ControlMessages, c.NonMinimal, c.Adaptive, c.Violations)
 	}

@@ -157,7 +157,12 @@ type RoutingPOWAR struct {
 	TOff    *float64            `yaml:"t_off" json:"t_off,omitempty"`
 	Cycle   *predictor.Duration `yaml:"cycle" json:"cycle,omitempty"`
 	FirstOn bool                `yaml:"first_on" json:"first_on,omitempty"`
-	Model   POWARModel          `yaml:"model" json:"model,omitzero"`
+	// NonMinimal: Megafly only, non-minimal candidates (network.POWAR).
+	NonMinimal bool `yaml:"non_minimal" json:"non_minimal,omitempty"`
+	// TorusAdaptive: torus3d only, P spans every minimal aggregate
+	// (network.POWAR.TorusAdaptive).
+	TorusAdaptive bool       `yaml:"torus_adaptive" json:"torus_adaptive,omitempty"`
+	Model         POWARModel `yaml:"model" json:"model,omitzero"`
 }
 
 // POWARModel is routing.powar.model: paper 002's power model (Table 2)
@@ -178,18 +183,24 @@ func (r *RoutingPOWAR) check(rk network.Routing, topoKind string) error {
 		for _, k := range []struct {
 			name string
 			set  bool
-		}{{"t_on", r.TOn != nil}, {"t_off", r.TOff != nil}, {"cycle", r.Cycle != nil}, {"first_on", r.FirstOn}} {
+		}{{"t_on", r.TOn != nil}, {"t_off", r.TOff != nil}, {"cycle", r.Cycle != nil}, {"first_on", r.FirstOn}, {"non_minimal", r.NonMinimal}, {"torus_adaptive", r.TorusAdaptive}} {
 			if k.set {
 				return fmt.Errorf("routing.powar.%s: used only with routing.kind powar (routing.kind is %s)", k.name, rk)
 			}
 		}
 		return nil
 	}
+	if r.NonMinimal && topoKind != topo.KindMegafly {
+		return fmt.Errorf("routing.powar.non_minimal: only the megafly has non-minimal paths (topology.kind is %s)", topoKind)
+	}
+	if r.TorusAdaptive && topoKind != topo.KindTorus3D {
+		return fmt.Errorf("routing.powar.torus_adaptive: only for topology.kind torus3d (topology.kind is %s)", topoKind)
+	}
 	switch topoKind {
-	case topo.KindFatTree, topo.KindRLFT, topo.KindMegafly:
+	case topo.KindFatTree, topo.KindRLFT, topo.KindMegafly, topo.KindTorus3D:
 		return nil
 	}
-	return fmt.Errorf("routing.kind: powar needs topology.kind fattree, rlft or megafly (adaptive up ports), not %s", topoKind)
+	return fmt.Errorf("routing.kind: powar needs topology.kind fattree, rlft, megafly (adaptive up ports) or torus3d (aggregated links), not %s", topoKind)
 }
 
 // params resolves the section over network.DefaultPOWAR.
@@ -206,6 +217,8 @@ func (r *RoutingPOWAR) params() network.POWAR {
 		c.Cycle = ps(*r.Cycle)
 	}
 	c.FirstOn = r.FirstOn
+	c.NonMinimal = r.NonMinimal
+	c.TorusAdaptive = r.TorusAdaptive
 	m := r.Model
 	c.Report = m.Report
 	set(&c.Model.SleepPort, m.SleepPort)

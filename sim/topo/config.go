@@ -100,6 +100,16 @@ type Config struct {
 	// [10,10,10]); fbfly: one or more (default [8,8]); hyperx: one or
 	// more, S_1…S_L (default [4,4,4]).
 	Dims []int `yaml:"dims,omitempty" json:"dims,omitempty"`
+	// Trunk is the number of parallel cables of every neighbour link of a
+	// torus3d (an aggregated link, paper 002's 4-wide trunks); 0 and 1 are
+	// a single cable. Other kinds refuse it.
+	Trunk int `yaml:"trunk,omitempty" json:"trunk,omitempty"`
+	// Dateline splits the members of every torus3d aggregate into two
+	// classes (members 0..trunk/2−1 and trunk/2..trunk−1), used as the two
+	// virtual channels of a dateline: dimension-order routing becomes
+	// deadlock-free (see Torus). It needs an even trunk ≥ 2; other kinds
+	// refuse it.
+	Dateline bool `yaml:"dateline,omitempty" json:"dateline,omitempty"`
 }
 
 // Default is the network of paper 000 Table 6: the 4160-node Megafly.
@@ -130,6 +140,7 @@ func (c *Config) intFields() []field {
 		{"groups", c.Groups}, {"leaves", c.Leaves}, {"spines", c.Spines},
 		{"routers", c.Routers}, {"nodes_per_switch", c.NodesPerSwitch},
 		{"global_links", c.GlobalLinks}, {"radix", c.Radix}, {"levels", c.Levels},
+		{"trunk", c.Trunk},
 	}
 }
 
@@ -142,7 +153,9 @@ func used(kind string) []string {
 		return []string{"groups", "routers", "nodes_per_switch", "global_links", "radix"}
 	case KindFatTree, KindRLFT:
 		return []string{"radix", "levels"}
-	case KindTorus3D, KindFBFly, KindHyperX:
+	case KindTorus3D:
+		return []string{"dims", "nodes_per_switch", "radix", "trunk"}
+	case KindFBFly, KindHyperX:
 		return []string{"dims", "nodes_per_switch", "radix"}
 	}
 	return nil
@@ -168,6 +181,9 @@ func (c Config) Normalized() (Config, error) {
 		if f.v != 0 && !slices.Contains(use, f.name) {
 			return n, fieldErr(f.name, "not used by kind %s (uses %s)", n.Kind, strings.Join(use, ", "))
 		}
+	}
+	if n.Dateline && n.Kind != KindTorus3D {
+		return n, fieldErr("dateline", "not used by kind %s (torus3d only)", n.Kind)
 	}
 	if len(n.Dims) != 0 && !slices.Contains(use, "dims") {
 		return n, fieldErr("dims", "not used by kind %s (uses %s)", n.Kind, strings.Join(use, ", "))
@@ -369,10 +385,16 @@ func (c *Config) normalizeGrid() error {
 	if c.NodesPerSwitch > MaxRadix {
 		return fieldErr("nodes_per_switch", "%d exceeds the limit of %d", c.NodesPerSwitch, MaxRadix)
 	}
+	if c.Trunk > MaxRadix {
+		return fieldErr("trunk", "%d exceeds the limit of %d", c.Trunk, MaxRadix)
+	}
+	if c.Dateline && (c.Trunk < 2 || c.Trunk%2 != 0) {
+		return fieldErr("dateline", "needs an even topology.trunk ≥ 2 (members 0..trunk/2−1 are class 0, the rest class 1), got trunk %d", max(1, c.Trunk))
+	}
 	ports := c.NodesPerSwitch
 	for _, k := range c.Dims {
 		if c.Kind == KindTorus3D {
-			ports += 2
+			ports += 2 * max(1, c.Trunk)
 		} else {
 			ports += k - 1
 		}
@@ -388,6 +410,9 @@ func (c *Config) normalizeGrid() error {
 	}
 	if c.Radix < ports {
 		what := "a neighbour each way in every dimension"
+		if c.Trunk > 1 {
+			what = fmt.Sprintf("a %d-cable trunk to a neighbour each way in every dimension", c.Trunk)
+		}
 		if c.Kind != KindTorus3D {
 			what = "every other router of each dimension"
 		}

@@ -55,37 +55,126 @@ func (g *grid) injectionLinks(links []Link) []Link {
 }
 
 // Torus is a torus of switches (paper 000 Table 7: 10×10×10, 4 nodes per
-// switch). Ports: 0..c−1 nodes, then two per dimension i: c+2i towards
-// +1 (coordinate k_i−1 wraps to 0) and c+2i+1 towards −1; ports from
-// c+2·dims up to the radix are unconnected (the default radix is 24, see
-// Table7Links). The + port of a switch is cabled to the − port of its +1
-// neighbour, so a ring of two switches has two cables between them and a
-// ring of one has none (both ports unconnected).
+// switch). Each neighbour link is an aggregate (trunk) of w parallel
+// cables, w = topology.trunk (default 1; paper 002: a 4×4×4 torus with
+// 4-wide aggregates). Ports: 0..c−1 nodes, then for dimension i and
+// direction dir (0 towards +1, coordinate k_i−1 wrapping to 0; 1 towards
+// −1) the aggregate's members c + (2i+dir)·w + j, j = 0..w−1; ports from
+// c+2·dims·w up to the radix are unconnected (the default radix is
+// max(24, c+2·dims·w), see Table7Links). Member j of a switch's +
+// aggregate is cabled to member j of its +1 neighbour's − aggregate, so a
+// ring of two switches has two aggregates between them and a ring of one
+// has none (its ports unconnected). With w = 1 these are the ports c+2i
+// and c+2i+1 of the plain torus. Nodes keep one NIC each (paper 002's
+// 4-wide node aggregate is not modelled).
 //
 // Routing: dimension order (first dimension first); in each dimension the
 // shorter way round the ring, and the + direction when both are equally
-// long (even k, offset k/2).
+// long (even k, offset k/2). Within the aggregate, member dst mod w, so
+// that the destinations share its cables.
+//
+// Dateline (topology.dateline, even w ≥ 2): the members of every aggregate
+// form two classes, members 0..w/2−1 class 0 and w/2..w−1 class 1, which
+// play the two virtual channels of the Dally–Seitz dateline scheme (each
+// member has its own input and output buffer, so a paused member blocks
+// no other). A hop in dimension i from coordinate c towards the
+// destination's cd is class 0 while the rest of the packet's path in that
+// dimension still crosses the ring's wrap-around link of its direction
+// (the + link from k−1 to 0: cd < c; the − link from 0 to k−1: cd > c),
+// the hop over the wrap link included, and class 1 after it or when the
+// path never crosses it (HopClass). Route takes member dst mod (w/2) of
+// the hop's class. Why the channel dependency graph of dimension-order
+// routing is then acyclic: a packet never changes direction within a
+// dimension and moves to higher dimensions only, so a cycle would lie in
+// one direction of one ring. There, class-0 hops leave coordinates
+// 1..k−1 (+; 0..k−2 for −) and end with the wrap link, after which the
+// packet is class 1: the class-0 channels form a path ending at the wrap
+// link, no dependency leads from it to another class-0 channel. Class-1
+// channels exclude the wrap link, so they form a path too (0→1→…→k−1 for
+// +), and no dependency leads from class 1 back to class 0 within a
+// dimension. Every dependency thus goes forward along one of these paths,
+// from class 0 to class 1, or to a higher dimension: no cycle, so no
+// deadlock under PFC whatever the load (tested on the CDG of small tori).
+// MinimalPorts keeps every minimal aggregate but only its hop class's
+// members; adaptive routing across dimensions (ECMP, POWAR with
+// torus_adaptive) still closes cycles between dimensions.
 type Torus struct {
 	grid
-	name string
+	name     string
+	trunk    int  // w: cables per aggregate (≥ 1)
+	dateline bool // two member classes, see HopClass
 }
 
 func newTorus(c Config) *Torus {
 	g := newGrid(c)
-	return &Torus{grid: g, name: fmt.Sprintf("torus3d-%d", g.Nodes())}
+	return &Torus{grid: g, name: fmt.Sprintf("torus3d-%d", g.Nodes()), trunk: max(1, c.Trunk), dateline: c.Dateline}
+}
+
+// Dateline reports whether the aggregates' members form the two dateline
+// classes (topology.dateline).
+func (t *Torus) Dateline() bool { return t.dateline }
+
+// HopClass returns the dateline class of the hop from switch s towards
+// node dst on aggregate agg (2i+dir), agg being one that a minimal path
+// takes from s (s and dst differ in dimension i): 0 if the rest of the
+// path in dimension i crosses the wrap-around link of direction dir, the
+// hop over it included; 1 otherwise. It does not depend on whether the
+// torus has a dateline.
+func (t *Torus) HopClass(s, dst, agg int) int {
+	i := agg / 2
+	return datelineClass(t.coord(s, i), t.coord(dst/t.perSw, i), agg%2)
+}
+
+// datelineClass is HopClass from the coordinates: going + (dir 0) the
+// path from c to cd crosses the link from k−1 to 0 iff cd < c; going −,
+// the link from 0 to k−1 iff cd > c.
+func datelineClass(c, cd, dir int) int {
+	if (dir == 0 && cd < c) || (dir == 1 && cd > c) {
+		return 0
+	}
+	return 1
+}
+
+// Members returns the members [lo, lo+n) of aggregate agg that a hop from
+// switch s towards node dst may use: every member (0, w) without a
+// dateline, else the hop's class (HopClass·w/2, w/2).
+func (t *Torus) Members(s, dst, agg int) (lo, n int) {
+	if !t.dateline {
+		return 0, t.trunk
+	}
+	h := t.trunk / 2
+	return t.HopClass(s, dst, agg) * h, h
 }
 
 // Name implements Topology.
 func (t *Torus) Name() string { return t.name }
+
+// Trunk returns the number of cables per aggregate (≥ 1).
+func (t *Torus) Trunk() int { return t.trunk }
+
+// Aggregate returns the aggregate that port p of a switch belongs to: its
+// dimension i and direction dir (0: +, 1: −) as the index 2i+dir, and the
+// member j; ok is false for a node port or an unconnected one beyond the
+// aggregates.
+func (t *Torus) Aggregate(p int) (agg, member int, ok bool) {
+	q := p - t.perSw
+	if q < 0 || q >= 2*len(t.dims)*t.trunk {
+		return 0, 0, false
+	}
+	return q / t.trunk, q % t.trunk, true
+}
+
+// AggregatePort returns the port of member j of aggregate agg (2i+dir).
+func (t *Torus) AggregatePort(agg, member int) int { return t.perSw + agg*t.trunk + member }
 
 // PortPeer implements Topology.
 func (t *Torus) PortPeer(s, p int) (End, bool) {
 	if p < t.perSw {
 		return End{Kind: NodeEnd, ID: int32(s*t.perSw + p)}, true
 	}
-	q := p - t.perSw
-	i, dir := q/2, q%2
-	if i >= len(t.dims) || t.dims[i] == 1 {
+	agg, j, ok := t.Aggregate(p)
+	i, dir := agg/2, agg%2
+	if !ok || t.dims[i] == 1 {
 		return End{}, false
 	}
 	k, c := t.dims[i], t.coord(s, i)
@@ -94,31 +183,34 @@ func (t *Torus) PortPeer(s, p int) (End, bool) {
 		next = (c + k - 1) % k
 	}
 	peer := s + (next-c)*t.stride[i]
-	return End{Kind: SwitchEnd, ID: int32(peer), Port: int32(t.perSw + 2*i + 1 - dir)}, true
+	return End{Kind: SwitchEnd, ID: int32(peer), Port: int32(t.AggregatePort(2*i+1-dir, j))}, true
 }
 
 // Links implements Topology: the node cables, then for every switch and
-// dimension the cable from its + port.
+// dimension the cables of its + aggregate, member by member.
 func (t *Torus) Links() []Link {
-	links := make([]Link, 0, t.Nodes()+t.sw*len(t.dims))
+	links := make([]Link, 0, t.Nodes()+t.sw*len(t.dims)*t.trunk)
 	links = t.injectionLinks(links)
 	for s := range t.sw {
 		for i := range t.dims {
-			p := t.perSw + 2*i
-			if peer, ok := t.PortPeer(s, p); ok {
-				links = append(links, Link{
-					A:     End{Kind: SwitchEnd, ID: int32(s), Port: int32(p)},
-					B:     peer,
-					Class: Local,
-				})
+			for j := range t.trunk {
+				p := t.AggregatePort(2*i, j)
+				if peer, ok := t.PortPeer(s, p); ok {
+					links = append(links, Link{
+						A:     End{Kind: SwitchEnd, ID: int32(s), Port: int32(p)},
+						B:     peer,
+						Class: Local,
+					})
+				}
 			}
 		}
 	}
 	return links
 }
 
-// Route implements Topology.
-func (t *Torus) Route(s, dst int) int {
+// RouteAggregate returns the aggregate (2i+dir) that dimension-order
+// routing takes from switch s to node dst, or −1 at dst's switch.
+func (t *Torus) RouteAggregate(s, dst int) int {
 	ds := dst / t.perSw
 	for i, k := range t.dims {
 		c, cd := t.coord(s, i), t.coord(ds, i)
@@ -127,9 +219,36 @@ func (t *Torus) Route(s, dst int) int {
 		}
 		fwd := (cd - c + k) % k
 		if fwd <= k-fwd {
-			return t.perSw + 2*i
+			return 2 * i
 		}
-		return t.perSw + 2*i + 1
+		return 2*i + 1
+	}
+	return -1
+}
+
+// Route implements Topology: RouteAggregate's aggregate, member dst mod w,
+// or with a dateline member class·w/2 + dst mod (w/2) (the class from the
+// coordinates RouteAggregate compares, as HopClass).
+func (t *Torus) Route(s, dst int) int {
+	if !t.dateline {
+		agg := t.RouteAggregate(s, dst)
+		if agg < 0 {
+			return dst % t.perSw
+		}
+		return t.AggregatePort(agg, dst%t.trunk)
+	}
+	ds := dst / t.perSw
+	h := t.trunk / 2
+	for i, k := range t.dims {
+		c, cd := t.coord(s, i), t.coord(ds, i)
+		if c == cd {
+			continue
+		}
+		dir := 0
+		if fwd := (cd - c + k) % k; fwd > k-fwd {
+			dir = 1
+		}
+		return t.AggregatePort(2*i+dir, datelineClass(c, cd, dir)*h+dst%h)
 	}
 	return dst % t.perSw
 }

@@ -17,7 +17,9 @@ type MultiPath interface {
 	// the switch graph for fat trees, tori and HyperX/flattened
 	// butterflies; for the Megafly and the dragonfly, shortest paths that
 	// cross at most one global link (their routing's deadlock-avoidance
-	// assumption), which are graph-shortest from a Megafly leaf.
+	// assumption), which are graph-shortest from a Megafly leaf; for a
+	// torus with a dateline, the dimension-order aggregate's members of
+	// the hop's class (the dateline's deadlock freedom needs both).
 	MinimalPorts(s, dst int, buf []int) []int
 }
 
@@ -75,10 +77,22 @@ func (d *Dragonfly) MinimalPorts(s, dst int, buf []int) []int {
 
 // MinimalPorts implements MultiPath: in every dimension that differs, the
 // shorter way round the ring, or both ways when they are equally long
-// (even side, offset half of it), dimension by dimension.
+// (even side, offset half of it), dimension by dimension; every member of
+// each of these aggregates, in port order. With a dateline the torus's
+// path discipline is dimension order (the dateline keeps each dimension's
+// hops deadlock-free, but a free choice of dimension order would close
+// cycles of paused links across dimensions), so the ports are the members
+// of the dimension-order aggregate's hop class (Members): ECMP then hashes
+// over them as a LAG does, and stays deadlock-free.
 func (t *Torus) MinimalPorts(s, dst int, buf []int) []int {
-	ds := dst / t.perSw
 	buf = buf[:0]
+	if t.dateline {
+		if agg := t.RouteAggregate(s, dst); agg >= 0 {
+			return t.appendAggregate(buf, s, dst, agg)
+		}
+		return append(buf, dst%t.perSw)
+	}
+	ds := dst / t.perSw
 	for i, k := range t.dims {
 		c, cd := t.coord(s, i), t.coord(ds, i)
 		if c == cd {
@@ -86,14 +100,22 @@ func (t *Torus) MinimalPorts(s, dst int, buf []int) []int {
 		}
 		fwd := (cd - c + k) % k
 		if fwd <= k-fwd {
-			buf = append(buf, t.perSw+2*i)
+			buf = t.appendAggregate(buf, s, dst, 2*i)
 		}
 		if fwd >= k-fwd {
-			buf = append(buf, t.perSw+2*i+1)
+			buf = t.appendAggregate(buf, s, dst, 2*i+1)
 		}
 	}
 	if len(buf) == 0 {
 		buf = append(buf, dst%t.perSw)
+	}
+	return buf
+}
+
+func (t *Torus) appendAggregate(buf []int, s, dst, agg int) []int {
+	lo, n := t.Members(s, dst, agg)
+	for j := range n {
+		buf = append(buf, t.AggregatePort(agg, lo+j))
 	}
 	return buf
 }

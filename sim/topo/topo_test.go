@@ -39,6 +39,8 @@ func small() []Config {
 		{Kind: KindTorus3D, Dims: []int{2, 2, 2}, NodesPerSwitch: 2},
 		{Kind: KindTorus3D, Dims: []int{1, 3, 4}, NodesPerSwitch: 1},
 		{Kind: KindTorus3D, Dims: []int{4, 4, 4}, NodesPerSwitch: 2, Radix: 10},
+		{Kind: KindTorus3D, Dims: []int{4, 4, 4}, NodesPerSwitch: 2, Trunk: 4},
+		{Kind: KindTorus3D, Dims: []int{2, 3, 1}, NodesPerSwitch: 3, Trunk: 2, Radix: 20},
 		{Kind: KindDragonfly, Routers: 4, NodesPerSwitch: 2, GlobalLinks: 2},
 		{Kind: KindDragonfly, Routers: 3, NodesPerSwitch: 1, GlobalLinks: 2, Groups: 5},
 		{Kind: KindDragonfly, Radix: 7},

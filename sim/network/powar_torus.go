@@ -1,0 +1,121 @@
+package network
+
+import (
+	"math/bits"
+
+	"github.com/lpictl/lpictl/sim/powar"
+	"github.com/lpictl/lpictl/sim/topo"
+)
+
+// powarTorus is POWAR's state on a torus3d whose neighbour links are
+// aggregates (topology.trunk): Algorithm 3's selectable prefix of every
+// aggregate of every switch (powar.Aggregates; the round-robin pointer
+// stays per switch, in powarState.sw) and whether the adaptive set spans
+// every minimal aggregate or only the dimension-order one. With
+// topology.dateline each aggregate's two member classes are managed as
+// two aggregates of w/2 members (halves = 2): a hop may only use its
+// class, so each class has its own selectable prefix (≥ 1) and counter,
+// and the state of half h of aggregate a is powar aggregate 2a+h.
+type powarTorus struct {
+	t        *topo.Torus
+	agg      *powar.Aggregates
+	width    int // members per managed aggregate: w, or w/2 with a dateline
+	halves   int // managed aggregates per torus aggregate: 1, or 2 with a dateline
+	adaptive bool
+}
+
+// torusAggregates is the number of aggregates of a torus3d switch: one per
+// dimension and direction.
+const torusAggregates = 6
+
+// newPOWARTorus needs no check of the port count: the network refuses
+// switches of more than 64 ports, so every port is a bit of a uint64.
+func newPOWARTorus(t *topo.Torus, c *POWAR) *powarTorus {
+	halves := 1
+	if t.Dateline() {
+		halves = 2
+	}
+	width := t.Trunk() / halves
+	return &powarTorus{t: t, agg: powar.NewAggregates(t.Switches(), torusAggregates*halves, width),
+		width: width, halves: halves, adaptive: c.TorusAdaptive}
+}
+
+// routePOWARTorus returns packet pk's output port (global index) at
+// switch sw at time now on a torus3d. At the destination's switch the
+// port is its NIC's. Elsewhere the routing function gives the adaptive set
+// P (every member of every minimal aggregate with torus_adaptive, else the
+// members of the DOR aggregate) and the deterministic output D (the DOR
+// aggregate), with a dateline only the members of the hop's class
+// (topo.Torus.Members); each managed aggregate's first Sel members are
+// selectable (Algorithm 3, brought to the current checking cycle here),
+// and powar.SelectAggregated applies Algorithm 1. The packet's bytes count
+// on the chosen port's managed aggregate.
+func (n *Network) routePOWARTorus(sw int32, pk *packet, now int64) int32 {
+	s := n.pw
+	tr := s.tr
+	t := tr.t
+	base := n.swBase[sw]
+	dAgg := t.RouteAggregate(int(sw), int(pk.dst))
+	if dAgg < 0 {
+		g := base + int32(t.Route(int(sw), int(pk.dst)))
+		s.pending[g]++
+		return g
+	}
+	var cand []int
+	if tr.adaptive {
+		cand = n.ecmp.mp.MinimalPorts(int(sw), int(pk.dst), n.ecmp.cand)
+	} else {
+		cand = n.ecmp.cand[:0]
+		lo, m := t.Members(int(sw), int(pk.dst), dAgg)
+		for j := range m {
+			cand = append(cand, t.AggregatePort(dAgg, lo+j))
+		}
+	}
+	cycle := now / s.cycle
+	var adaptive, det, sel, free, awake uint64
+	key, lim := -1, tr.width
+	for _, p := range cand { // grouped by aggregate (one class each), members in order
+		a, j, _ := t.Aggregate(p)
+		if k := a*tr.halves + j/tr.width; k != key {
+			key = k
+			if !s.firstOn {
+				lim = tr.agg.Sel(s.th, int(sw), k, cycle, s.capacity)
+			}
+		}
+		b := uint64(1) << uint(p)
+		adaptive |= b
+		if a == dAgg {
+			det |= b
+		}
+		if j%tr.width >= lim {
+			continue
+		}
+		sel |= b
+		g := base + int32(p)
+		if n.portBusy(g) {
+			continue
+		}
+		free |= b
+		if n.portAwake(g, now) {
+			awake |= b
+		}
+	}
+	st := &s.sw[sw]
+	p, next, how := powar.SelectAggregated(adaptive, det, sel, free, awake, int(st.RRP))
+	st.RRP = uint8(next)
+	if len(cand) > 1 {
+		switch how {
+		case powar.AdaptiveSleeping:
+			s.stats.Sleeping++
+		case powar.Queued:
+			s.stats.Fallback++
+		}
+		s.stats.Adaptive++
+		s.stats.selSum += uint64(bits.OnesCount64(sel))
+	}
+	a, j, _ := t.Aggregate(p)
+	tr.agg.Add(s.th, int(sw), a*tr.halves+j/tr.width, cycle, s.capacity, int64(pk.size))
+	g := base + int32(p)
+	s.pending[g]++
+	return g
+}

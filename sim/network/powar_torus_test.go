@@ -1,0 +1,385 @@
+package network
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lpictl/lpictl/sim/eee"
+	"github.com/lpictl/lpictl/sim/topo"
+)
+
+// trunkTorus is a 4×4×2 torus with 2 nodes per switch and trunk-wide
+// aggregated links: ports 0–1 nodes, member j of aggregate a at 2+4a+j.
+func trunkTorus(t testing.TB, trunk int) *topo.Torus {
+	tp, err := topo.Build(topo.Config{Kind: topo.KindTorus3D, Dims: []int{4, 4, 2}, NodesPerSwitch: 2, Trunk: trunk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tp.(*topo.Torus)
+}
+
+// memberSends returns the packets sent by the switches' aggregate members,
+// by member index, and the total over all ports.
+func memberSends(n *Network, tp *topo.Torus) (by []uint64, total uint64) {
+	by = make([]uint64, tp.Trunk())
+	n.Ports(func(r *PortRow) {
+		total += r.Sent
+		if r.Kind != "switch" {
+			return
+		}
+		if _, j, ok := tp.Aggregate(r.Local); ok {
+			by[j] += r.Sent
+		}
+	})
+	return by, total
+}
+
+// TestPOWARTorusGathers: uniform traffic at 5 % load on the 4×4×2 torus
+// with 4-wide trunks. By hand: a link of an aggregate carries at most
+// 400 Gb/s × 10 µs = 500 000 B per checking cycle; at 5 % injection and
+// ≈ 2.5 switch hops per packet over 6 aggregates per switch of 2 nodes the
+// mean aggregate load is ≈ 0.05 × 2 × 2.5 / 6 ≈ 4 % of one member, far
+// below Ton = 0.5, so Algorithm 3 keeps Sel = 1 on almost every aggregate
+// and cycle: member 0 of each aggregate carries nearly everything
+// (Algorithm 1 can only pick selectable members; with all of them busy
+// the packet queues on member 0 too). Minimal routing sends to member
+// dst mod 4, about a quarter each. Every packet arrives, the paths are
+// minimal (the ports' sends add up to minimal routing's), the run is the
+// same twice, and POWAR's ports are on less of the time. Both settings of
+// torus_adaptive.
+func TestPOWARTorusGathers(t *testing.T) {
+	tp := trunkTorus(t, 4)
+	wl := synthetic("uniform", 9600, 0.05, 100*time.Microsecond)
+	res := func(p Params) (Result, []uint64, uint64) {
+		n := build(t, tp, p)
+		attachConfig(t, n, wl, 5)
+		r := run(t, n)
+		by, total := memberSends(n, tp)
+		return r, by, total
+	}
+	minP := table6(eee.DeepSleep, 10*time.Microsecond)
+	minP.POWAR = DefaultPOWAR()
+	minP.POWAR.Report = true
+	mn, byM, sentM := res(minP)
+	var aggM uint64
+	for _, c := range byM {
+		aggM += c
+	}
+	for j, c := range byM {
+		if 3*c > aggM { // a quarter each, give or take
+			t.Errorf("minimal: member %d sent %d of %d aggregate packets (%v): dst mod 4 should spread them", j, c, aggM, byM)
+		}
+	}
+	for _, adaptive := range []bool{false, true} {
+		p := powarParams(10 * time.Microsecond)
+		p.POWAR.TorusAdaptive = adaptive
+		pw, by, sent := res(p)
+		pw2, _, _ := res(p)
+		if !reflect.DeepEqual(pw, pw2) {
+			t.Fatalf("adaptive %v: POWAR twice with the same seed:\n%+v\n%+v", adaptive, pw, pw2)
+		}
+		if pw.Packets == 0 || pw.Packets != mn.Packets || pw.Messages != mn.Messages {
+			t.Fatalf("adaptive %v: POWAR delivered %d packets / %d messages, minimal %d / %d", adaptive, pw.Packets, pw.Messages, mn.Packets, mn.Messages)
+		}
+		if sent != sentM {
+			t.Fatalf("adaptive %v: ports sent %d packets with POWAR, %d with minimal routing: a path is not minimal", adaptive, sent, sentM)
+		}
+		var agg uint64
+		for _, c := range by {
+			agg += c
+		}
+		if agg != aggM || 10*by[0] < 9*agg {
+			t.Errorf("adaptive %v: member 0 sent %d of %d aggregate packets (%v): want ≥ 90 %%", adaptive, by[0], agg, by)
+		}
+		if pw.PowarModel.PortOn >= mn.PowarModel.PortOn {
+			t.Errorf("adaptive %v: POWAR ports on %.3f, minimal %.3f: want less", adaptive, pw.PowarModel.PortOn, mn.PowarModel.PortOn)
+		}
+		st := pw.PowarRouting
+		if st.Adaptive == 0 || st.MeanSelectable < 1 || st.MeanSelectable > 1.2*float64(1+btoi(adaptive)*2) {
+			t.Errorf("adaptive %v: decisions %+v", adaptive, *st)
+		}
+		t.Logf("adaptive %v: members POWAR %v, minimal %v; ports on %.3f vs %.3f; exec %.2f vs %.2f µs; %+v",
+			adaptive, by, byM, pw.PowarModel.PortOn, mn.PowarModel.PortOn, pw.ExecTimeS*1e6, mn.ExecTimeS*1e6, *st)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestPOWARTorusFirstOn: First-On makes every member selectable (4 per
+// aggregate), so the members share the load more than under POWAR.
+func TestPOWARTorusFirstOn(t *testing.T) {
+	tp := trunkTorus(t, 4)
+	p := powarParams(10 * time.Microsecond)
+	p.POWAR.FirstOn = true
+	n := build(t, tp, p)
+	attachConfig(t, n, synthetic("uniform", 9600, 0.05, 50*time.Microsecond), 5)
+	r := run(t, n)
+	if r.PowarRouting.MeanSelectable != 4 {
+		t.Errorf("First-On: mean selectable %v, want 4 (the DOR aggregate's members)", r.PowarRouting.MeanSelectable)
+	}
+}
+
+// TestPOWARTorusTrunkOne: with trunk 1 and torus_adaptive false the
+// adaptive set is the DOR port alone, so POWAR routes every packet as
+// minimal routing does: the same run time, latencies and per-port sends;
+// and a torus built with trunk 1 runs exactly as one built without it.
+func TestPOWARTorusTrunkOne(t *testing.T) {
+	plain, err := topo.Build(topo.Config{Kind: topo.KindTorus3D, Dims: []int{4, 4, 2}, NodesPerSwitch: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := trunkTorus(t, 1)
+	wl := synthetic("uniform", 9600, 0.1, 50*time.Microsecond)
+	res := func(tp topo.Topology, p Params) (Result, []uint64) {
+		n := build(t, tp, p)
+		attachConfig(t, n, wl, 7)
+		r := run(t, n)
+		var sent []uint64
+		n.Ports(func(r *PortRow) { sent = append(sent, r.Sent) })
+		return r, sent
+	}
+	minP := table6(eee.DeepSleep, 10*time.Microsecond)
+	a, sa := res(plain, minP)
+	b, sb := res(one, minP)
+	if !reflect.DeepEqual(a, b) || !reflect.DeepEqual(sa, sb) {
+		t.Fatalf("trunk 1 differs from the plain torus:\n%+v\n%+v", a, b)
+	}
+	pw, sp := res(one, powarParams(10*time.Microsecond))
+	if pw.Packets != a.Packets || pw.ExecTimeS != a.ExecTimeS || pw.LatencyS != a.LatencyS || !reflect.DeepEqual(sp, sa) {
+		t.Fatalf("POWAR on trunk 1 differs from DOR: exec %v vs %v, latency %+v vs %+v", pw.ExecTimeS, a.ExecTimeS, pw.LatencyS, a.LatencyS)
+	}
+	if pw.PowarRouting.Adaptive != 0 {
+		t.Errorf("trunk 1: %d adaptive decisions, want none (one candidate per hop)", pw.PowarRouting.Adaptive)
+	}
+}
+
+// datelineTorus is a 4×4×2 torus with 4 nodes per switch and trunk-wide
+// aggregates, with or without the dateline classes.
+func datelineTorus(t testing.TB, trunk int, dateline bool) *topo.Torus {
+	tp, err := topo.Build(topo.Config{Kind: topo.KindTorus3D, Dims: []int{4, 4, 2}, NodesPerSwitch: 4, Trunk: trunk, Dateline: dateline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tp.(*topo.Torus)
+}
+
+// classSends returns, over every switch, the packets sent by class-0
+// members (member < w/2) of the + aggregates of switches at coordinate 0
+// and of the − aggregates of switches at coordinate k−1 of their
+// dimension, plus the packets on all aggregate members. By hand: going +
+// from coordinate 0 (or − from k−1) the rest of a minimal path in that
+// dimension never reaches the wrap link, so with the dateline these
+// class-0 members never carry a packet; without it they carry a share.
+func classSends(n *Network, tp *topo.Torus) (wrapless, all uint64) {
+	dims, w := tp.Dims(), tp.Trunk()
+	n.Ports(func(r *PortRow) {
+		if r.Kind != "switch" {
+			return
+		}
+		a, j, ok := tp.Aggregate(r.Local)
+		if !ok {
+			return
+		}
+		all += r.Sent
+		i, dir := a/2, a%2
+		stride := 1
+		for _, k := range dims[:i] {
+			stride *= k
+		}
+		c := r.Device / stride % dims[i]
+		if j < w/2 && ((dir == 0 && c == 0) || (dir == 1 && c == dims[i]-1)) {
+			wrapless += r.Sent
+		}
+	})
+	return wrapless, all
+}
+
+// TestTorusDatelineNoDeadlock: uniform traffic at 60 % load (9600 B,
+// 50 µs) on the 4×4×2 torus with 4 nodes per switch and 2-wide trunks,
+// always on. Dimension-order routing over member dst mod 2 closes a cycle
+// of paused links on the wrap-around rings (the run stops with packets
+// left); with topology.dateline the same traffic completes: every packet
+// arrives, none is dropped, the run is byte-identical twice, and the
+// class-0 members that no path over a wrap link reaches carry nothing.
+// POWAR (torus_adaptive false, deep sleep) on the dateline torus
+// completes too (its choices stay within the hop's class).
+func TestTorusDatelineNoDeadlock(t *testing.T) {
+	wl := synthetic("uniform", 9600, 0.6, 50*time.Microsecond)
+	p := table6(eee.AlwaysOn, 0)
+	n := build(t, datelineTorus(t, 2, false), p)
+	attachConfig(t, n, wl, 1)
+	if err := n.Run(context.Background(), 0, nil); err == nil {
+		t.Fatal("no dateline: the run completed; want a deadlock on the wrap-around rings")
+	} else {
+		t.Logf("no dateline: %v", err)
+	}
+	tp := datelineTorus(t, 2, true)
+	res := func(p Params) (Result, []uint64) {
+		n := build(t, tp, p)
+		attachConfig(t, n, wl, 1)
+		r := run(t, n)
+		var sent []uint64
+		n.Ports(func(r *PortRow) { sent = append(sent, r.Sent) })
+		wrapless, all := classSends(n, tp)
+		if wrapless != 0 || all == 0 {
+			t.Errorf("routing %v: class-0 members before no wrap link sent %d of %d packets, want 0", p.Routing, wrapless, all)
+		}
+		return r, sent
+	}
+	a, sa := res(p)
+	b, sb := res(p)
+	if !reflect.DeepEqual(a, b) || !reflect.DeepEqual(sa, sb) {
+		t.Fatalf("dateline: two runs differ:\n%+v\n%+v", a, b)
+	}
+	if a.Packets == 0 || a.Dropped != 0 {
+		t.Fatalf("dateline: %d packets, %d dropped", a.Packets, a.Dropped)
+	}
+	pw, _ := res(powarParams(10 * time.Microsecond))
+	if pw.Packets != a.Packets || pw.Messages != a.Messages || pw.Dropped != 0 {
+		t.Errorf("dateline POWAR: %d packets / %d messages (%d dropped), DOR %d / %d", pw.Packets, pw.Messages, pw.Dropped, a.Packets, a.Messages)
+	}
+	t.Logf("dateline: %d packets, exec %.1f µs; POWAR exec %.1f µs", a.Packets, a.ExecTimeS*1e6, pw.ExecTimeS*1e6)
+}
+
+// TestPOWARTorusDatelineGathers: TestPOWARTorusGathers's light load on
+// the 4×4×2 torus with 4-wide trunks and the dateline. Each class (members
+// 0–1, members 2–3) is its own Algorithm 3 aggregate starting at Sel = 1,
+// so at ≈ 4 % of a member's load POWAR sends nearly everything on the
+// first member of each class, 0 and 2, and almost nothing on 1 and 3;
+// minimal routing spreads over dst mod 2 within the class, so 1 and 3
+// carry about as much as 0 and 2. P is one class of one aggregate: one
+// selectable member of two. torus_adaptive is refused with the dateline.
+func TestPOWARTorusDatelineGathers(t *testing.T) {
+	tp, err := topo.Build(topo.Config{Kind: topo.KindTorus3D, Dims: []int{4, 4, 2}, NodesPerSwitch: 2, Trunk: 4, Dateline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tp.(*topo.Torus)
+	wl := synthetic("uniform", 9600, 0.05, 100*time.Microsecond)
+	res := func(p Params) (Result, []uint64) {
+		n := build(t, tr, p)
+		attachConfig(t, n, wl, 5)
+		r := run(t, n)
+		by, _ := memberSends(n, tr)
+		return r, by
+	}
+	mn, byM := res(table6(eee.DeepSleep, 10*time.Microsecond))
+	if 2*byM[1] < byM[0] || 2*byM[3] < byM[2] {
+		t.Errorf("minimal: members %v: dst mod 2 should spread each class", byM)
+	}
+	pw, by := res(powarParams(10 * time.Microsecond))
+	if pw.Packets != mn.Packets {
+		t.Fatalf("%d packets, minimal %d", pw.Packets, mn.Packets)
+	}
+	if 10*by[1] > by[0] || 10*by[3] > by[2] {
+		t.Errorf("members %v: want members 0 and 2 (first of each class) to carry ≥ 10× members 1 and 3", by)
+	}
+	st := pw.PowarRouting
+	if st.MeanSelectable < 1 || st.MeanSelectable > 1.2 {
+		t.Errorf("mean selectable %v, want ≈ 1 of the class's 2", st.MeanSelectable)
+	}
+	t.Logf("members POWAR %v, minimal %v; %+v", by, byM, *st)
+	p := powarParams(10 * time.Microsecond)
+	p.POWAR.TorusAdaptive = true
+	if _, err := New(tr, p); err == nil || !strings.Contains(err.Error(), "routing.powar.torus_adaptive: cannot be combined with topology.dateline") {
+		t.Errorf("torus_adaptive with dateline: error %v", err)
+	}
+	p = powarParams(10 * time.Microsecond)
+	p.POWAR.FirstOn = true
+	if r, _ := res(p); r.PowarRouting.MeanSelectable != 2 {
+		t.Errorf("First-On with dateline: mean selectable %v, want 2 (the hop class's members)", r.PowarRouting.MeanSelectable)
+	}
+}
+
+// BenchmarkRoutingDecisionTorus extends BenchmarkRoutingDecision to the
+// paper's 4×4×4 torus with 4 nodes per switch and 4-wide trunks: the
+// topology's Route (DOR, member dst mod 4) against POWAR on the DOR
+// aggregate (torus_adaptive false, the default) and on every minimal
+// aggregate (torus_adaptive true), over random (switch, node) pairs, a
+// decision every 10 ns of simulated time, the pending count undone after
+// each so that ports stay free. The -dateline cases are the same on the
+// torus with topology.dateline (two member classes).
+func BenchmarkRoutingDecisionTorus(b *testing.B) {
+	for _, dl := range []bool{false, true} {
+		tp, err := topo.Build(topo.Config{Kind: topo.KindTorus3D, Dims: []int{4, 4, 4}, Trunk: 4, Dateline: dl})
+		if err != nil {
+			b.Fatal(err)
+		}
+		suffix := ""
+		if dl {
+			suffix = "-dateline"
+		}
+		benchRoutingDecisionTorus(b, tp, suffix)
+	}
+}
+
+func benchRoutingDecisionTorus(b *testing.B, tp topo.Topology, suffix string) {
+	sw, dst := make([]int32, 1<<12), make([]int32, 1<<12)
+	for i := range sw {
+		sw[i], dst[i] = int32((i*7919)%tp.Switches()), int32((i*104729+13)%tp.Nodes())
+	}
+	for _, c := range []struct {
+		name     string
+		r        Routing
+		adaptive bool
+	}{{"minimal", RoutingMinimal, false}, {"powar", RoutingPOWAR, false}, {"powar-adaptive", RoutingPOWAR, true}} {
+		b.Run(c.name+suffix, func(b *testing.B) {
+			p := table6(eee.AlwaysOn, 0)
+			if c.r == RoutingPOWAR {
+				p = powarParams(time.Microsecond)
+				p.POWAR.TorusAdaptive = c.adaptive
+			}
+			n, err := New(tp, p)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			var sink int32
+			i := 0
+			for b.Loop() {
+				j := i & (1<<12 - 1)
+				pk := packet{msg: int32(i), dst: dst[j], size: 9600}
+				if n.pw == nil {
+					sink += n.swBase[sw[j]] + int32(n.t.Route(int(sw[j]), int(pk.dst)))
+				} else {
+					g := n.routePOWAR(sw[j], &pk, int64(i)*10*ns)
+					n.pw.pending[g]--
+					sink += g
+				}
+				i++
+			}
+			_ = sink
+		})
+	}
+}
+
+// BenchmarkTorus256 is the events/s of the paper's 4×4×4 torus (4 nodes
+// per switch, 4-wide trunks, 256 nodes) under uniform traffic at 5 %
+// load (9600 B messages, deep sleep, PerfBoundCorrect), 20 µs of
+// generation then drained, with DOR and with POWAR (torus_adaptive false).
+// (At 10 % POWAR's consolidation onto member 0 closes a cycle of paused
+// links without a dateline, see docs/simulator.md "POWAR".) The
+// -dateline cases run the torus with topology.dateline.
+func BenchmarkTorus256(b *testing.B) {
+	for _, c := range []struct {
+		name     string
+		r        Routing
+		dateline bool
+	}{{"minimal", RoutingMinimal, false}, {"powar", RoutingPOWAR, false}, {"minimal-dateline", RoutingMinimal, true}, {"powar-dateline", RoutingPOWAR, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			p := table6(eee.DeepSleep, 0)
+			perfBoundCorrect(&p)
+			p.Routing = c.r
+			p.POWAR = DefaultPOWAR()
+			benchReplay(b, topo.Config{Kind: topo.KindTorus3D, Dims: []int{4, 4, 4}, Trunk: 4, Dateline: c.dateline}, p, synthetic("uniform", 9600, 0.05, 20*time.Microsecond))
+		})
+	}
+}
