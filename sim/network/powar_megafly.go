@@ -2,7 +2,6 @@ package network
 
 import (
 	"fmt"
-	"math/bits"
 
 	"github.com/lpictl/lpictl/sim/powar"
 	"github.com/lpictl/lpictl/sim/topo"
@@ -168,19 +167,7 @@ func (n *Network) selectNonMinimal(sw int32, pk *packet, now int64) int {
 		return pmin
 	}
 	mf.stats.Decisions++
-	base := n.swBase[sw]
-	var free, awake uint64
-	for r := sel; r != 0; r &= r - 1 {
-		b := r & -r
-		g := base + int32(bits.TrailingZeros64(r))
-		if n.portBusy(g) {
-			continue
-		}
-		free |= b
-		if n.portAwake(g, now) {
-			awake |= b
-		}
-	}
+	free, awake := n.freeAwake(sw, sel, now)
 	st := &s.sw[sw]
 	rrp := int(st.RRP)
 	p := -1

@@ -194,18 +194,7 @@ func BenchmarkRoutingDecisionMegafly(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			var sink int32
-			i := 0
-			for b.Loop() {
-				j := i & (1<<12 - 1)
-				pk := packet{msg: int32(i), dst: dst[j], size: 9600, hops: 4}
-				g := n.routePOWAR(sw[j], &pk, int64(i)*10*ns)
-				n.pw.pending[g]--
-				sink += g
-				i++
-			}
-			_ = sink
+			loopRoutingDecisions(b, n, sw, dst, 4)
 		})
 	}
 }

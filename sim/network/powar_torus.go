@@ -72,7 +72,7 @@ func (n *Network) routePOWARTorus(sw int32, pk *packet, now int64) int32 {
 		}
 	}
 	cycle := now / s.cycle
-	var adaptive, det, sel, free, awake uint64
+	var adaptive, det, sel uint64
 	key, lim := -1, tr.width
 	for _, p := range cand { // grouped by aggregate (one class each), members in order
 		a, j, _ := t.Aggregate(p)
@@ -91,15 +91,8 @@ func (n *Network) routePOWARTorus(sw int32, pk *packet, now int64) int32 {
 			continue
 		}
 		sel |= b
-		g := base + int32(p)
-		if n.portBusy(g) {
-			continue
-		}
-		free |= b
-		if n.portAwake(g, now) {
-			awake |= b
-		}
 	}
+	free, awake := n.freeAwake(sw, sel, now)
 	st := &s.sw[sw]
 	p, next, how := powar.SelectAggregated(adaptive, det, sel, free, awake, int(st.RRP))
 	st.RRP = uint8(next)

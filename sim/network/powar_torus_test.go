@@ -345,22 +345,7 @@ func benchRoutingDecisionTorus(b *testing.B, tp topo.Topology, suffix string) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			b.ReportAllocs()
-			var sink int32
-			i := 0
-			for b.Loop() {
-				j := i & (1<<12 - 1)
-				pk := packet{msg: int32(i), dst: dst[j], size: 9600}
-				if n.pw == nil {
-					sink += n.swBase[sw[j]] + int32(n.t.Route(int(sw[j]), int(pk.dst)))
-				} else {
-					g := n.routePOWAR(sw[j], &pk, int64(i)*10*ns)
-					n.pw.pending[g]--
-					sink += g
-				}
-				i++
-			}
-			_ = sink
+			loopRoutingDecisions(b, n, sw, dst, 0)
 		})
 	}
 }

@@ -265,20 +265,11 @@ func (n *Network) selectPOWAR(sw int32, c []int, now int64, size int32) int {
 		st.Advance(s.th, now/s.cycle, len(c), s.capacity)
 		nsel = min(int(st.Sel), len(c))
 	}
-	base := n.swBase[sw]
-	var sel, eligible, awake uint64
+	var sel uint64
 	for _, p := range c[:nsel] {
-		b := uint64(1) << uint(p)
-		sel |= b
-		g := base + int32(p)
-		if n.portBusy(g) {
-			continue
-		}
-		eligible |= b
-		if n.portAwake(g, now) {
-			awake |= b
-		}
+		sel |= uint64(1) << uint(p)
 	}
+	eligible, awake := n.freeAwake(sw, sel, now)
 	p, next, ok := powar.Select(eligible, awake, int(st.RRP))
 	switch {
 	case !ok:
@@ -293,6 +284,25 @@ func (n *Network) selectPOWAR(sw int32, c []int, now int64, size int32) int {
 	s.stats.Adaptive++
 	s.stats.selSum += uint64(nsel)
 	return p
+}
+
+// freeAwake splits the ports set (bits: switch-local ports of switch sw)
+// into those that are not busy and those of them whose link is awake at
+// now, in ascending port order.
+func (n *Network) freeAwake(sw int32, set uint64, now int64) (free, awake uint64) {
+	base := n.swBase[sw]
+	for r := set; r != 0; r &= r - 1 {
+		g := base + int32(bits.TrailingZeros64(r))
+		if n.portBusy(g) {
+			continue
+		}
+		b := r & -r
+		free |= b
+		if n.portAwake(g, now) {
+			awake |= b
+		}
+	}
+	return free, awake
 }
 
 // portBusy: switch port g transmits, has a queue, holds bytes past the
