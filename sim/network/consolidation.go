@@ -110,7 +110,9 @@ func newTCEP(n *Network) (*tcepState, error) {
 			if !ok {
 				id = int32(len(tc.subs))
 				rows[key] = id
-				tc.subs = append(tc.subs, tcep.NewSubnet(k))
+				sub := tcep.NewSubnet(k)
+				sub.NoIndirect = tc.cfg.NoIndirect
+				tc.subs = append(tc.subs, sub)
 				tc.subDim = append(tc.subDim, i)
 				tc.subBase = append(tc.subBase, key[1])
 				tc.acUse = append(tc.acUse, make([]tcep.Use, k*k))

@@ -217,6 +217,33 @@ func TestTCEPIndirectTimeline(t *testing.T) {
 	}
 }
 
+// TestTCEPIndirectOff: TestTCEPIndirectTimeline's traffic with indirect
+// activation off (power.consolidation.indirect_activation: false): router
+// 3 still detours the same 28 packets through 0, but sends no indirect
+// request, so 1–5 stays Inactive, no link changes state and no control
+// message is sent.
+func TestTCEPIndirectOff(t *testing.T) {
+	p := table6(eee.AlwaysOn, 0)
+	p.TCEP = TCEP{Enabled: true, Config: tcep.Config{Hwm: 0.5, ActivationEpoch: 5 * us, DeactivationEpoch: 1_000_000 * us, NoIndirect: true}}
+	n := build(t, hyperx(t, []int{8}, 8), p)
+	tcepSetup(n, false, [2]int{1, 5}, [2]int{2, 5})
+	base := n.tc.subs[0].Stats.Messages
+	var got []change
+	n.tc.trace = func(at int64, si, a, b int, st tcep.State) { got = append(got, change{at, a, b, st}) }
+	for i := range 8 {
+		n.Inject(0, 24+i, 40+i, 100_000)
+	}
+	n.Inject(20*us, 24, 40, 9600)
+	r := run(t, n)
+	c := r.Consolidation
+	if len(got) != 0 || c.IndirectRequests != 0 || c.Activations != 0 || c.Violations != 0 || c.NonMinimal != 28 || c.Adaptive != 28 {
+		t.Fatalf("changes %+v, consolidation %+v", got, c)
+	}
+	if m := n.tc.subs[0].Stats.Messages - base; m != 0 {
+		t.Errorf("control messages %d, want 0", m)
+	}
+}
+
 // TestPALTableI exercises each row of PAL's Table I and the adaptive
 // choice at switch 3 of a 1-D HyperX of 4 routers (1 node each), for a
 // packet to node 2 (switch 2): minimal port 3→2, the only available

@@ -19,8 +19,21 @@ func TestConsolidationSection(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := b.Params.TCEP
-	if !c.Enabled || c.Hwm != 0.6 || c.ActivationEpoch != 2_000_000 || c.DeactivationEpoch != 10_000_000 {
+	if !c.Enabled || c.Hwm != 0.6 || c.ActivationEpoch != 2_000_000 || c.DeactivationEpoch != 10_000_000 || c.NoIndirect {
 		t.Fatalf("TCEP %+v", c)
+	}
+	for v, want := range map[string]bool{"false": true, "true": false} {
+		s, err := Parse([]byte(small), "small.yaml", []string{hx, "power.consolidation={kind: tcep, indirect_activation: " + v + "}"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := s.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Params.TCEP.NoIndirect != want {
+			t.Errorf("indirect_activation %s: NoIndirect %v, want %v", v, b.Params.TCEP.NoIndirect, want)
+		}
 	}
 	a := runJSON(t, hx, "power.consolidation.kind=tcep")
 	if !bytes.Equal(a, runJSON(t, hx, "power.consolidation.kind=tcep")) {
@@ -36,6 +49,7 @@ func TestConsolidationSection(t *testing.T) {
 		{[]string{"power.consolidation.kind=tcep"}, "small.yaml: power.consolidation.kind: tcep needs topology.kind hyperx or fbfly (fully connected subnetworks), not "},
 		{[]string{hx, "power.consolidation.kind=slac"}, `small.yaml: power.consolidation.kind: unknown kind "slac" (want none or tcep)`},
 		{[]string{hx, "power.consolidation.hwm=0.5"}, "small.yaml: power.consolidation.hwm: used only with power.consolidation.kind tcep"},
+		{[]string{hx, "power.consolidation.indirect_activation=false"}, "small.yaml: power.consolidation.indirect_activation: used only with power.consolidation.kind tcep"},
 		{[]string{hx, "power.consolidation={kind: tcep, hwm: 1}"}, "small.yaml: power.consolidation.hwm: must be in (0, 1), got 1"},
 		{[]string{hx, "power.consolidation.kind=tcep", "routing.kind=ecmp"}, "small.yaml: power.consolidation.kind: tcep routes with PAL and needs routing.kind minimal, not ecmp"},
 	} {

@@ -88,6 +88,9 @@ type Consolidation struct {
 	Hwm               *float64            `yaml:"hwm" json:"hwm,omitempty"`
 	ActivationEpoch   *predictor.Duration `yaml:"activation_epoch" json:"activation_epoch,omitempty"`
 	DeactivationEpoch *predictor.Duration `yaml:"deactivation_epoch" json:"deactivation_epoch,omitempty"`
+	// IndirectActivation: false turns indirect activation off (an
+	// ablation); unset or true keeps it, as the paper does.
+	IndirectActivation *bool `yaml:"indirect_activation" json:"indirect_activation,omitempty"`
 }
 
 // check validates the section against the topology kind (one-line errors
@@ -99,7 +102,7 @@ func (c *Consolidation) check(topoKind string) error {
 		for _, k := range []struct {
 			name string
 			set  bool
-		}{{"hwm", c.Hwm != nil}, {"activation_epoch", c.ActivationEpoch != nil}, {"deactivation_epoch", c.DeactivationEpoch != nil}} {
+		}{{"hwm", c.Hwm != nil}, {"activation_epoch", c.ActivationEpoch != nil}, {"deactivation_epoch", c.DeactivationEpoch != nil}, {"indirect_activation", c.IndirectActivation != nil}} {
 			if k.set {
 				return fmt.Errorf("power.consolidation.%s: used only with power.consolidation.kind tcep", k.name)
 			}
@@ -127,6 +130,7 @@ func (c *Consolidation) params() network.TCEP {
 	if c.DeactivationEpoch != nil {
 		t.DeactivationEpoch = ps(*c.DeactivationEpoch)
 	}
+	t.NoIndirect = c.IndirectActivation != nil && !*c.IndirectActivation
 	return t
 }
 

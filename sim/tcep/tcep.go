@@ -41,6 +41,9 @@ type Config struct {
 	Hwm float64
 	// ActivationEpoch and DeactivationEpoch are the epoch lengths (ps).
 	ActivationEpoch, DeactivationEpoch int64
+	// NoIndirect turns indirect activation off (an ablation: the paper
+	// has it; Subnet.NoIndirect).
+	NoIndirect bool
 }
 
 // DefaultConfig is the paper's: U_hwm 0.75, epochs of 1 µs and 10 µs.
@@ -145,10 +148,13 @@ type Stats struct {
 // Subnet is one fully connected subnetwork of K routers (ids 0…K−1, the
 // hub 0): every link's state and what the rules remember between epochs.
 type Subnet struct {
-	K      int
-	st     []State // K×K, symmetric
-	recent []int   // per router: the neighbour of its most recently activated link (−1)
-	shadow []int   // per router: the neighbour of its shadow link (−1)
+	K int
+	// NoIndirect: ActivationEpoch sends no indirect activation request
+	// (Config.NoIndirect).
+	NoIndirect bool
+	st         []State // K×K, symmetric
+	recent     []int   // per router: the neighbour of its most recently activated link (−1)
+	shadow     []int   // per router: the neighbour of its shadow link (−1)
 	// activated: the router's link was activated since its last
 	// deactivation epoch (no deactivation then: activation has priority).
 	activated []bool
@@ -307,6 +313,9 @@ func (s *Subnet) ActivationEpoch(u []Use, hwm float64, reqs []Request) []Request
 		}
 	}
 	for r := range s.K {
+		if s.NoIndirect {
+			break
+		}
 		if slices.ContainsFunc(reqs[start:], func(q Request) bool { return q.From == r }) {
 			continue
 		}
