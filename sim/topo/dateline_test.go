@@ -3,7 +3,6 @@ package topo
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -321,10 +320,7 @@ func TestDatelineAcyclic(t *testing.T) {
 // TestDatelineConfig: one-line errors naming topology.dateline; a valid
 // dateline torus; and a trunk torus without it routes as before.
 func TestDatelineConfig(t *testing.T) {
-	for _, c := range []struct {
-		c    Config
-		want string
-	}{
+	checkValidate(t, []validateCase{
 		{Config{Kind: KindTorus3D, Dateline: true}, "topology.dateline: needs an even topology.trunk ≥ 2"},
 		{Config{Kind: KindTorus3D, Trunk: 1, Dateline: true}, "topology.dateline: needs an even topology.trunk ≥ 2"},
 		{Config{Kind: KindTorus3D, Trunk: 3, Dateline: true}, "topology.dateline: needs an even topology.trunk ≥ 2 (members 0..trunk/2−1 are class 0, the rest class 1), got trunk 3"},
@@ -332,17 +328,7 @@ func TestDatelineConfig(t *testing.T) {
 		{Config{Kind: KindMegafly, Dateline: true}, "topology.dateline: not used by kind megafly"},
 		{Config{Kind: KindTorus3D, Trunk: 2, Dateline: true}, ""},
 		{Config{Kind: KindTorus3D, Trunk: 4, Dateline: true}, ""},
-	} {
-		err := c.c.Validate()
-		switch {
-		case c.want == "" && err != nil:
-			t.Errorf("%+v: %v", c.c, err)
-		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
-			t.Errorf("%+v: %v, want %q", c.c, err, c.want)
-		case err != nil && strings.Contains(err.Error(), "\n"):
-			t.Errorf("%+v: error spans lines: %q", c.c, err)
-		}
-	}
+	})
 }
 
 // TestDatelineMinimalBFS: with the dateline every MinimalPorts port is

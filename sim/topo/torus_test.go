@@ -150,10 +150,7 @@ func TestTorusTrunkMembersParallel(t *testing.T) {
 }
 
 func TestTorusTrunkConfig(t *testing.T) {
-	for _, c := range []struct {
-		c    Config
-		want string
-	}{
+	checkValidate(t, []validateCase{
 		{Config{Kind: KindTorus3D, Trunk: 4, Radix: 27}, "topology.radix: 27 is too small for a torus3d switch with 4 nodes and a 4-cable trunk to a neighbour each way in every dimension (needs 28 ports)"},
 		{Config{Kind: KindHyperX, Trunk: 2}, "topology.trunk: not used by kind hyperx"},
 		{Config{Kind: KindFBFly, Trunk: 2}, "topology.trunk: not used by kind fbfly"},
@@ -161,7 +158,20 @@ func TestTorusTrunkConfig(t *testing.T) {
 		{Config{Kind: KindTorus3D, Trunk: -1}, "topology.trunk: must be positive"},
 		{Config{Kind: KindTorus3D, Trunk: 5000}, "topology.trunk: 5000 exceeds the limit of 4096"},
 		{Config{Kind: KindTorus3D, Trunk: 4, Radix: 28}, ""},
-	} {
+	})
+}
+
+// validateCase is a config and the start of its Validate error ("": valid).
+type validateCase struct {
+	c    Config
+	want string
+}
+
+// checkValidate checks each case's error: none when want is "", else one
+// line starting with want.
+func checkValidate(t *testing.T, cases []validateCase) {
+	t.Helper()
+	for _, c := range cases {
 		err := c.c.Validate()
 		switch {
 		case c.want == "" && err != nil:
