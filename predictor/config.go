@@ -22,10 +22,14 @@ const (
 	// KindPerfBoundCorrectWeighted is PerfBoundCorrect whose correction
 	// factor weighs recent outcomes more (paper 000's future work).
 	KindPerfBoundCorrectWeighted Kind = "perfboundcorrect-weighted"
+	// KindNextGap predicts the next gap's length from the recent context
+	// and sleeps at once in the gaps predicted longest, as the budget
+	// allows (see NextGap).
+	KindNextGap Kind = "nextgap"
 )
 
 // Kinds lists every predictor kind, for help texts and validation.
-var Kinds = []Kind{KindFixed, KindPerfBound, KindPerfBoundCorrect, KindNGram, KindPerfBoundCorrectWeighted}
+var Kinds = []Kind{KindFixed, KindPerfBound, KindPerfBoundCorrect, KindNGram, KindPerfBoundCorrectWeighted, KindNextGap}
 
 // Strategy is how a PerfBound histogram forgets (SPEC §2.2).
 type Strategy string
@@ -116,6 +120,8 @@ type Config struct {
 	Decay float64 `yaml:"decay,omitempty" json:"decay,omitempty"`
 	// NGram configures kind ngram.
 	NGram NGramConfig `yaml:"ngram,omitempty" json:"ngram,omitempty"`
+	// NextGap configures kind nextgap.
+	NextGap NextGapConfig `yaml:"nextgap,omitempty" json:"nextgap,omitempty,omitzero"`
 	// Hybrid configures the hold choice of hybrid mode (perfbound,
 	// perfboundcorrect and perfboundcorrect-weighted; see HoldChooser).
 	// omitzero: encoding/json's omitempty keeps empty structs, and an
@@ -230,6 +236,7 @@ func (c Config) WithDefaults() Config {
 		g.MinCount = DefaultNGramMinCount
 	}
 	g.BreakEven = g.breakEven(c.WakeTime)
+	c.NextGap = c.NextGap.withDefaults(0) // break_even: when built, from t_w
 	h := &c.Histogram
 	if h.Strategy == "" {
 		h.Strategy = defaultStrategy
@@ -271,7 +278,7 @@ func (c Config) Validate() error {
 			return bad("pdt", "required for kind fixed (e.g. pdt: 10us)")
 		}
 		return nil
-	case KindPerfBound, KindPerfBoundCorrect, KindNGram, KindPerfBoundCorrectWeighted:
+	case KindPerfBound, KindPerfBoundCorrect, KindNGram, KindPerfBoundCorrectWeighted, KindNextGap:
 	default:
 		return bad("kind", "unknown predictor %q (want one of %s)", c.Kind, joinKinds())
 	}
@@ -340,6 +347,11 @@ func (c Config) Validate() error {
 	}
 	if c.Kind == KindNGram {
 		if err := c.NGram.validate(h.MaxValue, c.WakeTime); err != nil {
+			return err
+		}
+	}
+	if c.Kind == KindNextGap {
+		if err := c.NextGap.validate(); err != nil {
 			return err
 		}
 	}

@@ -85,6 +85,8 @@ func New(cfg Config) (Predictor, error) {
 		return newNGram(cfg), nil
 	case KindPerfBoundCorrectWeighted:
 		return newWeighted(cfg), nil
+	case KindNextGap:
+		return newNextGap(cfg), nil
 	}
 	return nil, fmt.Errorf("predictor.kind: unknown predictor %q", cfg.Kind)
 }

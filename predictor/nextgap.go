@@ -1,0 +1,496 @@
+package predictor
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"time"
+)
+
+// Defaults and limits of kind nextgap (docs/predictors.md "Next-gap
+// predictor" justifies them).
+const (
+	// DefaultNextGapN is the context length: three classes tell the last
+	// of three equal gaps before a long one from the first two.
+	DefaultNextGapN = 3
+	// DefaultNextGapTableSize is the successor table's entries.
+	DefaultNextGapTableSize = 256
+	// DefaultNextGapConfidence is the share of a context's successors
+	// that must repeat the last one before it is trusted.
+	DefaultNextGapConfidence = 0.8
+	// DefaultNextGapWindow is how many gaps the histogram counts before
+	// it halves its counts and span (the recent past it reads the budget
+	// from).
+	DefaultNextGapWindow = 512
+	maxNextGapN          = 15 // 4 bits a class: a context fits 60 bits
+	maxNextGapTableSize  = 1 << 16
+	maxNextGapWindow     = 1 << 24
+)
+
+// NextGapConfig is kind nextgap's keys (predictor.nextgap.*).
+type NextGapConfig struct {
+	// N is the context length: the classes (octaves) of the last N gaps
+	// select the table entry that predicts the next (default 3, 1..15).
+	N int `yaml:"n,omitempty" json:"n,omitempty"`
+	// TableSize is the successor table's entries, hashed by context
+	// (default 256, 1..65536).
+	TableSize int `yaml:"table_size,omitempty" json:"table_size,omitempty"`
+	// Confidence is the share of a context's successors that must fall
+	// within a factor 2 of the one before for the prediction to be used,
+	// in (0, 1) (default 0.8).
+	Confidence float64 `yaml:"confidence,omitempty" json:"confidence,omitempty"`
+	// Window is how many gaps the budget histogram counts before halving
+	// (default 512, 2..2^24).
+	Window int `yaml:"window,omitempty" json:"window,omitempty"`
+	// BreakEven is the shortest gap worth a sleep at once and the lowest
+	// threshold: t_s + t_w + 2H (default 2 × wake_time).
+	BreakEven Duration `yaml:"break_even,omitempty" json:"break_even,omitempty"`
+}
+
+// withDefaults fills the unset keys; wake is t_w.
+func (g NextGapConfig) withDefaults(wake Duration) NextGapConfig {
+	if g.N == 0 {
+		g.N = DefaultNextGapN
+	}
+	if g.TableSize == 0 {
+		g.TableSize = DefaultNextGapTableSize
+	}
+	if g.Confidence == 0 {
+		g.Confidence = DefaultNextGapConfidence
+	}
+	if g.Window == 0 {
+		g.Window = DefaultNextGapWindow
+	}
+	if g.BreakEven == 0 && wake > 0 && wake <= math.MaxInt64/2 {
+		g.BreakEven = 2 * wake
+	}
+	return g
+}
+
+// validate checks the keys of a defaulted configuration.
+func (g NextGapConfig) validate() error {
+	bad := func(field, format string, args ...any) error {
+		return fmt.Errorf("predictor.nextgap.%s: %s", field, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case g.N < 1 || g.N > maxNextGapN:
+		return bad("n", "must be in 1..%d, got %d", maxNextGapN, g.N)
+	case g.TableSize < 1 || g.TableSize > maxNextGapTableSize:
+		return bad("table_size", "must be in 1..%d, got %d", maxNextGapTableSize, g.TableSize)
+	case !(g.Confidence > 0 && g.Confidence < 1):
+		return bad("confidence", "must be in (0, 1), got %v", g.Confidence)
+	case g.Window < 2 || g.Window > maxNextGapWindow:
+		return bad("window", "must be in 2..%d, got %d", maxNextGapWindow, g.Window)
+	case g.BreakEven < 0:
+		return bad("break_even", "must be ≥ 0, got %v", g.BreakEven)
+	}
+	return nil
+}
+
+// The budget histogram's log-scale bins: four per octave from gapUnit
+// up; bins 0..3 are linear (0, 1, 2, 3 units), bin 4(e−1)+m for e ≥ 2
+// holds [(4+m)·2^(e−2), (5+m)·2^(e−2)) units. The top bin also counts
+// every longer gap (gapBins·… ≈ 16.8 ms with 32 ns units).
+const (
+	gapUnit     = 32 * time.Nanosecond
+	gapUnitLog2 = 5
+	gapBins     = 72
+	binsPerOct  = 4
+)
+
+// gapBin returns the histogram bin of a gap.
+func gapBin(g time.Duration) int {
+	if g <= 0 {
+		return 0
+	}
+	x := uint64(g) >> gapUnitLog2
+	if x < 4 {
+		return int(x)
+	}
+	e := bits.Len64(x) - 1
+	b := 4*(e-1) + int(x>>(e-2)&3)
+	return min(b, gapBins-1)
+}
+
+// binEdge returns the lower edge of bin b (b ≤ gapBins: gapBins is the
+// top bin's upper edge).
+func binEdge(b int) time.Duration {
+	if b < 4 {
+		return time.Duration(b) * gapUnit
+	}
+	e, m := b/4+1, b%4
+	return time.Duration(4+m) << (e - 2) * gapUnit
+}
+
+// gapClass is a gap's context class: its octave from 256 ns, 0..15.
+func gapClass(g time.Duration) uint64 {
+	if g <= 0 {
+		return 0
+	}
+	return uint64(min(bits.Len64(uint64(g)>>8), 15))
+}
+
+// successor is one table entry: what followed a context the last two
+// times, and how often the successor repeated.
+type successor struct {
+	tag        uint64 // context | tagValid
+	last, prev uint32 // ns, saturating
+	conf       uint8
+}
+
+// Confidence counter: +1 when a successor is within a factor 2 of the
+// one before, −penalty otherwise; trusted at confTrust or more. With
+// penalty p the counter drifts up only when more than p/(p+1) of the
+// successors repeat (Config.NextGap.Confidence).
+const (
+	confMax   = 15
+	confTrust = 8
+)
+
+// NextGap sleeps at once in the idle periods it predicts longest, as the
+// delay budget allows, and otherwise behaves as the best threshold
+// (docs/predictors.md "Next-gap predictor"):
+//
+//   - Predict the next gap ĝ from the context of the last n gap classes
+//     (octaves): a hashed table of successors keeps, per context, the
+//     last two gaps that followed it and a confidence counter; ĝ is the
+//     smaller of the two when the counter says the context's successors
+//     repeat.
+//   - A cut-off τ from the budget: a log-scale histogram of recent gaps
+//     (four bins per octave, counts and covered span X halved every
+//     window gaps) gives the gap length above which the wake-ups the
+//     budget D = l·X affords cover the gaps seen ("all bins" reading: τ
+//     is the lower edge of the lowest bin, empty or not, whose gaps
+//     above fit). D also spends the delay the predictor's copy of the
+//     port's ledger shows unspent beyond one spare wake-up. The next
+//     bin down, which the budget covers in part, is allowed while that
+//     spare exists.
+//   - Decide: ĝ ≥ max(τ, break-even) → t_PDT 0 (sleep at once); else
+//     t_PDT max(τ, break-even), a threshold (on independent gaps the best
+//     online policy; a gap predicted short costs nothing under it unless
+//     the prediction was wrong).
+//   - Held (Rationed): when the ledger forbids going down for wait, a
+//     predicted-long gap sleeps as soon as allowed only if ĝ − wait still
+//     clears τ; a threshold sleeps late only if the gaps that outlast it
+//     are expected to last as long past it as those that outlast τ (mean
+//     residual life from the histogram). Otherwise the port stays awake
+//     for the whole period.
+//   - Hybrid (HoldChooser): one price per unit of delay for both states
+//     (a Lagrangian reading of the multiple-choice knapsack) makes Deep
+//     Sleep worth it in gaps above τ_D = τ·(Δ/t_wF)·((1−ρF)/(ρF−ρD));
+//     both cut-offs come from one walk of the histogram. A gap predicted
+//     above τ_D sleeps in Deep Sleep at once (hold 0), others in Fast
+//     Wake; a threshold deepens after τ_D.
+//
+// State is fixed: the table, 72 counters and a few registers; a decision
+// is O(1) for the table and O(bins) for the cut-off, and allocates
+// nothing. A NextGap is used by pointer and never copied.
+type NextGap struct {
+	n       int
+	keyMask uint64
+	penalty uint8
+	window  uint32
+	floor   time.Duration // break-even
+	initial time.Duration
+	wake    float64 // t_w (Fast Wake's in hybrid), ns
+	delta   float64 // hybrid: t_wD − t_wF, ns; 0: one state
+	deepOff int     // hybrid: bins from τ to τ_D; < 0: never deepen
+	hybrid  bool
+	cost    time.Duration // charge for a miss of unknown delay
+
+	// Context and successor table.
+	key  uint64
+	seen int
+	tab  []successor
+
+	// Budget histogram and its covered span X.
+	counts  [gapBins]uint32
+	total   uint32
+	span    float64 // ns
+	lastEnd time.Duration
+	started bool
+
+	// The predictor's copy of the port's ledger.
+	start time.Duration
+	spent float64 // ns
+
+	// Scratch of the last cut-off walk: suffix counts and Σ count·middle
+	// from the top down to the walk's last bin (lo).
+	sufC [gapBins + 1]float64
+	sufW [gapBins + 1]float64
+	lo   int
+
+	// The last decision, for Held and Hold.
+	answer    time.Duration
+	predicted time.Duration // ĝ; 0: none
+	cut       time.Duration // max(τ, break-even) in force
+	cutBin    int
+	deepCut   time.Duration // τ_D; NeverHold: never deepen
+	hold      time.Duration
+
+	pb PerfBound // its hop factor only (the histogram stays empty)
+}
+
+func newNextGap(c Config) *NextGap {
+	g := new(NextGap)
+	g.init(c)
+	return g
+}
+
+// init builds g in place from a defaulted, valid configuration.
+func (g *NextGap) init(c Config) {
+	nc := c.NextGap.withDefaults(c.WakeTime)
+	conf := nc.Confidence
+	*g = NextGap{
+		n:       nc.N,
+		keyMask: 1<<(4*uint(nc.N)) - 1,
+		penalty: uint8(min(math.Round(conf/(1-conf)), confMax)),
+		window:  uint32(nc.Window),
+		floor:   nc.BreakEven.D(),
+		initial: c.InitialPDT.D(),
+		wake:    float64(c.WakeTime),
+		deepOff: -1,
+		tab:     make([]successor, nc.TableSize),
+	}
+	g.penalty = max(g.penalty, 1)
+	g.cost = c.WakeTime.D() + g.floor
+	if h := c.Hybrid; h.Enabled() {
+		g.hybrid = true
+		g.delta = float64(h.DeepWakeTime - c.WakeTime)
+		g.cost = h.DeepWakeTime.D() + g.floor
+		if h.DeepSleepPower < h.FastWakePower && g.delta > 0 {
+			// τ_D/τ = (Δ/t_wF)·((1−ρF)/(ρF−ρD)), in bins of a quarter octave.
+			ratio := g.delta / g.wake * (1 - h.FastWakePower) / (h.FastWakePower - h.DeepSleepPower)
+			g.deepOff = max(0, int(math.Round(binsPerOct*math.Log2(ratio))))
+		} else if h.DeepSleepPower < h.FastWakePower {
+			g.deepOff = 0 // Deep Sleep wakes as fast: always deepen
+		}
+	}
+	pc := c
+	pc.Hybrid = HybridConfig{}
+	g.pb.init(pc)
+	g.hold = NeverHold
+	g.deepCut = NeverHold
+}
+
+// Observe learns the ended idle period: the successor table, the budget
+// histogram and the predictor's copy of the ledger.
+func (g *NextGap) Observe(ip IdlePeriod) {
+	gap := ip.Length
+	if gap < 0 {
+		gap = 0
+	}
+	if !g.started {
+		g.start, g.lastEnd, g.started = ip.End-gap, ip.End-gap, true
+	}
+	d := ip.Delay
+	if ip.Missed && d <= 0 {
+		d = g.cost
+	}
+	g.spent += float64(max(d, 0))
+	g.span += float64(max(ip.End-g.lastEnd, 0))
+	g.lastEnd = max(g.lastEnd, ip.End)
+	g.counts[gapBin(gap)]++
+	if g.total++; g.total >= g.window {
+		var t uint32
+		for i := range g.counts {
+			g.counts[i] >>= 1
+			t += g.counts[i]
+		}
+		g.total, g.span = t, g.span/2
+	}
+
+	if g.seen == g.n {
+		e := &g.tab[g.slot()]
+		v := uint32(min(gap, math.MaxUint32))
+		if e.tag != g.key|tagValid {
+			*e = successor{tag: g.key | tagValid, last: v, prev: v}
+		} else {
+			if within2(v, e.last) {
+				e.conf = min(e.conf+1, confMax)
+			} else {
+				e.conf -= min(e.conf, g.penalty)
+			}
+			e.prev, e.last = e.last, v
+		}
+	} else {
+		g.seen++
+	}
+	g.key = (g.key<<4 | gapClass(gap)) & g.keyMask
+}
+
+// within2 reports whether a and b are within a factor 2 of each other.
+func within2(a, b uint32) bool {
+	lo, hi := uint64(min(a, b)), uint64(max(a, b))
+	return 2*lo >= hi
+}
+
+// slot is the current context's table entry.
+func (g *NextGap) slot() int {
+	return int((g.key * 0x9E3779B97F4A7C15 >> 32) % uint64(len(g.tab)))
+}
+
+// Predicted returns ĝ, the predicted length of the next idle period, and
+// whether the table trusts it.
+func (g *NextGap) Predicted() (time.Duration, bool) {
+	if g.seen < g.n {
+		return 0, false
+	}
+	e := &g.tab[g.slot()]
+	if e.tag != g.key|tagValid || e.conf < confTrust {
+		return 0, false
+	}
+	return time.Duration(min(e.last, e.prev)), true
+}
+
+// slack is the predictor's estimate of the ledger's unspent budget at now.
+func (g *NextGap) slack(now time.Duration, rate float64) float64 {
+	return rate*float64(max(now-g.start, 0)) - g.spent
+}
+
+// Predict answers 0 for a gap predicted above the cut-off, else the
+// cut-off as a threshold (see NextGap).
+func (g *NextGap) Predict(now time.Duration) time.Duration {
+	g.predicted, g.hold = 0, NeverHold
+	if g.total == 0 {
+		g.cut, g.cutBin, g.deepCut, g.lo = g.initial, gapBins, NeverHold, gapBins
+		g.answer = g.initial
+		return g.answer
+	}
+	rate := g.pb.HopFactor()
+	slack := g.slack(now, rate)
+	spare := float64(g.cost) + g.wake // one miss's reserve and one spare wake-up
+	d := rate * g.span
+	if slack > spare {
+		d += slack - spare
+	}
+	sure, marginal := g.walk(d)
+	cutBin := sure
+	if marginal >= 0 && slack >= spare {
+		cutBin = marginal
+	}
+	g.cutBin = cutBin
+	g.cut = max(binEdge(cutBin), g.floor)
+	if cutBin >= gapBins { // even the top bin overflows the budget
+		g.cut = max(binEdge(gapBins), g.floor)
+	}
+	g.deepCut = NeverHold
+	if g.hybrid && g.deepOff >= 0 && cutBin+g.deepOff < gapBins {
+		g.deepCut = max(binEdge(cutBin+g.deepOff), g.cut)
+	}
+	if p, ok := g.Predicted(); ok {
+		g.predicted = p
+		if p >= g.cut {
+			if g.hybrid {
+				g.hold = NeverHold
+				if p >= g.deepCut {
+					g.hold = 0
+				}
+			}
+			g.answer = 0
+			return 0
+		}
+	}
+	if g.hybrid && g.deepCut != NeverHold {
+		g.hold = g.deepCut - g.cut
+	}
+	g.answer = g.cut
+	return g.cut
+}
+
+// walk finds the cut-off bins for the budget d (ns of delay over the
+// span X): sure is the lowest bin whose gaps from it upwards the budget
+// covers (gapBins: not even the top bin's), marginal the populated bin
+// below it that the budget covers in part (−1: none). It records the
+// suffix sums it passed for Held.
+func (g *NextGap) walk(d float64) (sure, marginal int) {
+	var c, w float64
+	sure, marginal = gapBins, -1
+	g.sufC[gapBins], g.sufW[gapBins] = 0, 0
+	g.lo = gapBins
+	for j := gapBins - 1; j >= 0; j-- {
+		if n := g.counts[j]; n != 0 {
+			c += float64(n)
+			w += float64(n) * float64(binEdge(j)+binEdge(j+1)) / 2
+		}
+		g.sufC[j], g.sufW[j] = c, w
+		g.lo = j
+		cost := g.wake * c
+		if g.deepOff >= 0 && j+g.deepOff < gapBins {
+			cost += g.delta * g.sufC[j+g.deepOff]
+		}
+		if cost > d {
+			marginal = j
+			break
+		}
+		sure = j
+	}
+	return sure, marginal
+}
+
+// residual is the mean time the histogram's gaps that end above bin b's
+// lower edge outlast t (their mean residual life past t), from the last
+// walk; 0 when none is known.
+func (g *NextGap) residual(b int, t time.Duration) float64 {
+	if b < g.lo || b >= gapBins || g.sufC[b] == 0 {
+		return 0
+	}
+	return g.sufW[b]/g.sufC[b] - float64(t)
+}
+
+// Held chooses what a port held awake by the ledger for wait does (see
+// NextGap): the t_PDT to arm, or the largest duration to stay awake.
+func (g *NextGap) Held(now, wait time.Duration) time.Duration {
+	if g.answer == 0 && g.predicted > 0 { // predicted long
+		if g.predicted-wait >= g.cut {
+			return wait
+		}
+		return NeverHold
+	}
+	if g.total == 0 {
+		return max(g.answer, wait)
+	}
+	t := max(g.answer, wait)
+	// Gaps that outlast t: those of the bins above t's.
+	late := g.residual(gapBin(t)+1, t)
+	if late > 0 && late >= g.residual(g.cutBin, g.cut) {
+		return t
+	}
+	return NeverHold
+}
+
+// Hold returns the hybrid hold that goes with the last t_PDT; ok is false
+// when the predictor is not configured for hybrid mode.
+func (g *NextGap) Hold() (time.Duration, bool) {
+	if !g.hybrid {
+		return 0, false
+	}
+	return g.hold, true
+}
+
+// BudgetRate is l = bound × hop factor (Bounded).
+func (g *NextGap) BudgetRate() float64 { return g.pb.HopFactor() }
+
+// WakeCost is t_w, or Deep Sleep's t_w in hybrid mode (Bounded).
+func (g *NextGap) WakeCost() time.Duration {
+	return time.Duration(g.wake + g.delta)
+}
+
+// ObserveHops feeds the hop factor.
+func (g *NextGap) ObserveHops(hops int, packets uint64) { g.pb.ObserveHops(hops, packets) }
+
+// StateBytes is the table — per entry a context tag of ⌈n/2⌉ bytes, two
+// 4-byte gaps and a 1-byte counter — plus 72 4-byte counters and six
+// 8-byte registers (context, span, spent, start, last end, total).
+func (g *NextGap) StateBytes() int {
+	return len(g.tab)*((g.n+1)/2+9) + gapBins*4 + 6*8
+}
+
+// Kind returns KindNextGap.
+func (g *NextGap) Kind() Kind { return KindNextGap }
+
+var (
+	_ Rationed    = (*NextGap)(nil)
+	_ Bounded     = (*NextGap)(nil)
+	_ HoldChooser = (*NextGap)(nil)
+)
