@@ -192,6 +192,7 @@ type NextGap struct {
 	window  uint32
 	floor   time.Duration // break-even
 	initial time.Duration
+	awake   time.Duration // h_maxval: the answer that keeps the port awake
 	wake    float64 // t_w (Fast Wake's in hybrid), ns
 	delta   float64 // hybrid: t_wD − t_wF, ns; 0: one state
 	deepOff int     // hybrid: bins from τ to τ_D; < 0: never deepen
@@ -224,6 +225,7 @@ type NextGap struct {
 	answer    time.Duration
 	predicted time.Duration // ĝ; 0: none
 	cut       time.Duration // max(τ, break-even) in force
+	thr       time.Duration // the best threshold
 	cutBin    int
 	deepCut   time.Duration // τ_D; NeverHold: never deepen
 	hold      time.Duration
@@ -248,6 +250,7 @@ func (g *NextGap) init(c Config) {
 		window:  uint32(nc.Window),
 		floor:   nc.BreakEven.D(),
 		initial: c.InitialPDT.D(),
+		awake:   c.Histogram.MaxValue.D(),
 		wake:    float64(c.WakeTime),
 		deepOff: -1,
 		tab:     make([]successor, nc.TableSize),
@@ -364,7 +367,7 @@ func (g *NextGap) Predict(now time.Duration) time.Duration {
 	if slack > spare {
 		d += slack - spare
 	}
-	sure, marginal := g.walk(d)
+	sure, marginal, thr := g.walk(d)
 	cutBin := sure
 	if marginal >= 0 && slack >= spare {
 		cutBin = marginal
@@ -378,6 +381,11 @@ func (g *NextGap) Predict(now time.Duration) time.Duration {
 	if g.hybrid && g.deepOff >= 0 && cutBin+g.deepOff < gapBins {
 		g.deepCut = max(binEdge(cutBin+g.deepOff), g.cut)
 	}
+	t := g.cut
+	if thr >= 0 {
+		t = max(binEdge(thr), g.floor)
+	}
+	g.thr = t
 	if p, ok := g.Predicted(); ok {
 		g.predicted = p
 		if p >= g.cut {
@@ -390,48 +398,80 @@ func (g *NextGap) Predict(now time.Duration) time.Duration {
 			g.answer = 0
 			return 0
 		}
+		// Predicted short: a gap within a factor 2 of the prediction
+		// is as predicted; one that outlasts that is a surprise.
+		t = max(t, 2*p)
+	}
+	// A threshold whose late sleeps would not gain the break-even per
+	// wake-up spends the budget better elsewhere: stay awake.
+	if g.residual(t) < float64(g.floor) {
+		g.answer = g.awake
+		return g.awake
 	}
 	if g.hybrid && g.deepCut != NeverHold {
-		g.hold = g.deepCut - g.cut
+		g.hold = max(g.deepCut-t, 0)
 	}
-	g.answer = g.cut
-	return g.cut
+	g.answer = t
+	return t
 }
 
 // walk finds the cut-off bins for the budget d (ns of delay over the
 // span X): sure is the lowest bin whose gaps from it upwards the budget
 // covers (gapBins: not even the top bin's), marginal the populated bin
-// below it that the budget covers in part (−1: none). It records the
-// suffix sums it passed for Held.
-func (g *NextGap) walk(d float64) (sure, marginal int) {
-	var c, w float64
-	sure, marginal = gapBins, -1
+// below it that the budget covers in part (−1: none), and thr the best
+// threshold's bin: the lower edge, at or above the break-even, at which
+// a threshold sleeps longest in total — the residuals past it of the
+// gaps that outlast it, scaled to the n = d/t_w of them the budget
+// affords when more do (the ledger rations them) — (−1: none). It
+// records the suffix sums for residual.
+func (g *NextGap) walk(d float64) (sure, marginal, thr int) {
+	var c, w, best float64
+	n := d / (g.wake + g.delta) // wake-ups affordable, at the dearer wake in hybrid
+	sure, marginal, thr = gapBins, -1, -1
 	g.sufC[gapBins], g.sufW[gapBins] = 0, 0
-	g.lo = gapBins
+	over := false
 	for j := gapBins - 1; j >= 0; j-- {
 		if n := g.counts[j]; n != 0 {
 			c += float64(n)
 			w += float64(n) * float64(binEdge(j)+binEdge(j+1)) / 2
 		}
 		g.sufC[j], g.sufW[j] = c, w
-		g.lo = j
-		cost := g.wake * c
-		if g.deepOff >= 0 && j+g.deepOff < gapBins {
-			cost += g.delta * g.sufC[j+g.deepOff]
+		if !over {
+			cost := g.wake * c
+			if g.deepOff >= 0 && j+g.deepOff < gapBins {
+				cost += g.delta * g.sufC[j+g.deepOff]
+			}
+			if cost > d {
+				marginal, over = j, true
+			} else {
+				sure = j
+			}
 		}
-		if cost > d {
-			marginal = j
-			break
+		// The sleep a threshold at edge e yields: the residuals w − e·c
+		// of the c gaps that outlast it, of which the budget affords
+		// min(c, n) (the ledger rations the rest).
+		if e := binEdge(j); c > 0 && e >= g.floor {
+			r := w - float64(e)*c
+			if c > n {
+				r *= n / c
+			}
+			if thr < 0 || r > best {
+				thr, best = j, r
+			}
 		}
-		sure = j
 	}
-	return sure, marginal
+	g.lo = 0
+	return sure, marginal, thr
 }
 
-// residual is the mean time the histogram's gaps that end above bin b's
-// lower edge outlast t (their mean residual life past t), from the last
-// walk; 0 when none is known.
-func (g *NextGap) residual(b int, t time.Duration) float64 {
+// residual is the mean time the histogram's gaps that outlast t do so
+// (their mean residual life past t: the bins from t's upwards, t's own
+// only if t is its lower edge), from the last walk; 0 when none is known.
+func (g *NextGap) residual(t time.Duration) float64 {
+	b := gapBin(t)
+	if binEdge(b) < t {
+		b++
+	}
 	if b < g.lo || b >= gapBins || g.sufC[b] == 0 {
 		return 0
 	}
@@ -450,10 +490,11 @@ func (g *NextGap) Held(now, wait time.Duration) time.Duration {
 	if g.total == 0 {
 		return max(g.answer, wait)
 	}
+	if g.answer >= g.awake {
+		return NeverHold
+	}
 	t := max(g.answer, wait)
-	// Gaps that outlast t: those of the bins above t's.
-	late := g.residual(gapBin(t)+1, t)
-	if late > 0 && late >= g.residual(g.cutBin, g.cut) {
+	if late := g.residual(t); late >= float64(g.floor) && late >= g.residual(g.thr) {
 		return t
 	}
 	return NeverHold
