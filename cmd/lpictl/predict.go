@@ -598,9 +598,23 @@ type predictSummary struct {
 	Changes            uint64            `json:"changes"`
 	Clamps             uint64            `json:"clamps"`
 	StateBytes         int               `json:"state_bytes"`
+	RoundedUp          uint64            `json:"rounded_up"`
+	Ledger             *predictLedger    `json:"ledger,omitempty"`
 	Agreement          *predictAgreement `json:"agreement,omitempty"`
 
 	handshake replay.PS // exact, for the text summary
+}
+
+// predictLedger is the port's delay ledger at the end of the replay
+// (controller.LedgerStats; docs/predictors.md "The delay ledger").
+type predictLedger struct {
+	Rate     float64 `json:"rate"`
+	BudgetS  float64 `json:"budget_s"`
+	SpentS   float64 `json:"spent_s"`
+	ReserveS float64 `json:"reserve_s"`
+	Ratio    float64 `json:"spent_ratio"`
+	Held     uint64  `json:"held"`
+	Overruns uint64  `json:"overruns"`
 }
 
 // predictAgreement compares a port trace's decisions with the replay's.
@@ -641,7 +655,12 @@ func newPredictSummary(pf predictFile, t replay.Timing, r replay.Result) predict
 		Changes:         r.Port.Changes,
 		Clamps:          r.Port.Clamps,
 		StateBytes:      r.Port.StateBytes,
+		RoundedUp:       r.Port.RoundedUp,
 		handshake:       t.Handshake,
+	}
+	if l := r.Port.Ledger; l != nil {
+		s.Ledger = &predictLedger{Rate: l.Rate, BudgetS: l.Budget.Seconds(), SpentS: l.Spent.Seconds(),
+			ReserveS: l.Reserve.Seconds(), Ratio: l.Ratio(), Held: l.Held, Overruns: l.Overruns}
 	}
 	if t.DeepWake > 0 {
 		d := r.DeepMisses
@@ -687,6 +706,13 @@ func (s predictSummary) print(w io.Writer) {
 	fmt.Fprintf(tw, "t_PDT mean / min / max\t%v / %v / %v\n", d(s.PDTMeanS), d(s.PDTMinS), d(s.PDTMaxS))
 	fmt.Fprintf(tw, "decisions / changes / clamps\t%d / %d / %d\n", s.Decisions, s.Changes, s.Clamps)
 	fmt.Fprintf(tw, "predictor state\t%d bytes\n", s.StateBytes)
+	if s.RoundedUp > 0 {
+		fmt.Fprintf(tw, "rounded up\t%d\t(answers the register raised rather than lowered below a gap)\n", s.RoundedUp)
+	}
+	if l := s.Ledger; l != nil {
+		fmt.Fprintf(tw, "ledger\tspent %v of %v\t(%.3f of the budget l·T, l = %.4g; reserve %v; %d idle periods held)\n",
+			d(l.SpentS), d(l.BudgetS), l.Ratio, l.Rate, d(l.ReserveS), l.Held)
+	}
 	if a := s.Agreement; a != nil {
 		fmt.Fprintf(tw, "simulator agreement\t%d of %d decisions\t(same t_PDT and outcome)\n", a.Matching, a.Decisions)
 		if m := a.FirstMismatch; m != nil {

@@ -315,7 +315,8 @@ func TestPredictHandshake(t *testing.T) {
 const handBuiltTrace = "../../controller/replay/testdata/port_trace.csv"
 
 var handBuiltArgs = []string{"--predictor", "perfbound", "--bound", "1", "--strategy", "unbounded",
-	"--bin-width", "1us", "--max-value", "1ms", "--initial-pdt", "5us", "--wake-time", "20us", "--sleep-time", "2us"}
+	"--bin-width", "1us", "--max-value", "1ms", "--initial-pdt", "5us", "--wake-time", "20us", "--sleep-time", "2us",
+	"--set", "controller.ledger=off"} // the trace was built without the ledger
 
 // TestPredictPortTrace: predict reads a simulator port trace, replays it
 // with its start times and hop counts, and reports the agreement with the
