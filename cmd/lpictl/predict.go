@@ -70,6 +70,7 @@ type predictOptions struct {
 	history  int
 	whatIf   bool
 	driver   string
+	compare  bool
 }
 
 func newPredictCommand() *cobra.Command {
@@ -119,7 +120,7 @@ docs/predictors.md).`,
 	f.StringArrayVar(&o.sets, "set", nil, "override a config key, e.g. predictor.bound=0.02 (repeatable)")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON")
 	f.BoolVar(&o.trace, "trace", false, "print every decision")
-	f.StringVar(&o.kind, "predictor", "", "predictor: fixed, perfbound, perfboundcorrect, perfboundcorrect-weighted, ngram (default perfboundcorrect)")
+	f.StringVar(&o.kind, "predictor", "", "predictor: fixed, perfbound, perfboundcorrect, perfboundcorrect-weighted, ngram, or optimal: the offline optimum (default perfboundcorrect)")
 	f.StringVar(&o.pdt, "pdt", "", "fixed t_PDT (predictor fixed)")
 	f.StringVar(&o.initial, "initial-pdt", "", "t_PDT while the histogram is empty (default 10us)")
 	f.Float64Var(&o.bound, "bound", 0, "tolerated degradation, e.g. 0.01 for 1% (default 0.01)")
@@ -137,6 +138,7 @@ docs/predictors.md).`,
 	f.IntVar(&o.history, "history", 0, "PerfBoundCorrect n_R (default 32)")
 	f.BoolVar(&o.whatIf, "what-if", false, "estimate what EEE would save: every policy (always-on, eee, fixed 10us, the predictor) × mode (sim/estimate)")
 	f.StringVar(&o.driver, "driver-default", "", "with --what-if: add a driver-default policy with this tx LPI timer, e.g. 1ms")
+	f.BoolVar(&o.compare, "compare", false, "replay every predictor (fixed only with --pdt) and the offline optimum; one table")
 	return cmd
 }
 
@@ -192,6 +194,9 @@ func checkPredictFlags(flags *pflag.FlagSet, o predictOptions, kind predictor.Ki
 	} else if flags.Changed("driver-default") {
 		return errors.New("--driver-default: only used with --what-if")
 	}
+	if err := checkOptimalFlags(flags, o); err != nil {
+		return err
+	}
 	if flags.Changed("bound") && !(o.bound > 0 && o.bound <= 1) {
 		return fmt.Errorf("--bound: must be in (0, 1], got %v", o.bound)
 	}
@@ -217,6 +222,9 @@ func checkPredictFlags(flags *pflag.FlagSet, o predictOptions, kind predictor.Ki
 		if flags.Changed(f.name) && strings.TrimSpace(f.v) == "" {
 			return fmt.Errorf("--%s: empty value (leave it out for the default)", f.name)
 		}
+	}
+	if o.compare || o.optimal() {
+		return nil // checkOptimalFlags checked the predictor flags
 	}
 	known := false
 	for _, k := range predictor.Kinds {
@@ -300,10 +308,10 @@ func loadPredictConfig(flags *pflag.FlagSet, o predictOptions) (predictFile, rep
 		return nil
 	}
 	p := &pf.Predictor
-	if flags.Changed("predictor") {
+	if flags.Changed("predictor") && !o.optimal() {
 		k, err := predictor.ParseKind(o.kind)
 		if err != nil {
-			return pf, replay.Timing{}, fmt.Errorf("--predictor: %w", err)
+			return pf, replay.Timing{}, fmt.Errorf("--predictor: %w, or %s (the offline optimum)", err, optimalKind)
 		}
 		p.Kind = k
 	}
@@ -424,6 +432,7 @@ func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 	if err != nil {
 		return badInput(err)
 	}
+	var start time.Duration // when the controllers start (an agent trace's Opened)
 
 	in, name := io.Reader(os.Stdin), "stdin"
 	if file != "-" {
@@ -448,13 +457,18 @@ func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 		if port, err = ti.NewController(); err != nil {
 			return badInput(fmt.Errorf("%s: port trace header: %w", name, err))
 		}
-		pf.Predictor, pf.Controller = ti.Spec.Predictor, ti.Spec.Controller
+		pf.Predictor, pf.Controller, start = ti.Spec.Predictor, ti.Spec.Controller, ti.Opened
 	}
 	// Everything goes to a buffer first: on bad input stdout stays empty.
 	var out bytes.Buffer
-	if o.whatIf {
+	switch {
+	case o.whatIf:
 		err = whatIfPredict(&out, in, name, cmd.Flags(), o, pf)
-	} else {
+	case o.compare:
+		err = comparePredict(&out, in, name, o, pf, timing, start)
+	case o.optimal():
+		err = optimalPredict(&out, in, name, o, pf, timing)
+	default:
 		err = replayPredict(&out, in, name, o, pf, timing, port)
 	}
 	if err != nil {
@@ -734,6 +748,10 @@ func whatIfPredict(w io.Writer, in io.Reader, name string, flags *pflag.FlagSet,
 	if err != nil {
 		return err
 	}
+	best, err := newWhatIfOptimal(cfg, pf)
+	if err != nil {
+		return err
+	}
 
 	var (
 		sum             whatIfSummary
@@ -756,6 +774,9 @@ func whatIfPredict(w io.Writer, in io.Reader, name string, flags *pflag.FlagSet,
 		idle += gap
 		sum.IdlePeriods++
 		est.Idle(now, gap)
+		if err := best.add(now-gap, gap); err != nil {
+			return fmt.Errorf("%s:%d: %w", name, line, err)
+		}
 		return nil
 	}, func(row replay.TraceRow) error {
 		start, end := row.Start.D(), (row.Start + row.Gap).D()
@@ -769,6 +790,9 @@ func whatIfPredict(w io.Writer, in io.Reader, name string, flags *pflag.FlagSet,
 			idle += end - start
 			sum.IdlePeriods++
 			est.Idle(end, end-start)
+			if err := best.add(start, end-start); err != nil {
+				return fmt.Errorf("%s:%d: %w", name, row.Line, err)
+			}
 		}
 		now, prev = end, end
 		return nil
@@ -794,6 +818,11 @@ func whatIfPredict(w io.Writer, in io.Reader, name string, flags *pflag.FlagSet,
 			AddedDelayS: r.AddedDelay.Seconds(), AddedDelayPerIdleS: r.AddedDelay.Seconds() / float64(sum.IdlePeriods),
 		})
 	}
+	rows, err := best.rows(now, sum.IdlePeriods)
+	if err != nil {
+		return err
+	}
+	sum.Results = append(sum.Results, rows...)
 	if o.json {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
