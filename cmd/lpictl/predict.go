@@ -99,12 +99,22 @@ behind the agent's live estimates): a table per policy (always-on, eee, fixed 10
 predictor, and --driver-default DUR) × mode (--mode, or fast-wake and deep-sleep) with the
 idle and low-power shares, the saving (J, W, %), the added delay and the wake-ups. One port
 end, no handshake unless --handshake; the packets' waits shift no idle period (see
-docs/predictors.md).`,
+docs/predictors.md). An optimal row per mode gives the offline optimum at the bound.
+
+--predictor optimal prints the offline optimum instead of a replay: knowing every idle
+period, it sleeps at once in those that buy the most time asleep (hybrid: energy saved)
+within the delay budget bound × hop factor × elapsed time. It is exact, and holds the
+input in memory (at most 50 million idle periods). --compare replays the input through
+every predictor (fixed only with --pdt) with the same configuration and adds the optimum:
+one table of time asleep, added delay, its share of the budget, misses and the share of
+the optimum each reaches (--json: an array of objects; see docs/predictors.md).`,
 		Example: `  lpictl predict --predictor perfboundcorrect configs/predict/gaps-demo.txt
   lpictl predict -c configs/predict/perfbound.yaml --set predictor.bound=0.05 gaps.txt
   lpictl predict --predictor fixed --pdt 1us --json gaps.txt
   lpictl predict --predictor perfboundcorrect --trace out/port_trace.csv
-  lpictl predict --what-if --preset eee-10gbase-t --driver-default 1ms gaps.txt`,
+  lpictl predict --what-if --preset eee-10gbase-t --driver-default 1ms gaps.txt
+  lpictl predict --predictor optimal --bound 0.05 gaps.txt
+  lpictl predict --compare --mode hybrid configs/predict/gaps-demo.txt`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return badInput(fmt.Errorf("predict: want exactly one FILE of idle periods (or - for stdin), got %d", len(args)))

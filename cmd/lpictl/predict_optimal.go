@@ -202,7 +202,7 @@ type optimalSummary struct {
 	OfBudget           float64  `json:"of_budget"` // added delay ÷ (l·T)
 	Exact              bool     `json:"exact"`     // always true: see docs/predictors.md
 
-	handshake replay.PS
+	handshake, budget replay.PS // exact, for the text summary
 }
 
 func newOptimalSummary(s optimalSetup, opt replay.Optimum, hop float64) optimalSummary {
@@ -221,7 +221,7 @@ func newOptimalSummary(s optimalSetup, opt replay.Optimum, hop float64) optimalS
 		sum.DeepMisses, sum.DeepSleepTimeS = &d, &ds
 	}
 	if opt.Budget < replay.MaxTime {
-		sum.BudgetS = opt.Budget.Seconds()
+		sum.BudgetS, sum.budget = opt.Budget.Seconds(), opt.Budget
 	}
 	sum.HitRate = float64(sum.Hits) / float64(opt.IdlePeriods)
 	sum.AddedDelayPerIdleS = sum.AddedDelayS / float64(opt.IdlePeriods)
@@ -265,7 +265,7 @@ func (s optimalSummary) print(w io.Writer) {
 	fmt.Fprintf(tw, "added wake-up delay\t%v\t(%v per idle period)\n", d(s.AddedDelayS), d(s.AddedDelayPerIdleS))
 	budget := "unbounded"
 	if s.BudgetS >= 0 {
-		budget = d(s.BudgetS).String()
+		budget = s.budget.String()
 	}
 	fmt.Fprintf(tw, "delay budget\t%s\t(l = bound %g × hop factor %.4g = %.4g over %v; %.1f %% of l·T used)\n",
 		budget, s.Bound, s.HopFactor, s.Rate, d(s.ElapsedS), 100*s.OfBudget)
