@@ -36,7 +36,43 @@ type Config struct {
 	Hysteresis float64 `yaml:"hysteresis,omitempty" json:"hysteresis,omitempty"`
 	// MinChangeInterval is the least time between two changes (0 = none).
 	MinChangeInterval predictor.Duration `yaml:"min_change_interval,omitempty" json:"min_change_interval,omitempty"`
+	// Ledger says whether the port's delay ledger holds the predictor to
+	// its bound (ledger.go): auto (default), on or off.
+	Ledger LedgerMode `yaml:"ledger,omitempty" json:"ledger,omitempty"`
+	// MissCost is c, the largest delay one miss can add in the port's
+	// mode (2 handshakes + t_s + the deepest t_w). The ledger keeps it in
+	// reserve and charges it for a miss whose delay was not measured. The
+	// simulator, lpictl predict and the agent fill it from the power
+	// preset; unset, it is the predictor's deepest t_w.
+	MissCost predictor.Duration `yaml:"miss_cost,omitempty" json:"miss_cost,omitempty"`
 }
+
+// LedgerMode says which predictors run under the delay ledger.
+type LedgerMode string
+
+// Ledger modes.
+const (
+	// LedgerAuto guards every predictor that adapts to a bound
+	// (predictor.Bounded) except fixed: the default.
+	LedgerAuto LedgerMode = "auto"
+	// LedgerOn guards fixed too, at predictor.bound.
+	LedgerOn LedgerMode = "on"
+	// LedgerOff is the papers' unguarded behaviour: the predictor's
+	// answer is armed as it is.
+	LedgerOff LedgerMode = "off"
+)
+
+// Rounding says how the register rounds an answer to its resolution.
+type Rounding string
+
+// Rounding modes.
+const (
+	// RoundUp rounds to the next multiple of the resolution: a threshold
+	// never falls below a gap it was meant to outlast (the default).
+	RoundUp Rounding = "up"
+	// RoundNearest rounds half up, as the papers' register.
+	RoundNearest Rounding = "nearest"
+)
 
 // Register is the port's PDT register: t_PDT is rounded to Resolution and
 // clamped to [Min, Max] where Max defaults to (2^WidthBits − 1) × Resolution
@@ -48,6 +84,8 @@ type Register struct {
 	Resolution predictor.Duration `yaml:"resolution,omitempty" json:"resolution,omitempty"`
 	Min        predictor.Duration `yaml:"min,omitempty" json:"min,omitempty"`
 	Max        predictor.Duration `yaml:"max,omitempty" json:"max,omitempty"`
+	// Rounding is up (default) or nearest.
+	Rounding Rounding `yaml:"rounding,omitempty" json:"rounding,omitempty"`
 }
 
 // WithDefaults fills unset fields.
@@ -65,6 +103,14 @@ func (c Config) WithDefaults() Config {
 	if c.Register.Resolution == 0 {
 		c.Register.Resolution = predictor.Duration(time.Nanosecond)
 	}
+	if c.Register.Rounding == "" {
+		c.Register.Rounding = RoundUp
+	}
+	c.Register.Rounding = Rounding(strings.ToLower(string(c.Register.Rounding)))
+	if c.Ledger == "" {
+		c.Ledger = LedgerAuto
+	}
+	c.Ledger = LedgerMode(strings.ToLower(string(c.Ledger)))
 	return c
 }
 
@@ -93,6 +139,19 @@ func (c Config) Validate() error {
 	if !(c.Hysteresis >= 0) || math.IsInf(c.Hysteresis, 0) {
 		return bad("hysteresis", "must be ≥ 0, got %v", c.Hysteresis)
 	}
+	switch c.Register.Rounding {
+	case RoundUp, RoundNearest:
+	default:
+		return bad("register.rounding", "unknown rounding %q (want up or nearest)", c.Register.Rounding)
+	}
+	switch c.Ledger {
+	case LedgerAuto, LedgerOn, LedgerOff:
+	default:
+		return bad("ledger", "unknown mode %q (want auto, on or off)", c.Ledger)
+	}
+	if c.MissCost < 0 {
+		return bad("miss_cost", "must be ≥ 0, got %v", c.MissCost)
+	}
 	return nil
 }
 
@@ -116,15 +175,16 @@ func (r Register) Range() (lo, hi time.Duration) {
 	return lo, hi
 }
 
-// Apply rounds d to the register's resolution (half up) and clamps it to
-// its range; clamped reports whether the range cut it.
+// Apply rounds d to the register's resolution (Rounding: up unless set to
+// nearest) and clamps it to its range; clamped reports whether the range
+// cut it.
 func (r Register) Apply(d time.Duration) (v time.Duration, clamped bool) {
 	lo, hi := r.Range()
 	res := r.Resolution.D()
 	if d >= hi {
 		return hi, d > hi
 	}
-	v = (d + res/2) / res * res
+	v = roundTo(d, res, r.Rounding != RoundNearest)
 	if v > hi {
 		return hi, true
 	}
@@ -132,4 +192,17 @@ func (r Register) Apply(d time.Duration) (v time.Duration, clamped bool) {
 		return lo, true
 	}
 	return v, false
+}
+
+// roundTo rounds d ≥ 0 to a multiple of res: up, or half up. It saturates
+// at the largest multiple below 2^63 ns.
+func roundTo(d, res time.Duration, up bool) time.Duration {
+	add := res / 2
+	if up {
+		add = res - 1
+	}
+	if d > math.MaxInt64-add {
+		return math.MaxInt64 / res * res
+	}
+	return (d + add) / res * res
 }

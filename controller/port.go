@@ -25,6 +25,12 @@ type Stats struct {
 	// Hold is the hybrid hold the predictor chose with its last answer
 	// (predictor.HoldChooser; absent when it chooses none).
 	Hold *time.Duration `json:"hold_ns,omitempty"`
+	// RoundedUp counts answers the register raised to its next step
+	// (Register.Rounding up) rather than lowering them below the gap
+	// they were meant to outlast.
+	RoundedUp uint64 `json:"rounded_up"`
+	// Ledger is the delay ledger's state; absent when the port has none.
+	Ledger *LedgerStats `json:"ledger,omitempty"`
 }
 
 // Port controls the t_PDT of one link end.
@@ -51,6 +57,9 @@ type Port struct {
 	lastChange   time.Duration
 	since        time.Duration // when current took effect
 
+	// The delay ledger (ledger.go): what Decide and IdleEnded check.
+	led ledger
+
 	// Cold: changes held back, the time-weighted mean, the configuration.
 	weighted    float64 // ∫ t_PDT dt before since, in ns²
 	interval    time.Duration
@@ -65,6 +74,11 @@ type Port struct {
 	holder predictor.HoldChooser
 	hold   time.Duration
 	holdOK bool
+	// rationed is pred when it chooses what a held port does.
+	rationed predictor.Rationed
+
+	roundUp   bool // cfg.Register.Rounding == RoundUp
+	roundedUp uint64
 }
 
 // NewPort returns a port that starts at now with the predictor's first answer.
@@ -90,8 +104,11 @@ func InitPort(p *Port, cfg Config, pred predictor.Predictor, now time.Duration) 
 		onInterval: cfg.Recompute == OnInterval,
 		interval:   cfg.Interval.D(), minChange: cfg.MinChangeInterval.D(), hysteresis: cfg.Hysteresis,
 		start: now, since: now, lastCompute: now, cfg: cfg,
+		roundUp: cfg.Register.Rounding == RoundUp,
 	}
+	p.led.init(cfg, pred, now)
 	p.holder, _ = pred.(predictor.HoldChooser)
+	p.rationed, _ = pred.(predictor.Rationed)
 	p.current = p.consult(now)
 	return nil
 }
@@ -109,6 +126,9 @@ func (p *Port) IdleEnded(ip predictor.IdlePeriod) {
 		p.misses++
 	} else {
 		p.hits++
+	}
+	if p.led.rated != nil {
+		p.led.charge(ip)
 	}
 	p.pred.Observe(ip)
 	p.trafficSince = true
@@ -133,6 +153,11 @@ func (p *Port) Hold() (hold time.Duration, ok bool) { return p.hold, p.holdOK }
 // so: with OnQueueEmpty (call it when the output queue empties) if there was
 // traffic since the last computation; with OnInterval once Interval has
 // passed since the last computation.
+//
+// Under the delay ledger (ledger.go) the answer is at least the time until
+// the ledger lets the port go down: with OnQueueEmpty the idle period
+// starting now holds the port awake that long; with OnInterval the whole
+// interval does (Never). Stats.Current stays the register's value.
 func (p *Port) Decide(now time.Duration) time.Duration {
 	if p.onInterval {
 		if now-p.lastCompute >= p.interval {
@@ -141,8 +166,39 @@ func (p *Port) Decide(now time.Duration) time.Duration {
 	} else if p.trafficSince {
 		p.Recompute(now)
 	}
+	if p.led.rated == nil {
+		return p.current
+	}
+	allow := p.led.allowedAt(now)
+	if allow <= now {
+		return p.current
+	}
+	if p.onInterval {
+		p.led.held++
+		return Never
+	}
+	if hold := allow - now; hold > p.current {
+		p.led.held++
+		if p.rationed != nil {
+			return max(p.rationed.Held(now, hold), hold)
+		}
+		return hold
+	}
 	return p.current
 }
+
+// SleepAllowedAt is the earliest time ≥ now at which the ledger lets the
+// port's link start going down (now without a ledger). A link whose two
+// ends both pay for its wake-ups sleeps only when both allow it.
+func (p *Port) SleepAllowedAt(now time.Duration) time.Duration {
+	if p.led.rated == nil {
+		return now
+	}
+	return p.led.allowedAt(now)
+}
+
+// Guarded reports whether the port runs under the delay ledger.
+func (p *Port) Guarded() bool { return p.led.rated != nil }
 
 // Recompute consults the predictor now and applies its answer, subject to
 // the register, hysteresis and the minimum change interval.
@@ -185,8 +241,10 @@ func (p *Port) consult(now time.Duration) time.Duration {
 		}
 		return p.hi
 	}
-	res := p.res
-	v := (raw + res/2) / res * res
+	v := roundTo(raw, p.res, p.roundUp)
+	if p.roundUp && v != raw && v-raw > p.res/2 {
+		p.roundedUp++ // half up would have rounded it down
+	}
 	if v > p.hi {
 		p.clamps++
 		return p.hi
@@ -207,6 +265,8 @@ func (p *Port) Stats(now time.Duration) Stats {
 		Current: p.current, Recommended: p.recommended,
 	}
 	s.StateBytes = p.pred.StateBytes()
+	s.RoundedUp = p.roundedUp
+	s.Ledger = p.led.stats(now)
 	if p.holdOK {
 		h := p.hold
 		s.Hold = &h

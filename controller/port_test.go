@@ -36,7 +36,8 @@ func (s *scripted) StateBytes() int      { return 42 }
 func (s *scripted) Kind() predictor.Kind { return "scripted" }
 
 func TestRegisterRoundingAndClamping(t *testing.T) {
-	r16 := Register{WidthBits: 16, Resolution: pd(us)}
+	r16 := Register{WidthBits: 16, Resolution: pd(us), Rounding: RoundNearest}
+	up16 := Register{WidthBits: 16, Resolution: pd(us)}
 	r32 := Register{WidthBits: 32, Resolution: pd(time.Nanosecond)}
 	mvneta := Register{WidthBits: 8, Resolution: pd(us), Min: pd(us)}
 	tests := []struct {
@@ -55,6 +56,10 @@ func TestRegisterRoundingAndClamping(t *testing.T) {
 		{"zero stays zero", r32, 0, 0, false},
 		{"8b×1µs with min 1µs: 0 → 1µs", mvneta, 0, us, true},
 		{"8b×1µs max 255µs", mvneta, time.Millisecond, 255 * us, true},
+		{"up (default): 1.499µs → 2µs", up16, 1499 * time.Nanosecond, 2 * us, false},
+		{"up: 300.1µs → 301µs, never below the gap it covers", up16, 300100 * time.Nanosecond, 301 * us, false},
+		{"up: exact step stays", up16, 300 * us, 300 * us, false},
+		{"up past max clamps", up16, 65535*us + 1, 65535 * us, true},
 		{"explicit max below width's", Register{WidthBits: 32, Resolution: pd(us), Max: pd(100 * us)}, 150 * us, 100 * us, true},
 	}
 	for _, tc := range tests {

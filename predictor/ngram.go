@@ -207,6 +207,12 @@ func (g *NGram) Predict(now time.Duration) time.Duration {
 	}
 }
 
+// BudgetRate is the fallback PerfBound's hop factor l (Bounded).
+func (g *NGram) BudgetRate() float64 { return g.pb.HopFactor() }
+
+// WakeCost is the fallback's t_w (Bounded).
+func (g *NGram) WakeCost() time.Duration { return g.pb.WakeCost() }
+
 // ObserveHops feeds the fallback's hop factor.
 func (g *NGram) ObserveHops(hops int, packets uint64) { g.pb.ObserveHops(hops, packets) }
 

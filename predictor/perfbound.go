@@ -102,6 +102,17 @@ func (p *PerfBound) HopFactor() float64 {
 	return p.bound * p.hopSum / float64(p.hopPackets)
 }
 
+// BudgetRate is the hop factor l (Bounded).
+func (p *PerfBound) BudgetRate() float64 { return p.HopFactor() }
+
+// WakeCost is t_w, or Deep Sleep's t_w in hybrid mode.
+func (p *PerfBound) WakeCost() time.Duration {
+	if p.hy != nil {
+		return p.wake + time.Duration(p.hy.delta)
+	}
+	return p.wake
+}
+
 // Budget returns N = l × X / t_w at now.
 func (p *PerfBound) Budget(now time.Duration) float64 {
 	return p.HopFactor() * float64(p.hist.covered(now)) / float64(p.wake)
@@ -280,6 +291,12 @@ func (p *PerfBoundCorrect) setBit(i int, v bool) {
 		p.outcomes[uint(i)/64] &^= 1 << (uint(i) % 64)
 	}
 }
+
+// BudgetRate is PerfBound's hop factor l (Bounded).
+func (p *PerfBoundCorrect) BudgetRate() float64 { return p.pb.HopFactor() }
+
+// WakeCost is PerfBound's (Bounded).
+func (p *PerfBoundCorrect) WakeCost() time.Duration { return p.pb.WakeCost() }
 
 // ObserveHops feeds PerfBound's hop factor.
 func (p *PerfBoundCorrect) ObserveHops(hops int, packets uint64) { p.pb.ObserveHops(hops, packets) }

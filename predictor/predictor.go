@@ -16,6 +16,33 @@ type IdlePeriod struct {
 	// because a refused power-down handshake keeps a port awake past t_PDT.
 	Missed bool
 	PDT    time.Duration // the t_PDT that was in force during the period
+	// Delay is what the next packet waited for the port to wake (0 for a
+	// hit), rounded up to the nanosecond. A miss with Delay 0 has an
+	// unknown delay (a real NIC's): the port's ledger then charges the
+	// worst case (controller.Config.MissCost).
+	Delay time.Duration
+}
+
+// Rationed is a predictor that chooses what its port does while the ledger
+// holds it awake: wait is how long from now the port may not go down.
+// Held answers the t_PDT to arm for the idle period starting now; the
+// controller arms at least wait. An answer of the largest duration keeps
+// the port awake for the whole period (a late sleep costs a whole wake-up
+// for a short rest).
+type Rationed interface {
+	Held(now, wait time.Duration) time.Duration
+}
+
+// Bounded is a predictor that works to a degradation bound. The port's
+// ledger (controller, docs/model.md "The delay ledger") holds it to that
+// bound whatever it answers.
+type Bounded interface {
+	// BudgetRate is l = bound × hop factor: the wake-up delay the port may
+	// add per unit of elapsed time.
+	BudgetRate() float64
+	// WakeCost is the deepest t_w the predictor was configured with (0:
+	// not known), the ledger's reserve when no miss cost is configured.
+	WakeCost() time.Duration
 }
 
 // Predictor chooses t_PDT for one port. Implementations are deterministic
@@ -44,7 +71,12 @@ func New(cfg Config) (Predictor, error) {
 	}
 	switch cfg.Kind {
 	case KindFixed:
-		return NewFixed(cfg.PDT.D()), nil
+		f := NewFixed(cfg.PDT.D())
+		f.rate, f.wake = cfg.Bound, max(cfg.WakeTime.D(), cfg.Hybrid.DeepWakeTime.D())
+		if len(cfg.Hops) > 0 {
+			f.rate *= staticHopFactor(cfg.Hops)
+		}
+		return f, nil
 	case KindPerfBound:
 		return newPerfBound(cfg), nil
 	case KindPerfBoundCorrect:
@@ -58,10 +90,22 @@ func New(cfg Config) (Predictor, error) {
 }
 
 // Fixed always answers the same t_PDT (SPEC §2.1).
-type Fixed struct{ pdt time.Duration }
+type Fixed struct {
+	pdt  time.Duration
+	rate float64       // bound × hop factor, for a ledger the user asks for
+	wake time.Duration // deepest t_w configured (WakeCost)
+}
 
-// NewFixed returns a predictor that always answers pdt.
-func NewFixed(pdt time.Duration) *Fixed { return &Fixed{pdt: pdt} }
+// NewFixed returns a predictor that always answers pdt, with the default
+// bound (used only by a ledger set to "on").
+func NewFixed(pdt time.Duration) *Fixed { return &Fixed{pdt: pdt, rate: DefaultBound} }
+
+// BudgetRate is the configured bound × the static hop factor: a fixed
+// t_PDT runs under a ledger only when asked (controller.LedgerOn).
+func (f *Fixed) BudgetRate() float64 { return f.rate }
+
+// WakeCost is the deepest t_w configured, if any.
+func (f *Fixed) WakeCost() time.Duration { return f.wake }
 
 // Observe does nothing: a fixed threshold learns nothing.
 func (f *Fixed) Observe(IdlePeriod) {}

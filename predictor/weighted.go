@@ -40,6 +40,12 @@ func (p *PerfBoundCorrectWeighted) Observe(ip IdlePeriod) {
 	p.cfDirty = true
 }
 
+// BudgetRate is PerfBound's hop factor l (Bounded).
+func (p *PerfBoundCorrectWeighted) BudgetRate() float64 { return p.pbc.pb.HopFactor() }
+
+// WakeCost is PerfBound's (Bounded).
+func (p *PerfBoundCorrectWeighted) WakeCost() time.Duration { return p.pbc.pb.WakeCost() }
+
 // ObserveHops feeds PerfBound's hop factor.
 func (p *PerfBoundCorrectWeighted) ObserveHops(hops int, packets uint64) {
 	p.pbc.ObserveHops(hops, packets)

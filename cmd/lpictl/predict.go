@@ -438,6 +438,9 @@ func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 	if err != nil {
 		return badInput(err)
 	}
+	if pf.Controller.MissCost == 0 { // the ledger's miss cost: one power-down cycle
+		pf.Controller.MissCost = predictor.Duration(timing.Cycle())
+	}
 	port, err := controller.NewPort(pf.Controller, pred, 0)
 	if err != nil {
 		return badInput(err)

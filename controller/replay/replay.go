@@ -47,6 +47,23 @@ type Step struct {
 	DeepAsleep PS
 }
 
+// Cycle is c, the longest delay one miss can add: two handshakes, t_s
+// and the deepest t_w of the mode (the ledger's miss cost), rounded up
+// to the nanosecond.
+func (t Timing) Cycle() time.Duration {
+	w := max(t.Wake, t.DeepWake)
+	return CeilNS(2*max(t.Handshake, 0)) + t.Sleep + w
+}
+
+// CeilNS is ps rounded up to whole nanoseconds: what a ledger charges for
+// a delay measured in picoseconds, never less than it was.
+func CeilNS(ps PS) time.Duration {
+	if ps <= 0 {
+		return 0
+	}
+	return time.Duration((ps-1)/1000 + 1)
+}
+
 // PDTPS is the t_PDT armed in a port trace's notation: picoseconds, or
 // Never when it is too long for the picosecond clock (the simulator arms
 // no timer then).
@@ -265,6 +282,7 @@ func (r *Replayer) period(start, gap PS) (Step, error) {
 	}
 	r.port.IdleEnded(predictor.IdlePeriod{
 		End: (start + gap).D(), Length: gap.D(), Missed: st.Missed, PDT: min(st.PDT, maxPDT),
+		Delay: CeilNS(st.Delay),
 	})
 
 	res := &r.res

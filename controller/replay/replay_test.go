@@ -179,7 +179,7 @@ func handBuiltPort(t *testing.T) *controller.Port {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port, err := controller.NewPort(controller.Config{}, pred, 0)
+	port, err := controller.NewPort(controller.Config{Ledger: controller.LedgerOff}, pred, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -599,7 +599,7 @@ func TestReplayHybridHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port, err := controller.NewPort(controller.Config{}, pred, 0)
+	port, err := controller.NewPort(controller.Config{Ledger: controller.LedgerOff}, pred, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -255,7 +255,11 @@ func newPort(cfg Config, pol Policy, name string, m power.Mode) (port, error) {
 		if err != nil {
 			return p, fmt.Errorf("predictor: %w", err)
 		}
-		if p.ctl, err = controller.NewPort(cfg.Controller, pred, cfg.Start); err != nil {
+		cc := cfg.Controller
+		if cc.MissCost == 0 { // the ledger's miss cost: one power-down cycle
+			cc.MissCost = predictor.Duration((p.params.Cycle() + 999) / 1000)
+		}
+		if p.ctl, err = controller.NewPort(cc, pred, cfg.Start); err != nil {
 			return p, fmt.Errorf("controller: %w", err)
 		}
 	}
@@ -336,6 +340,7 @@ func (e *Estimator) Idle(end, length time.Duration) {
 		if p.ctl != nil {
 			p.ctl.IdleEnded(predictor.IdlePeriod{
 				End: end, Length: time.Duration((en - at) / 1000), Missed: missed, PDT: time.Duration(min(pdt/1000, int64(maxPDT-1))),
+				Delay: time.Duration((ready - en + 999) / 1000),
 			})
 		}
 	}

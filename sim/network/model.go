@@ -242,6 +242,10 @@ func New(t topo.Topology, p Params) (*Network, error) {
 		}
 		n.p.EEE.Gate = eee.NewGate(b/(1+b), h)
 	}
+	if n.p.Controller.MissCost == 0 {
+		// The ledger's miss cost: one whole power-down cycle of the mode.
+		n.p.Controller.MissCost = predictor.Duration(ceilDur(n.p.EEE.Cycle()))
+	}
 
 	// The controller prototype validates the configuration and gives the
 	// t_PDT every port starts with.
@@ -652,6 +656,7 @@ func (n *Network) needed(i int32, now int64) {
 		} else if n.p.EEE.Mode != eee.AlwaysOn {
 			n.ctlFor(i).IdleEnded(predictor.IdlePeriod{
 				End: toDur(now), Length: toDur(length), Missed: missed, PDT: toDur(pt.pdt),
+				Delay: ceilDur(ready - now),
 			})
 		}
 	}
@@ -689,9 +694,14 @@ func (n *Network) decide(i int32) {
 	}
 	pt.flags &^= decidePending
 	ctl := n.ctlFor(i)
-	pt.pdt = toPS(ctl.Decide(toDur(pt.idleStart)))
+	pdt := ctl.Decide(toDur(pt.idleStart))
 	l := &n.links[pt.link]
-	if !l.Busy() && l.Owner() == pt.end && l.IdleFrom() == pt.idleStart {
+	owns := !l.Busy() && l.Owner() == pt.end && l.IdleFrom() == pt.idleStart
+	if owns && ctl.Guarded() {
+		pdt = n.peerFloor(pt, pdt)
+	}
+	pt.pdt = toPS(pdt)
+	if owns {
 		l.SetPDT(pt.pdt)
 		if n.p.EEE.Mode == eee.Hybrid {
 			if h, ok := ctl.Hold(); ok {
@@ -699,6 +709,32 @@ func (n *Network) decide(i int32) {
 			}
 		}
 	}
+}
+
+// peerFloor raises the owner's t_PDT so that the link goes down only when
+// the peer's ledger allows it too: a packet of either end pays the
+// wake-up, and each end's ledger holds what its own packets wait
+// (docs/model.md "The delay ledger"). A watched peer's controller lives
+// outside the simulator and is not consulted.
+func (n *Network) peerFloor(pt *port, pdt time.Duration) time.Duration {
+	q := pt.peer
+	if q < 0 || n.ports[q].flags&watched != 0 {
+		return pdt
+	}
+	start := toDur(pt.idleStart)
+	if at := n.ctlFor(q).SleepAllowedAt(start); at-start > pdt {
+		return at - start
+	}
+	return pdt
+}
+
+// ceilDur is a delay in ps rounded up to whole nanoseconds, as a ledger
+// charges it (never less than it was).
+func ceilDur(ps int64) time.Duration {
+	if ps <= 0 {
+		return 0
+	}
+	return time.Duration((ps-1)/1000 + 1)
 }
 
 // settle makes every pending decision (before the run's end is accounted,

@@ -111,10 +111,6 @@ func TestPredictReplaysSimulatorDecisions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			port, err := controller.NewPort(s.Controller, pred, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
 			st, err := o.Built.Preset.State(power.Mode(s.Power.Mode))
 			if err != nil {
 				t.Fatal(err)
@@ -125,6 +121,12 @@ func TestPredictReplaysSimulatorDecisions(t *testing.T) {
 			if s.Power.Mode == string(power.Hybrid) {
 				timing.DeepWake = o.Built.Preset.DeepSleep.WakeTime.D()
 				timing.Hold = time.Duration(p.EEE.HybridHold / 1000)
+			}
+			cc := s.Controller
+			cc.MissCost = predictor.Duration(timing.Cycle()) // as lpictl predict fills it
+			port, err := controller.NewPort(cc, pred, 0)
+			if err != nil {
+				t.Fatal(err)
 			}
 			steps, res, err := replay.ReplayTrace(port, timing, rows)
 			if err != nil {
