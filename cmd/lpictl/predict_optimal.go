@@ -325,7 +325,12 @@ type compareRow struct {
 
 // heldOf is the ledger's count of held idle periods, when the controller
 // has a ledger.
-func heldOf(controller.Stats) *uint64 { return nil }
+func heldOf(s controller.Stats) *uint64 {
+	if s.Ledger == nil {
+		return nil
+	}
+	return &s.Ledger.Held
+}
 
 // compareKinds are the predictors --compare replays: every kind, fixed
 // only with a t_PDT.

@@ -69,8 +69,12 @@ func TestPredictCompare(t *testing.T) {
 	if opt.OfOptimum == nil || *opt.OfOptimum != 1 || opt.OfBudget > 1 || opt.IdlePeriods != 2907 || opt.Held != nil {
 		t.Errorf("optimal row %+v", opt)
 	}
-	// Each predictor's row is its own replay's.
+	// Each predictor's row is its own replay's; the adaptive ones run
+	// under the ledger (controller.ledger: auto) and report held periods.
 	for _, r := range rows[:len(rows)-1] {
+		if r.Held == nil || r.OfBudget > 1 {
+			t.Errorf("%s: held %v, of budget %v: want the ledger's count and at most the budget", r.Predictor, r.Held, r.OfBudget)
+		}
 		s := predictJSON(t, "--predictor", r.Predictor, gaps)
 		if s.Misses != r.Misses || s.AsleepTimeS != r.AsleepS || s.AddedDelayS != r.AddedDelayS {
 			t.Errorf("%s: compare %+v, replay %+v", r.Predictor, r, s)
@@ -84,6 +88,16 @@ func TestPredictCompare(t *testing.T) {
 	rows = compareJSON(t, "--pdt", "10us", "--bound", "0.05", "--history", "16", gaps)
 	if rows[0].Predictor != "fixed" || len(rows) != 6 || rows[5].AsleepS <= opt.AsleepS {
 		t.Errorf("--pdt/--bound: %+v", rows)
+	}
+	// Without the ledger: no held column; fixed (with --pdt) has none under auto.
+	for _, r := range compareJSON(t, "--set", "controller.ledger=off", gaps) {
+		if r.Held != nil {
+			t.Errorf("ledger off: %s held %v", r.Predictor, *r.Held)
+		}
+	}
+	_, text, _ := lpictl(t, "predict", "--compare", "--set", "controller.ledger=off", gaps)
+	if strings.Contains(text, "held") {
+		t.Errorf("held column without a ledger:\n%s", text)
 	}
 	// Deterministic.
 	_, a, _ := lpictl(t, "predict", "--compare", "--mode", "hybrid", gaps)
