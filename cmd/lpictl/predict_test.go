@@ -480,9 +480,10 @@ func TestPredictWhatIf(t *testing.T) {
 		}
 	}
 
-	// The text table has a row per policy × mode (both modes by default).
+	// The text table has a row per policy × mode (both modes by default),
+	// and the optimum's per mode.
 	code, out, errs = lpictl(t, "predict", "--what-if", gaps)
-	if code != 0 || strings.Count(out, "fast-wake") != 4 || strings.Count(out, "deep-sleep") != 4 ||
+	if code != 0 || strings.Count(out, "fast-wake") != 5 || strings.Count(out, "deep-sleep") != 5 ||
 		!strings.Contains(out, "4 idle periods (gaps), idle 64µs of 64µs (100.0 %), 1 zero gaps skipped") {
 		t.Errorf("text: exit %d %s\n%s", code, errs, out)
 	}
