@@ -46,6 +46,8 @@ type predictFile struct {
 	// wakeSet: predictor.wake_time was given (file, --set or flag), not
 	// filled from the preset.
 	wakeSet bool
+	// sleepSet: predictor.sleep_time was given, likewise.
+	sleepSet bool
 }
 
 type predictOptions struct {
@@ -392,6 +394,10 @@ func loadPredictConfig(flags *pflag.FlagSet, o predictOptions) (predictFile, rep
 	}
 	if pf.Handshake != nil {
 		timing.Handshake = *pf.Handshake
+	}
+	pf.sleepSet = p.SleepTime != 0
+	if p.SleepTime == 0 { // the t_s replayed: the n-gram's break-even
+		p.SleepTime = predictor.Duration(timing.Sleep)
 	}
 	if mode == power.Hybrid {
 		// Fast Wake first, Deep Sleep after the hold: the predictor
@@ -760,6 +766,9 @@ func whatIfPredict(w io.Writer, in io.Reader, name string, flags *pflag.FlagSet,
 	cfg := estimate.Config{Preset: preset, Predictor: pf.Predictor, Controller: pf.Controller}
 	if !pf.wakeSet {
 		cfg.Predictor.WakeTime = 0 // each mode's t_w
+	}
+	if !pf.sleepSet {
+		cfg.Predictor.SleepTime = 0 // each mode's t_s
 	}
 	if pf.Mode != "" {
 		m, err := power.ParseMode(pf.Mode)
