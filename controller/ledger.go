@@ -13,7 +13,7 @@ import (
 // NIC disables low-power idle for it.
 const Never = time.Duration(math.MaxInt64)
 
-// ledger holds a port to its degradation bound (docs/model.md "The delay
+// ledger holds a port to its degradation bound (docs/predictors.md "The delay
 // ledger"). It charges every ended idle period what its next packet
 // actually waited, S(t), against the budget B(t) = l × (t − start), with
 // l the predictor's BudgetRate (bound × hop factor, as PerfBound's budget

@@ -49,6 +49,26 @@ const (
 // Strategies lists every histogram strategy.
 var Strategies = []Strategy{Unbounded, Clearing, Circular}
 
+// Search is which bins PerfBound's bin search may answer (SPEC §2.2 step
+// 3, whose two readings §2.5 names; docs/predictors.md "Bin search").
+type Search string
+
+// Bin-search readings.
+const (
+	// SearchPopulated: only populated bins are candidates; the answer is
+	// the middle of the lowest populated bin whose count from the top is
+	// ≤ N (the paper's map stores only those).
+	SearchPopulated Search = "populated"
+	// SearchAll: every bin is a candidate, empty ones included; the answer
+	// is the middle of the lowest bin whose count from the top is ≤ N, so
+	// it can be the empty bin just above a populated bin that would
+	// overflow the budget.
+	SearchAll Search = "all"
+)
+
+// Searches lists every bin-search reading.
+var Searches = []Search{SearchPopulated, SearchAll}
+
 // Defaults that are not in the papers (SPEC §2.2 "Defaults … ours").
 const (
 	DefaultBinWidth                 = 100 * time.Nanosecond
@@ -66,6 +86,7 @@ const (
 	maxHistory                      = 1 << 20
 	maxRecords                      = 1 << 24
 	defaultStrategy        Strategy = Clearing
+	defaultSearch          Search   = SearchPopulated
 )
 
 // Defaults and limits of the n-gram and recency-weighted predictors
@@ -108,6 +129,10 @@ type Config struct {
 	// WakeTime is t_w of the low-power state in use. The simulator fills it
 	// from the power preset and mode; lpictl predict from its preset.
 	WakeTime Duration `yaml:"wake_time,omitempty" json:"wake_time,omitempty"`
+	// SleepTime is t_s of the low-power state in use (the state the mode
+	// enters first), filled by the callers as WakeTime; 0 = not known. Only
+	// the n-gram's default break-even reads it.
+	SleepTime Duration `yaml:"sleep_time,omitempty" json:"sleep_time,omitempty"`
 	// Hops is a static hop-count distribution (hops → share) used until
 	// the port reports its own hop counts; none means every packet is 1 hop.
 	Hops      map[int]float64 `yaml:"hops,omitempty" json:"hops,omitempty"`
@@ -182,7 +207,10 @@ type NGramConfig struct {
 	// the predicted class (default 3, 1..255).
 	MinCount int `yaml:"min_count,omitempty" json:"min_count,omitempty"`
 	// BreakEven is the shortest idle period worth sleeping through at
-	// once, t_s + t_w (SPEC §1); default 2·t_w (paper 003's 2·T_react:
+	// once, t_s + t_w (SPEC §1). Default: SleepTime + the wake cost of a
+	// long period — WakeTime, or in hybrid mode (Hybrid.DeepWakeTime set)
+	// Deep Sleep's t_w, since a long period ends in Deep Sleep; with
+	// SleepTime unknown (0), twice that wake cost (paper 003's 2·T_react:
 	// equal transition times). Periods at or above it are "long".
 	BreakEven Duration `yaml:"break_even,omitempty" json:"break_even,omitempty"`
 }
@@ -190,6 +218,8 @@ type NGramConfig struct {
 // HistogramConfig is PerfBound's histogram management (paper 000 Table 4).
 type HistogramConfig struct {
 	Strategy Strategy `yaml:"strategy,omitempty" json:"strategy,omitempty"`
+	// Search is the bin search's reading: populated (default) or all.
+	Search   Search   `yaml:"search,omitempty" json:"search,omitempty"`
 	BinWidth Duration `yaml:"bin_width,omitempty" json:"bin_width,omitempty"` // r_bin
 	MaxValue Duration `yaml:"max_value,omitempty" json:"max_value,omitempty"` // h_maxval
 	TTL      Duration `yaml:"ttl,omitempty" json:"ttl,omitempty"`             // TTL_hist (clearing)
@@ -235,13 +265,16 @@ func (c Config) WithDefaults() Config {
 	if g.MinCount == 0 {
 		g.MinCount = DefaultNGramMinCount
 	}
-	g.BreakEven = g.breakEven(c.WakeTime)
 	c.NextGap = c.NextGap.withDefaults(0) // break_even: when built, from t_w
 	h := &c.Histogram
 	if h.Strategy == "" {
 		h.Strategy = defaultStrategy
 	}
 	h.Strategy = Strategy(strings.ToLower(string(h.Strategy)))
+	if h.Search == "" {
+		h.Search = defaultSearch
+	}
+	h.Search = Search(strings.ToLower(string(h.Search)))
 	if h.BinWidth == 0 {
 		h.BinWidth = Duration(DefaultBinWidth)
 	}
@@ -288,6 +321,9 @@ func (c Config) Validate() error {
 	if c.WakeTime <= 0 {
 		return bad("wake_time", "t_w must be > 0 (set it, or pick a power preset)")
 	}
+	if c.SleepTime < 0 {
+		return bad("sleep_time", "t_s must be ≥ 0 (0 = not known), got %v", c.SleepTime)
+	}
 	hops := make([]int, 0, len(c.Hops))
 	for h := range c.Hops {
 		hops = append(hops, h)
@@ -312,6 +348,11 @@ func (c Config) Validate() error {
 	case Unbounded, Clearing, Circular:
 	default:
 		return bad("histogram.strategy", "unknown strategy %q (want unbounded, clearing or circular)", h.Strategy)
+	}
+	switch h.Search {
+	case SearchPopulated, SearchAll:
+	default:
+		return bad("histogram.search", "unknown reading %q (want populated or all)", h.Search)
 	}
 	if h.BinWidth <= 0 {
 		return bad("histogram.bin_width", "must be > 0")
@@ -346,7 +387,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.Kind == KindNGram {
-		if err := c.NGram.validate(h.MaxValue, c.WakeTime); err != nil {
+		if err := c.NGram.validate(h.MaxValue, c.WakeTime, c.breakEven()); err != nil {
 			return err
 		}
 	}
@@ -365,8 +406,9 @@ func (c Config) Validate() error {
 }
 
 // validate checks the n-gram keys; maxValue is h_maxval, the "stay
-// awake" answer, and wake is t_w, the first class boundary.
-func (g NGramConfig) validate(maxValue, wake Duration) error {
+// awake" answer, wake is t_w, the first class boundary, and be the
+// break-even in force (Config.breakEven).
+func (g NGramConfig) validate(maxValue, wake, be Duration) error {
 	bad := func(field, format string, args ...any) error {
 		return fmt.Errorf("predictor.ngram.%s: %s", field, fmt.Sprintf(format, args...))
 	}
@@ -382,9 +424,9 @@ func (g NGramConfig) validate(maxValue, wake Duration) error {
 	case g.MinCount < 1 || g.MinCount > maxNGramMinCount:
 		return bad("min_count", "must be in 1..%d, got %d", maxNGramMinCount, g.MinCount)
 	}
-	switch be := g.breakEven(wake); {
+	switch {
 	case be <= 0:
-		return bad("break_even", "must be > 0 (t_s + t_w; default 2 × wake_time)")
+		return bad("break_even", "must be > 0 (t_s + t_w; default sleep_time + wake_time)")
 	case be > maxValue:
 		return bad("break_even", "%v is above histogram.max_value (%v), the t_PDT that keeps a port awake", be, maxValue)
 	case g.Classes > 2 && be <= wake:
@@ -393,13 +435,28 @@ func (g NGramConfig) validate(maxValue, wake Duration) error {
 	return nil
 }
 
-// breakEven is BreakEven, or 2·t_w when it is unset (a configuration whose
-// defaults were filled before t_w was known, e.g. the agent's).
-func (g NGramConfig) breakEven(wake Duration) Duration {
-	if g.BreakEven != 0 || wake > math.MaxInt64/2 {
-		return g.BreakEven
+// breakEven is the n-gram's break-even: NGram.BreakEven when set, else
+// t_s + t_w of a long period (NGramConfig.BreakEven). It is derived here,
+// when the predictor is validated or built, never stored by WithDefaults:
+// callers fill WakeTime, SleepTime and Hybrid after defaulting (the agent
+// per port), and the default must follow what they filled. 0 when t_w is
+// not known yet, or on overflow (Validate then refuses it).
+func (c Config) breakEven() Duration {
+	if c.NGram.BreakEven != 0 {
+		return c.NGram.BreakEven
 	}
-	return 2 * wake
+	wake := max(c.WakeTime, c.Hybrid.DeepWakeTime)
+	if wake <= 0 {
+		return 0
+	}
+	sleep := c.SleepTime
+	if sleep <= 0 {
+		sleep = wake // t_s not known: equal transition times (paper 003)
+	}
+	if wake > math.MaxInt64-sleep {
+		return 0
+	}
+	return sleep + wake
 }
 
 // ParseKind reads a predictor name, case-insensitively.

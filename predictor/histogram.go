@@ -20,21 +20,39 @@ type ringElem struct {
 // search walks them from the top without allocating.
 //
 // Covered span (X in N = l·X/t_w): from `origin` to now, where origin is the
-// start of the oldest idle period counted (unbounded, circular) or the last
-// clear (clearing). A clear triggered by the h_maxN count is dated at the
-// start of the idle period that triggered it, so that period is covered;
-// a TTL clear is dated when the TTL timer expired (last clear + k·TTL).
+// start of the oldest idle period counted (unbounded, circular) or the start
+// of the oldest window counted (clearing). A window ends when h_maxN values
+// have been recorded in it, at the start of the idle period that brings the
+// next value, so that period is in the new window; or when the TTL timer
+// expires (window start + k·TTL).
+//
+// Clearing keeps two windows (docs/predictors.md "Histograms"): bins counts
+// the previous full window and the current one, prev the previous window
+// alone. A histogram that answered from its current window only would start
+// every window nearly empty, with a budget below one wake-up, and answer
+// "upper edge of the highest populated bin" — a miss for every new running
+// maximum, systematically over the bound on heavy-tailed gaps. With the
+// previous window kept, the search always sees between h_maxN and 2·h_maxN
+// records (after the first window) over the span they cover.
 type histogram struct {
 	strategy Strategy
+	reading  Search
 	binWidth time.Duration
 	maxValue time.Duration
 	ttl      time.Duration
 	maxN     int
+	maxIdx   uint32 // the clamp bin, h_maxval's: the highest bin there is
 
 	bins    []bin
 	n       int // values counted
 	origin  time.Duration
 	started bool // origin is set
+
+	// Clearing only: the previous window's bins and count (bins includes
+	// them), and the start of the current window.
+	prev     []bin
+	prevN    int
+	winStart time.Duration
 
 	ring []ringElem // circular only: capacity maxN
 	head int        // index of the oldest element
@@ -43,11 +61,13 @@ type histogram struct {
 func newHistogram(c HistogramConfig) histogram {
 	h := histogram{
 		strategy: c.Strategy,
+		reading:  c.Search,
 		binWidth: c.BinWidth.D(),
 		maxValue: c.MaxValue.D(),
 		ttl:      c.TTL.D(),
 		maxN:     c.MaxRecords,
 	}
+	h.maxIdx = h.binOf(h.maxValue)
 	if h.strategy == Circular {
 		h.ring = make([]ringElem, 0, h.maxN)
 	}
@@ -65,32 +85,57 @@ func (h *histogram) binOf(v time.Duration) uint32 {
 	return uint32(v / h.binWidth)
 }
 
-// maintain applies the TTL of the clearing strategy up to now.
+// maintain applies the TTL of the clearing strategy up to now: the window
+// that expired becomes the previous one; if a whole TTL has passed since,
+// with no value, the previous window is the empty one that followed it.
 func (h *histogram) maintain(now time.Duration) {
-	if h.strategy != Clearing || !h.started || now-h.origin < h.ttl {
+	if h.strategy != Clearing || !h.started || now-h.winStart < h.ttl {
 		return
 	}
-	h.origin += (now - h.origin) / h.ttl * h.ttl
-	h.clear()
+	k := (now - h.winStart) / h.ttl
+	h.rotate(h.winStart + h.ttl)
+	if k > 1 {
+		h.rotate(h.winStart + (k-1)*h.ttl)
+	}
 }
 
-func (h *histogram) clear() {
-	h.bins = h.bins[:0]
-	h.n = 0
+// rotate ends the current window at start: it becomes the previous window
+// (the one before it is forgotten), and a new, empty window begins.
+func (h *histogram) rotate(start time.Duration) {
+	// bins −= prev, in place: prev's bins are all in bins.
+	out, j := 0, 0
+	for _, b := range h.bins {
+		if j < len(h.prev) && h.prev[j].idx == b.idx {
+			b.count -= h.prev[j].count
+			j++
+		}
+		if b.count != 0 {
+			h.bins[out] = b
+			out++
+		}
+	}
+	h.bins = h.bins[:out]
+	h.n -= h.prevN
+	h.prev = append(h.prev[:0], h.bins...)
+	h.prevN = h.n
+	h.origin = h.winStart
+	if h.n == 0 {
+		h.origin = start // nothing counted: the span starts with the new window
+	}
+	h.winStart = start
 }
 
 // add counts an idle period of length v that started at start and ended at end.
 func (h *histogram) add(v, start, end time.Duration) {
 	if !h.started {
-		h.origin, h.started = start, true
+		h.origin, h.winStart, h.started = start, start, true
 	}
 	idx := h.binOf(v)
 	switch h.strategy {
 	case Clearing:
 		h.maintain(end)
-		if h.n >= h.maxN {
-			h.origin = start
-			h.clear()
+		if h.n-h.prevN >= h.maxN {
+			h.rotate(start)
 		}
 	case Circular:
 		if len(h.ring) == h.maxN {
@@ -147,18 +192,33 @@ func (h *histogram) decrement(idx uint32) {
 	}
 }
 
-// search is the PerfBound bin search (SPEC §2.2 step 3). Walking the
-// populated bins from the highest down and accumulating their counts, it
-// picks the lowest populated bin whose accumulated count is still ≤ budget
-// and answers that bin's middle. Reading: "bins" are the populated bins
-// (the map-like structure of paper 000 §3.2 stores only those); empty bins
-// between two populated ones are not candidates. If the highest populated
-// bin alone exceeds the budget, the answer is its upper edge, so that no
-// observed gap would have caused a wake-up. The histogram must not be empty.
+// search is the PerfBound bin search (SPEC §2.2 step 3). Walking the bins
+// from the highest down and accumulating their counts, it picks the lowest
+// bin whose accumulated count is still ≤ budget and answers that bin's
+// middle. Which bins are candidates is h.reading (SPEC §2.5 names both
+// readings; docs/predictors.md "Bin search"):
+//
+//   - SearchPopulated: the populated bins only (the map-like structure of
+//     paper 000 §3.2 stores only those); empty bins between two populated
+//     ones are not candidates.
+//   - SearchAll: every bin from 0 up. The accumulated count is constant
+//     from a populated bin down to the one above the next populated bin,
+//     so the answer is the bin just above the highest populated bin that
+//     overflows the budget (often empty), or bin 0 when every record fits.
+//     Exactly periodic gaps sit on their bin's lower edge, below its
+//     middle: the populated reading's answer keeps them all hits, this one
+//     lets them sleep.
+//
+// In both, if the highest populated bin alone exceeds the budget the answer
+// is its upper edge (SPEC §2.2), so that no observed gap would have caused
+// a wake-up. The histogram must not be empty.
 func (h *histogram) search(budget float64) time.Duration {
 	// Counts are integers, so "accumulated ≤ N" is "accumulated ≤ ⌊N⌋".
 	total := uint64(h.n)
 	if budget >= float64(total) {
+		if h.reading == SearchAll {
+			return h.binWidth / 2 // every record fits: bin 0
+		}
 		return h.middle(0) // every record fits: the lowest populated bin
 	}
 	limit := uint64(budget)
@@ -188,11 +248,38 @@ func (h *histogram) search(budget float64) time.Duration {
 		top := h.bins[len(h.bins)-1].idx
 		return time.Duration(top+1) * h.binWidth
 	}
+	if h.reading == SearchAll {
+		// total > limit, so chosen > 0 and bin chosen−1 overflows.
+		return h.middleOf(h.bins[chosen-1].idx + 1)
+	}
 	return h.middle(chosen)
 }
 
-func (h *histogram) middle(i int) time.Duration {
-	return time.Duration(h.bins[i].idx)*h.binWidth + h.binWidth/2
+func (h *histogram) middle(i int) time.Duration { return h.middleOf(h.bins[i].idx) }
+
+// middleOf is the middle of bin idx, populated or not.
+func (h *histogram) middleOf(idx uint32) time.Duration {
+	return time.Duration(idx)*h.binWidth + h.binWidth/2
+}
+
+// storedBins is the populated bins the strategy stores: with clearing, the
+// previous window's plus the current window's (bins is their sum).
+func (h *histogram) storedBins() int {
+	if h.strategy != Clearing {
+		return len(h.bins)
+	}
+	n, j := len(h.prev), 0
+	for _, b := range h.bins {
+		if j < len(h.prev) && h.prev[j].idx == b.idx {
+			if b.count != h.prev[j].count {
+				n++ // also in the current window
+			}
+			j++
+			continue
+		}
+		n++
+	}
+	return n
 }
 
 // covered is X: the span the counted records cover at now.

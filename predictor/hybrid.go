@@ -126,13 +126,18 @@ func (p *PerfBound) predictHybrid(now time.Duration) time.Duration {
 	// Locals: stores into suf could alias h, so h's fields would be
 	// reloaded every bin.
 	fastWake, delta, gainF, gainD, deepen := h.fastWake, h.delta, h.gainF, h.gainD, h.deepen
-	best, bestK := -1, nb
+	all := p.hist.reading == SearchAll
+	top := bins[nb-1].idx
+	aboveTop := all && top < p.hist.maxIdx // SearchAll: bin top+1 exists, C = 0
+	best := -1
+	var bestE, bestK uint32 // the chosen candidate's bin and boundary bin
+	bestHold := false       // bestK is set
 	var bestSave float64
 	var c int64   // C_j
 	var t float64 // T_j
 	kp := nb      // lowest feasible k ≥ j+1 for R_{j+1}, nb: none
 	lo := nb      // the lowest candidate so far
-	above := bins[nb-1].idx
+	above := top
 	for j := nb - 1; j >= 0; j-- {
 		b := bins[j]
 		// T_j = T_{j+1} + C_{j+1}·(m_{j+1} − m_j) (0 at the top: c is 0).
@@ -147,8 +152,16 @@ func (p *PerfBound) predictHybrid(now time.Duration) time.Duration {
 		}
 		suf[j] = suffix{c: cf, t: t}
 		lo = j
-		save := gainF * t
-		k := nb
+		// The candidate: bin j, or with SearchAll the lowest bin of its
+		// plateau (the bins down to the next populated one share C_j),
+		// whose T is larger by C_j·(m_j − m_e).
+		e, te := b.idx, t
+		if all {
+			e = plateauLow(bins, j)
+			te = t + cf*float64(time.Duration(b.idx-e)*width)
+		}
+		save := gainF * te
+		kBin, hasK := e, false
 		if deepen {
 			r := d - fastWake*cf
 			if delta*cf <= r {
@@ -158,29 +171,51 @@ func (p *PerfBound) predictHybrid(now time.Duration) time.Duration {
 					kp++
 				}
 			}
-			if k = kp; k < nb {
-				save += gainD * suf[k].t
+			switch {
+			case kp == j:
+				kBin, hasK = e, true
+				save += gainD * te
+			case kp < nb:
+				kBin, hasK = bins[kp].idx, true
+				tk := suf[kp].t
+				if all {
+					kBin = plateauLow(bins, kp)
+					tk += suf[kp].c * float64(time.Duration(bins[kp].idx-kBin)*width)
+				}
+				save += gainD * tk
+			case aboveTop: // SearchAll: bin top+1, C = 0, T = 0
+				kBin, hasK = top+1, true
 			}
 		}
 		if best < 0 || save >= bestSave { // ≥: ties go to the lowest j
-			best, bestK, bestSave = j, k, save
+			best, bestE, bestK, bestHold, bestSave = j, e, kBin, hasK, save
 		}
 	}
 	h.lo = lo
 	if best < 0 { // the top bin alone exceeds the budget
-		return time.Duration(bins[nb-1].idx+1) * width
+		return time.Duration(top+1) * width
 	}
-	if bestK < nb {
-		h.hold = time.Duration(bins[bestK].idx-bins[best].idx) * width
+	if bestHold {
+		h.hold = time.Duration(bestK-bestE) * width
 	}
-	return p.hist.middle(best)
+	return p.hist.middleOf(bestE)
+}
+
+// plateauLow is the lowest bin whose count from the top is populated bin
+// j's, C_j: the bin above populated bin j−1 (0 for j = 0).
+func plateauLow(bins []bin, j int) uint32 {
+	if j == 0 {
+		return 0
+	}
+	return bins[j-1].idx + 1
 }
 
 // holdFor is the hold for a t_PDT t that PerfBoundCorrect derived from
-// PerfBound's last answer: j' is the lowest populated bin with m_j' ≥ t,
-// R = D − t_wF·C_j', k the lowest bin ≥ j' with Δ·C_k ≤ R, and the hold
-// max(0, m_k − t); NeverHold when no bin is at or above t, when there is
-// no such k, or when Deep Sleep is not worth a hold. With t equal to
+// PerfBound's last answer: j' is the lowest bin with m_j' ≥ t (populated,
+// or with SearchAll any bin), R = D − t_wF·C_j', k the lowest bin ≥ j'
+// with Δ·C_k ≤ R (again populated, or any), and the hold max(0, m_k − t);
+// NeverHold when there is no such j' or k, when PerfBound had no
+// candidate, or when Deep Sleep is not worth a hold. With t equal to
 // PerfBound's answer it is PerfBound's hold.
 func (p *PerfBound) holdFor(t time.Duration) time.Duration {
 	h := p.hy
@@ -190,22 +225,39 @@ func (p *PerfBound) holdFor(t time.Duration) time.Duration {
 		return NeverHold
 	}
 	width := p.hist.binWidth
-	// j': the first bin whose middle is ≥ t.
+	all := p.hist.reading == SearchAll
+	// j: the first populated bin whose middle is ≥ t; with SearchAll, the
+	// plateau of bin e, the first bin whose middle is ≥ t.
+	var e uint32
+	if all {
+		if t > width/2 {
+			e = uint32((t - width/2 + width - 1) / width)
+		}
+		if e > p.hist.maxIdx {
+			return NeverHold
+		}
+	}
 	lo, hi := 0, nb
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if time.Duration(bins[mid].idx)*width+width/2 < t {
+		if (!all && time.Duration(bins[mid].idx)*width+width/2 < t) || (all && bins[mid].idx < e) {
 			lo = mid + 1
 		} else {
 			hi = mid
 		}
 	}
 	j := lo
+	if j == nb && all { // above every populated bin: C = 0, R = D ≥ 0
+		return max(0, p.hist.middleOf(e)-t)
+	}
 	// Below h.lo, t_wF·C_j' > D: R < 0 and no k fits (Δ·C_k ≥ 0).
 	if j < h.lo || j == nb {
 		return NeverHold
 	}
 	r := h.d - h.fastWake*h.suf[j].c
+	if all && h.delta*h.suf[j].c <= r {
+		return max(0, p.hist.middleOf(e)-t) // k = e
+	}
 	// k: the first bin ≥ j' with Δ·C_k ≤ R (C falls as k rises).
 	lo, hi = j, nb
 	for lo < hi {
@@ -216,10 +268,19 @@ func (p *PerfBound) holdFor(t time.Duration) time.Duration {
 			hi = mid
 		}
 	}
-	if lo == nb {
+	if !all {
+		if lo == nb {
+			return NeverHold
+		}
+		return max(0, p.hist.middle(lo)-t)
+	}
+	// SearchAll: the lowest bin of k's plateau (lo > j here), or the bin
+	// above the top one (C = 0) if there is such a bin.
+	kBin := bins[lo-1].idx + 1
+	if kBin > p.hist.maxIdx {
 		return NeverHold
 	}
-	return max(0, p.hist.middle(lo)-t)
+	return max(0, p.hist.middleOf(kBin)-t)
 }
 
 // Hold returns the hold that goes with PerfBound's last t_PDT; ok is false

@@ -74,7 +74,7 @@ func (g *NGram) init(c Config) {
 		bitsK:    bits.Len(uint(nc.Classes - 1)),
 	}
 	g.pb.init(c)
-	g.bounds, g.longFrom = classBounds(nc.Classes, c.WakeTime.D(), nc.breakEven(c.WakeTime).D())
+	g.bounds, g.longFrom = classBounds(nc.Classes, c.WakeTime.D(), c.breakEven().D())
 	entries := nc.TableSize
 	if kn, ok := power(nc.Classes, nc.N); ok && kn <= uint64(nc.TableSize) {
 		entries, g.kn = int(kn), kn

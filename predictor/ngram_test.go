@@ -72,10 +72,39 @@ func TestNGramClasses(t *testing.T) {
 	if b := g.Bounds(); len(b) != 1 || b[0] != 3*us || g.LongFrom() != 1 || g.Class(2999) != 0 || g.Class(3*us) != 1 {
 		t.Errorf("2 classes: bounds %v long from %d", b, g.LongFrom())
 	}
-	// Default break-even: 2 × t_w.
-	cfg = Config{Kind: KindNGram, WakeTime: Duration(4480)}.WithDefaults()
-	if cfg.NGram.BreakEven != 8960 {
-		t.Errorf("default break_even = %v, want 8.96µs", cfg.NGram.BreakEven)
+	// Default break-even without t_s: 2 × t_w.
+	g = mustNGram(t, Config{Kind: KindNGram, WakeTime: Duration(4480)})
+	if b := g.Bounds(); b[1] != 8960 {
+		t.Errorf("default break_even = %v, want 8.96µs", b[1])
+	}
+}
+
+// TestNGramBreakEvenWakeCost: the default break-even is t_s + t_w of the
+// wake a long period pays — in hybrid mode Deep Sleep's, not Fast Wake's —
+// and an explicit ngram.break_even wins. eee-400g: Fast Wake t_s 200 ns,
+// t_w 375 ns; Deep Sleep t_s 2 µs, t_w 4.48 µs.
+func TestNGramBreakEvenWakeCost(t *testing.T) {
+	hybrid := HybridConfig{DeepWakeTime: 4480, FastWakePower: 0.4, DeepSleepPower: 0.1}
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		want time.Duration
+	}{
+		{"deep sleep", Config{WakeTime: 4480, SleepTime: 2000}, 6480},
+		{"fast wake", Config{WakeTime: 375, SleepTime: 200}, 575},
+		// Before: 2 × 375 ns = 750 ns, so nearly every gap was "long".
+		{"hybrid: Deep Sleep's t_w", Config{WakeTime: 375, SleepTime: 200, Hybrid: hybrid}, 4680},
+		{"hybrid, t_s unknown", Config{WakeTime: 375, Hybrid: hybrid}, 8960},
+		{"explicit", Config{WakeTime: 375, SleepTime: 200, Hybrid: hybrid, NGram: NGramConfig{BreakEven: 3000}}, 3000},
+	} {
+		c.cfg.Kind = KindNGram
+		g := mustNGram(t, c.cfg)
+		if b := g.Bounds(); b[1] != c.want || b[0] != c.cfg.WakeTime.D() {
+			t.Errorf("%s: bounds %v, want [%v %v]", c.name, b, c.cfg.WakeTime.D(), c.want)
+		}
+	}
+	if _, err := New(Config{Kind: KindNGram, WakeTime: 375, SleepTime: -1}); err == nil || !strings.Contains(err.Error(), "predictor.sleep_time") {
+		t.Errorf("negative sleep_time: %v", err)
 	}
 }
 

@@ -154,9 +154,11 @@ func (p *PerfBound) Predict(now time.Duration) time.Duration {
 }
 
 // StateBytes is w_counter × n_bins, plus h_maxN × s_elem for the ring of
-// the circular strategy (paper 000 §3.3).
+// the circular strategy (paper 000 §3.3). The clearing strategy keeps two
+// windows, each its own sparse histogram: n_bins is the populated bins of
+// the previous window plus those of the current one.
 func (p *PerfBound) StateBytes() int {
-	b := p.counterBytes * len(p.hist.bins)
+	b := p.counterBytes * p.hist.storedBins()
 	if p.hist.strategy == Circular {
 		b += p.hist.maxN * p.elementBytes
 	}

@@ -34,7 +34,7 @@ type Rationed interface {
 }
 
 // Bounded is a predictor that works to a degradation bound. The port's
-// ledger (controller, docs/model.md "The delay ledger") holds it to that
+// ledger (controller, docs/predictors.md "The delay ledger") holds it to that
 // bound whatever it answers.
 type Bounded interface {
 	// BudgetRate is l = bound × hop factor: the wake-up delay the port may

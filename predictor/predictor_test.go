@@ -141,13 +141,31 @@ func TestClearingOnMaxRecords(t *testing.T) {
 		t.Fatalf("after 3: records %d origin %v", p.Records(), p.hist.origin)
 	}
 	p.Observe(IdlePeriod{End: 20 * us, Length: 4500 * time.Nanosecond})
-	// The 4th value finds h_maxN recorded: clear, then count it alone;
-	// the clear is dated at its start (15.5 µs).
-	if p.Records() != 1 || p.PopulatedBins() != 1 || p.hist.bins[0].idx != 4 {
-		t.Errorf("after clear: records %d bins %+v", p.Records(), p.hist.bins)
+	// The 4th value finds h_maxN recorded in the window: a new window
+	// begins at its start (15.5 µs) and counts it; the first window is
+	// kept as the previous one, so the span still starts at 0.
+	if p.Records() != 4 || p.PopulatedBins() != 4 || p.hist.prevN != 3 || len(p.hist.prev) != 3 {
+		t.Errorf("after the window: records %d bins %+v prev %+v", p.Records(), p.hist.bins, p.hist.prev)
 	}
-	if p.hist.origin != 15500*time.Nanosecond {
-		t.Errorf("origin = %v, want 15.5µs", p.hist.origin)
+	if p.hist.origin != 0 || p.hist.winStart != 15500*time.Nanosecond {
+		t.Errorf("origin = %v window start %v, want 0 and 15.5µs", p.hist.origin, p.hist.winStart)
+	}
+	// Three more values end the second window: the first is forgotten.
+	p.Observe(IdlePeriod{End: 30 * us, Length: 4500 * time.Nanosecond})
+	p.Observe(IdlePeriod{End: 40 * us, Length: 1500 * time.Nanosecond})
+	p.Observe(IdlePeriod{End: 50 * us, Length: 9500 * time.Nanosecond})
+	// Window 2 holds 4.5, 4.5, 1.5 (bins 4, 4, 1); window 3 holds 9.5.
+	want := []bin{{1, 1}, {4, 2}, {9, 1}}
+	if p.Records() != 4 || len(p.hist.bins) != 3 || p.hist.bins[0] != want[0] || p.hist.bins[1] != want[1] || p.hist.bins[2] != want[2] {
+		t.Errorf("after the second window: records %d bins %+v, want %+v", p.Records(), p.hist.bins, want)
+	}
+	if p.hist.origin != 15500*time.Nanosecond || p.hist.winStart != 40500*time.Nanosecond {
+		t.Errorf("origin = %v window start %v, want 15.5µs and 40.5µs", p.hist.origin, p.hist.winStart)
+	}
+	// A bin populated in both windows is stored twice.
+	p.Observe(IdlePeriod{End: 60 * us, Length: 4500 * time.Nanosecond})
+	if got := p.StateBytes(); got != 4*(2+2) {
+		t.Errorf("StateBytes = %d, want w_counter × (2 + 2 bins of the two windows) = 16", got)
 	}
 }
 
@@ -164,12 +182,16 @@ func TestClearingOnTTL(t *testing.T) {
 	if p.Records() != 1 || p.hist.origin != 20*us {
 		t.Errorf("records %d origin %v, want 1 and 20µs", p.Records(), p.hist.origin)
 	}
-	// Without new values, the TTL empties the histogram at decision time.
-	if got := p.Predict(31 * us); got != 7*us || p.Records() != 0 {
-		t.Errorf("after TTL: t_PDT %v records %d, want initial 7µs and 0", got, p.Records())
+	// Without new values, the TTL ends the window at decision time; it is
+	// kept as the previous window for one more TTL, then forgotten.
+	if p.Predict(31 * us); p.Records() != 1 || p.hist.origin != 20*us || p.hist.winStart != 30*us {
+		t.Errorf("after one TTL: records %d origin %v window %v, want 1, 20µs, 30µs", p.Records(), p.hist.origin, p.hist.winStart)
 	}
-	if p.hist.origin != 30*us {
-		t.Errorf("origin %v, want 30µs", p.hist.origin)
+	if got := p.Predict(41 * us); got != 7*us || p.Records() != 0 {
+		t.Errorf("after two TTLs: t_PDT %v records %d, want initial 7µs and 0", got, p.Records())
+	}
+	if p.hist.origin != 40*us {
+		t.Errorf("origin %v, want 40µs", p.hist.origin)
 	}
 }
 

@@ -331,6 +331,9 @@ func (c *Config) normalizePredictors() error {
 	if c.Predictor.WakeTime == 0 {
 		c.Predictor.WakeTime = predictor.Duration(c.ScaledWake())
 	}
+	if c.Predictor.SleepTime == 0 {
+		c.Predictor.SleepTime = predictor.Duration(c.ScaledSleep())
+	}
 	if h := &c.Predictor.Hybrid; c.mode == power.Hybrid && h.DeepWakeTime == 0 {
 		// Predictors that choose holds (docs/predictors.md "Hybrid
 		// holds") budget both states' wake-ups: the emulated port's, scaled.

@@ -46,6 +46,8 @@ type predictFile struct {
 	// wakeSet: predictor.wake_time was given (file, --set or flag), not
 	// filled from the preset.
 	wakeSet bool
+	// sleepSet: predictor.sleep_time was given, likewise.
+	sleepSet bool
 }
 
 type predictOptions struct {
@@ -70,6 +72,7 @@ type predictOptions struct {
 	history  int
 	whatIf   bool
 	driver   string
+	compare  bool
 }
 
 func newPredictCommand() *cobra.Command {
@@ -98,12 +101,22 @@ behind the agent's live estimates): a table per policy (always-on, eee, fixed 10
 predictor, and --driver-default DUR) × mode (--mode, or fast-wake and deep-sleep) with the
 idle and low-power shares, the saving (J, W, %), the added delay and the wake-ups. One port
 end, no handshake unless --handshake; the packets' waits shift no idle period (see
-docs/predictors.md).`,
+docs/predictors.md). An optimal row per mode gives the offline optimum at the bound.
+
+--predictor optimal prints the offline optimum instead of a replay: knowing every idle
+period, it sleeps at once in those that buy the most time asleep (hybrid: energy saved)
+within the delay budget bound × hop factor × elapsed time. It is exact, and holds the
+input in memory (at most 50 million idle periods). --compare replays the input through
+every predictor (fixed only with --pdt) with the same configuration and adds the optimum:
+one table of time asleep, added delay, its share of the budget, misses and the share of
+the optimum each reaches (--json: an array of objects; see docs/predictors.md).`,
 		Example: `  lpictl predict --predictor perfboundcorrect configs/predict/gaps-demo.txt
   lpictl predict -c configs/predict/perfbound.yaml --set predictor.bound=0.05 gaps.txt
   lpictl predict --predictor fixed --pdt 1us --json gaps.txt
   lpictl predict --predictor perfboundcorrect --trace out/port_trace.csv
-  lpictl predict --what-if --preset eee-10gbase-t --driver-default 1ms gaps.txt`,
+  lpictl predict --what-if --preset eee-10gbase-t --driver-default 1ms gaps.txt
+  lpictl predict --predictor optimal --bound 0.05 gaps.txt
+  lpictl predict --compare --mode hybrid configs/predict/gaps-demo.txt`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return badInput(fmt.Errorf("predict: want exactly one FILE of idle periods (or - for stdin), got %d", len(args)))
@@ -119,7 +132,7 @@ docs/predictors.md).`,
 	f.StringArrayVar(&o.sets, "set", nil, "override a config key, e.g. predictor.bound=0.02 (repeatable)")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON")
 	f.BoolVar(&o.trace, "trace", false, "print every decision")
-	f.StringVar(&o.kind, "predictor", "", "predictor: fixed, perfbound, perfboundcorrect, perfboundcorrect-weighted, ngram (default perfboundcorrect)")
+	f.StringVar(&o.kind, "predictor", "", "predictor: fixed, perfbound, perfboundcorrect, perfboundcorrect-weighted, ngram, or optimal: the offline optimum (default perfboundcorrect)")
 	f.StringVar(&o.pdt, "pdt", "", "fixed t_PDT (predictor fixed)")
 	f.StringVar(&o.initial, "initial-pdt", "", "t_PDT while the histogram is empty (default 10us)")
 	f.Float64Var(&o.bound, "bound", 0, "tolerated degradation, e.g. 0.01 for 1% (default 0.01)")
@@ -137,6 +150,7 @@ docs/predictors.md).`,
 	f.IntVar(&o.history, "history", 0, "PerfBoundCorrect n_R (default 32)")
 	f.BoolVar(&o.whatIf, "what-if", false, "estimate what EEE would save: every policy (always-on, eee, fixed 10us, the predictor) × mode (sim/estimate)")
 	f.StringVar(&o.driver, "driver-default", "", "with --what-if: add a driver-default policy with this tx LPI timer, e.g. 1ms")
+	f.BoolVar(&o.compare, "compare", false, "replay every predictor (fixed only with --pdt) and the offline optimum; one table")
 	return cmd
 }
 
@@ -192,6 +206,9 @@ func checkPredictFlags(flags *pflag.FlagSet, o predictOptions, kind predictor.Ki
 	} else if flags.Changed("driver-default") {
 		return errors.New("--driver-default: only used with --what-if")
 	}
+	if err := checkOptimalFlags(flags, o); err != nil {
+		return err
+	}
 	if flags.Changed("bound") && !(o.bound > 0 && o.bound <= 1) {
 		return fmt.Errorf("--bound: must be in (0, 1], got %v", o.bound)
 	}
@@ -217,6 +234,9 @@ func checkPredictFlags(flags *pflag.FlagSet, o predictOptions, kind predictor.Ki
 		if flags.Changed(f.name) && strings.TrimSpace(f.v) == "" {
 			return fmt.Errorf("--%s: empty value (leave it out for the default)", f.name)
 		}
+	}
+	if o.compare || o.optimal() {
+		return nil // checkOptimalFlags checked the predictor flags
 	}
 	known := false
 	for _, k := range predictor.Kinds {
@@ -300,10 +320,10 @@ func loadPredictConfig(flags *pflag.FlagSet, o predictOptions) (predictFile, rep
 		return nil
 	}
 	p := &pf.Predictor
-	if flags.Changed("predictor") {
+	if flags.Changed("predictor") && !o.optimal() {
 		k, err := predictor.ParseKind(o.kind)
 		if err != nil {
-			return pf, replay.Timing{}, fmt.Errorf("--predictor: %w", err)
+			return pf, replay.Timing{}, fmt.Errorf("--predictor: %w, or %s (the offline optimum)", err, optimalKind)
 		}
 		p.Kind = k
 	}
@@ -375,6 +395,10 @@ func loadPredictConfig(flags *pflag.FlagSet, o predictOptions) (predictFile, rep
 	if pf.Handshake != nil {
 		timing.Handshake = *pf.Handshake
 	}
+	pf.sleepSet = p.SleepTime != 0
+	if p.SleepTime == 0 { // the t_s replayed: the n-gram's break-even
+		p.SleepTime = predictor.Duration(timing.Sleep)
+	}
 	if mode == power.Hybrid {
 		// Fast Wake first, Deep Sleep after the hold: the predictor
 		// chooses the hold from both states' costs (docs/predictors.md
@@ -427,6 +451,7 @@ func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 	if err != nil {
 		return badInput(err)
 	}
+	var start time.Duration // when the controllers start (an agent trace's Opened)
 
 	in, name := io.Reader(os.Stdin), "stdin"
 	if file != "-" {
@@ -451,13 +476,18 @@ func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 		if port, err = ti.NewController(); err != nil {
 			return badInput(fmt.Errorf("%s: port trace header: %w", name, err))
 		}
-		pf.Predictor, pf.Controller = ti.Spec.Predictor, ti.Spec.Controller
+		pf.Predictor, pf.Controller, start = ti.Spec.Predictor, ti.Spec.Controller, ti.Opened
 	}
 	// Everything goes to a buffer first: on bad input stdout stays empty.
 	var out bytes.Buffer
-	if o.whatIf {
+	switch {
+	case o.whatIf:
 		err = whatIfPredict(&out, in, name, cmd.Flags(), o, pf)
-	} else {
+	case o.compare:
+		err = comparePredict(&out, in, name, o, pf, timing, start)
+	case o.optimal():
+		err = optimalPredict(&out, in, name, o, pf, timing)
+	default:
 		err = replayPredict(&out, in, name, o, pf, timing, port)
 	}
 	if err != nil {
@@ -598,9 +628,23 @@ type predictSummary struct {
 	Changes            uint64            `json:"changes"`
 	Clamps             uint64            `json:"clamps"`
 	StateBytes         int               `json:"state_bytes"`
+	RoundedUp          uint64            `json:"rounded_up"`
+	Ledger             *predictLedger    `json:"ledger,omitempty"`
 	Agreement          *predictAgreement `json:"agreement,omitempty"`
 
 	handshake replay.PS // exact, for the text summary
+}
+
+// predictLedger is the port's delay ledger at the end of the replay
+// (controller.LedgerStats; docs/predictors.md "The delay ledger").
+type predictLedger struct {
+	Rate     float64 `json:"rate"`
+	BudgetS  float64 `json:"budget_s"`
+	SpentS   float64 `json:"spent_s"`
+	ReserveS float64 `json:"reserve_s"`
+	Ratio    float64 `json:"spent_ratio"`
+	Held     uint64  `json:"held"`
+	Overruns uint64  `json:"overruns"`
 }
 
 // predictAgreement compares a port trace's decisions with the replay's.
@@ -641,7 +685,12 @@ func newPredictSummary(pf predictFile, t replay.Timing, r replay.Result) predict
 		Changes:         r.Port.Changes,
 		Clamps:          r.Port.Clamps,
 		StateBytes:      r.Port.StateBytes,
+		RoundedUp:       r.Port.RoundedUp,
 		handshake:       t.Handshake,
+	}
+	if l := r.Port.Ledger; l != nil {
+		s.Ledger = &predictLedger{Rate: l.Rate, BudgetS: l.Budget.Seconds(), SpentS: l.Spent.Seconds(),
+			ReserveS: l.Reserve.Seconds(), Ratio: l.Ratio(), Held: l.Held, Overruns: l.Overruns}
 	}
 	if t.DeepWake > 0 {
 		d := r.DeepMisses
@@ -687,6 +736,13 @@ func (s predictSummary) print(w io.Writer) {
 	fmt.Fprintf(tw, "t_PDT mean / min / max\t%v / %v / %v\n", d(s.PDTMeanS), d(s.PDTMinS), d(s.PDTMaxS))
 	fmt.Fprintf(tw, "decisions / changes / clamps\t%d / %d / %d\n", s.Decisions, s.Changes, s.Clamps)
 	fmt.Fprintf(tw, "predictor state\t%d bytes\n", s.StateBytes)
+	if s.RoundedUp > 0 {
+		fmt.Fprintf(tw, "rounded up\t%d\t(answers the register raised rather than lowered below a gap)\n", s.RoundedUp)
+	}
+	if l := s.Ledger; l != nil {
+		fmt.Fprintf(tw, "ledger\tspent %v of %v\t(%.3f of the budget l·T, l = %.4g; reserve %v; %d idle periods held)\n",
+			d(l.SpentS), d(l.BudgetS), l.Ratio, l.Rate, d(l.ReserveS), l.Held)
+	}
 	if a := s.Agreement; a != nil {
 		fmt.Fprintf(tw, "simulator agreement\t%d of %d decisions\t(same t_PDT and outcome)\n", a.Matching, a.Decisions)
 		if m := a.FirstMismatch; m != nil {
@@ -710,6 +766,9 @@ func whatIfPredict(w io.Writer, in io.Reader, name string, flags *pflag.FlagSet,
 	cfg := estimate.Config{Preset: preset, Predictor: pf.Predictor, Controller: pf.Controller}
 	if !pf.wakeSet {
 		cfg.Predictor.WakeTime = 0 // each mode's t_w
+	}
+	if !pf.sleepSet {
+		cfg.Predictor.SleepTime = 0 // each mode's t_s
 	}
 	if pf.Mode != "" {
 		m, err := power.ParseMode(pf.Mode)
@@ -737,6 +796,10 @@ func whatIfPredict(w io.Writer, in io.Reader, name string, flags *pflag.FlagSet,
 	if err != nil {
 		return err
 	}
+	best, err := newWhatIfOptimal(cfg, pf)
+	if err != nil {
+		return err
+	}
 
 	var (
 		sum             whatIfSummary
@@ -759,6 +822,9 @@ func whatIfPredict(w io.Writer, in io.Reader, name string, flags *pflag.FlagSet,
 		idle += gap
 		sum.IdlePeriods++
 		est.Idle(now, gap)
+		if err := best.add(now-gap, gap); err != nil {
+			return fmt.Errorf("%s:%d: %w", name, line, err)
+		}
 		return nil
 	}, func(row replay.TraceRow) error {
 		start, end := row.Start.D(), (row.Start + row.Gap).D()
@@ -772,6 +838,9 @@ func whatIfPredict(w io.Writer, in io.Reader, name string, flags *pflag.FlagSet,
 			idle += end - start
 			sum.IdlePeriods++
 			est.Idle(end, end-start)
+			if err := best.add(start, end-start); err != nil {
+				return fmt.Errorf("%s:%d: %w", name, row.Line, err)
+			}
 		}
 		now, prev = end, end
 		return nil
@@ -797,6 +866,11 @@ func whatIfPredict(w io.Writer, in io.Reader, name string, flags *pflag.FlagSet,
 			AddedDelayS: r.AddedDelay.Seconds(), AddedDelayPerIdleS: r.AddedDelay.Seconds() / float64(sum.IdlePeriods),
 		})
 	}
+	rows, err := best.rows(now, sum.IdlePeriods)
+	if err != nil {
+		return err
+	}
+	sum.Results = append(sum.Results, rows...)
 	if o.json {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -42,7 +43,7 @@ func TestPredictNewKinds(t *testing.T) {
 	w := predictJSON(t, "--set", "predictor.kind=perfboundcorrect-weighted", "--set", "predictor.decay=1", gaps)
 	p := predictJSON(t, "--predictor", "perfboundcorrect", gaps)
 	w.Predictor = p.Predictor
-	if w != p {
+	if !reflect.DeepEqual(w, p) {
 		t.Errorf("decay 1:\n%+v\nperfboundcorrect:\n%+v", w, p)
 	}
 }

@@ -104,7 +104,7 @@ func budgetPS(l float64, t PS) *big.Int {
 
 // TestLedgerBoundProperty: for 10 000 random and adversarial gap
 // sequences per predictor × mode, the delay the replay's packets waited
-// never exceeds l × T + c (docs/model.md "The delay ledger"), in exact
+// never exceeds l × T + c (docs/predictors.md "The delay ledger"), in exact
 // integer picoseconds; and it never exceeds l × T at the end of an idle
 // period (the reserve c is kept back).
 func TestLedgerBoundProperty(t *testing.T) {

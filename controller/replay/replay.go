@@ -41,6 +41,10 @@ type Step struct {
 	Asleep  PS            // time in the low-power state
 	Delay   PS            // wake-up delay the next packet paid
 	Deep    bool          // hybrid: the port had deepened to Deep Sleep
+
+	// DeepAsleep is the part of Asleep spent in Deep Sleep (hybrid: Asleep
+	// minus the hold when Deep; the rest was in Fast Wake).
+	DeepAsleep PS
 }
 
 // Cycle is c, the longest delay one miss can add: two handshakes, t_s
@@ -94,6 +98,9 @@ type Result struct {
 	// Agreement compares the replay's decisions with a port trace's; nil
 	// unless trace rows were replayed.
 	Agreement *Agreement `json:"agreement,omitempty"`
+
+	// DeepAsleep is the part of Asleep in Deep Sleep (hybrid mode).
+	DeepAsleep PS `json:"-"`
 }
 
 // Agreement counts how many of a port trace's decisions the replay
@@ -265,8 +272,10 @@ func (r *Replayer) period(start, gap PS) (Step, error) {
 			} else {
 				st.Asleep = gap - downEnd
 				st.Delay = r.wake
-				if r.deepWake > 0 && st.Asleep >= r.holdOf() {
-					st.Deep, st.Delay = true, r.deepWake
+				if r.deepWake > 0 {
+					if hold := r.holdOf(); st.Asleep >= hold {
+						st.Deep, st.Delay, st.DeepAsleep = true, r.deepWake, st.Asleep-hold
+					}
 				}
 			}
 		}
@@ -292,6 +301,7 @@ func (r *Replayer) period(start, gap PS) (Step, error) {
 	}
 	res.IdleTime = satAdd(res.IdleTime, gap)
 	res.Asleep = satAdd(res.Asleep, st.Asleep)
+	res.DeepAsleep = satAdd(res.DeepAsleep, st.DeepAsleep)
 	res.Delay = satAdd(res.Delay, st.Delay)
 	r.sumPDT += float64(st.PDT)
 	return st, nil

@@ -251,6 +251,9 @@ func newPort(cfg Config, pol Policy, name string, m power.Mode) (port, error) {
 		if pc.WakeTime == 0 {
 			pc.WakeTime = st.WakeTime
 		}
+		if pc.SleepTime == 0 {
+			pc.SleepTime = st.SleepTime
+		}
 		pred, err := predictor.New(pc)
 		if err != nil {
 			return p, fmt.Errorf("predictor: %w", err)

@@ -714,7 +714,7 @@ func (n *Network) decide(i int32) {
 // peerFloor raises the owner's t_PDT so that the link goes down only when
 // the peer's ledger allows it too: a packet of either end pays the
 // wake-up, and each end's ledger holds what its own packets wait
-// (docs/model.md "The delay ledger"). A watched peer's controller lives
+// (docs/predictors.md "The delay ledger"). A watched peer's controller lives
 // outside the simulator and is not consulted.
 func (n *Network) peerFloor(pt *port, pdt time.Duration) time.Duration {
 	q := pt.peer

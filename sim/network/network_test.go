@@ -3,6 +3,7 @@ package network
 import (
 	"context"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -331,10 +332,10 @@ func TestDeterminism(t *testing.T) {
 		return run(t, n)
 	}
 	a, b := res(7, engine.QueueCalendar), res(7, engine.QueueHeap)
-	if a != b {
+	if !reflect.DeepEqual(a, b) {
 		t.Errorf("same seed, different queues:\n%+v\n%+v", a, b)
 	}
-	if c := res(8, engine.QueueCalendar); c == a {
+	if c := res(8, engine.QueueCalendar); reflect.DeepEqual(c, a) {
 		t.Error("different seeds gave identical results")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/sim/eee"
 )
 
@@ -114,6 +115,8 @@ type Result struct {
 	PowarNonMinimal *POWARNonMinimal `json:"powar_nonminimal,omitempty"`
 	// Consolidation reports TCEP (power.consolidation: tcep).
 	Consolidation *Consolidation `json:"consolidation,omitempty"`
+	// Ledger sums the ports' delay ledgers, when they run under one.
+	Ledger *LedgerResult `json:"ledger,omitempty"`
 }
 
 // RankTraffic splits a workload's messages between the intra-node path
@@ -226,14 +229,49 @@ func (n *Network) Result() Result {
 	if n.tc != nil {
 		r.Consolidation = n.consolidation(end)
 	}
+	var led LedgerResult
 	for i := range n.ports {
 		if c := n.ports[i].ctl; c != nil {
 			st := c.Stats(toDur(end))
 			r.Hits += st.Hits
 			r.Misses += st.Misses
+			if l := st.Ledger; l != nil {
+				led.add(l)
+			}
 		}
 	}
+	if led.Ports > 0 {
+		r.Ledger = &led
+	}
 	return r
+}
+
+// LedgerResult sums the ports' delay ledgers (controller.LedgerStats;
+// docs/predictors.md "The delay ledger").
+type LedgerResult struct {
+	// Ports counts the ports whose controller ran under a ledger.
+	Ports uint64 `json:"ports"`
+	// SpentS and BudgetS sum the ports' spent delay and budgets.
+	SpentS  float64 `json:"spent_s"`
+	BudgetS float64 `json:"budget_s"`
+	// WorstRatio is the largest spent / budget of a port.
+	WorstRatio float64 `json:"worst_ratio"`
+	// OverGuarantee counts ports whose spent delay exceeded budget +
+	// reserve: 0 by the ledger's guarantee.
+	OverGuarantee uint64 `json:"over_guarantee"`
+	// Held counts idle periods the ledger kept awake longer than asked.
+	Held uint64 `json:"held"`
+}
+
+func (r *LedgerResult) add(l *controller.LedgerStats) {
+	r.Ports++
+	r.SpentS += l.Spent.Seconds()
+	r.BudgetS += l.Budget.Seconds()
+	r.WorstRatio = max(r.WorstRatio, l.Ratio())
+	if l.Spent > l.Budget+l.Reserve {
+		r.OverGuarantee++
+	}
+	r.Held += l.Held
 }
 
 // Perf returns the run's wall-clock figures.

@@ -147,7 +147,7 @@ func TestECMPDelivers(t *testing.T) {
 			}
 			a, sentA := res(RoutingECMP)
 			b, _ := res(RoutingECMP)
-			if a != b {
+			if !reflect.DeepEqual(a, b) {
 				t.Fatalf("ECMP twice with the same seed:\n%+v\n%+v", a, b)
 			}
 			if a.Packets == 0 || a.Packets != b.Packets {

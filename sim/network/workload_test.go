@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -397,13 +398,13 @@ func TestWorkloadDeterminism(t *testing.T) {
 		return run(t, n)
 	}
 	a, b := res(3, engine.QueueCalendar), res(3, engine.QueueHeap)
-	if a != b {
+	if !reflect.DeepEqual(a, b) {
 		t.Errorf("same seed, different queues:\n%+v\n%+v", a, b)
 	}
 	if a.Messages == 0 || a.NodeUtilisation <= 0 {
 		t.Errorf("stencil: %d messages, utilisation %v", a.Messages, a.NodeUtilisation)
 	}
-	if c := res(4, engine.QueueCalendar); c == a {
+	if c := res(4, engine.QueueCalendar); reflect.DeepEqual(c, a) {
 		t.Error("different seeds gave identical results")
 	}
 }

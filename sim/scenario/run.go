@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/google/renameio/v2"
+	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/network"
 	"github.com/lpictl/lpictl/sim/power"
@@ -255,6 +256,9 @@ func (o *Outcome) WriteTable(w io.Writer) error {
 	p("link time", "wake %.2f%%, transition %.2f%%, fast wake %.2f%%, deep sleep %.2f%%", 100*f.Wake, 100*f.Transition, 100*f.FastWake, 100*f.DeepSleep)
 	p("transitions / wakeups", "%d / %d", r.Transitions, r.Wakeups)
 	p("hits / misses", "%d / %d", r.Hits, r.Misses)
+	if l := r.Ledger; l != nil {
+		p("per-port ledger", "%d ports spent %s of %s budget (worst port %.3f of its budget, %d over budget + reserve), %d idle periods held", l.Ports, fmtS(l.SpentS), fmtS(l.BudgetS), l.WorstRatio, l.OverGuarantee, l.Held)
+	}
 	if g := r.EndToEnd; g != nil {
 		p("end-to-end bound", "stalls %s of a budget of %s (+ %s headroom), %d closures", fmtS(g.StallS), fmtS(g.BudgetS), fmtS(g.HeadroomS), g.Closures)
 	}
@@ -296,6 +300,10 @@ type Variant struct {
 	Name      string
 	Mode      string // power mode; "" keeps the scenario's
 	Predictor predictor.Config
+	// Ledger sets controller.ledger ("" keeps the scenario's); EndToEnd
+	// turns power.end_to_end on.
+	Ledger   controller.LedgerMode
+	EndToEnd bool
 }
 
 // CompareRow is one line of a comparison against the always-on baseline.
@@ -311,6 +319,11 @@ type CompareRow struct {
 	TotalSavingPct     float64 `json:"total_saving_pct"`
 	Wakeups            uint64  `json:"wakeups"`
 	Misses             uint64  `json:"misses"`
+	// LedgerWorst is the largest spent / budget of a port under the
+	// per-port ledger (absent without one); StallBudget the end-to-end
+	// gate's stalls / budget (absent without it).
+	LedgerWorst *float64 `json:"ledger_worst_ratio,omitempty"`
+	StallBudget *float64 `json:"end_to_end_stall_ratio,omitempty"`
 }
 
 // DefaultVariants are always-on, a fixed t_PDT, PerfBound and
@@ -325,11 +338,15 @@ func DefaultVariants(s *Scenario, fixed predictor.Duration) []Variant {
 	fx.Kind, fx.PDT = predictor.KindFixed, &fixed
 	pb, pbc := base, base
 	pb.Kind, pbc.Kind = predictor.KindPerfBound, predictor.KindPerfBoundCorrect
+	off, auto := controller.LedgerOff, controller.LedgerAuto
 	return []Variant{
 		{Name: "always-on", Mode: string(power.AlwaysOn), Predictor: base},
 		{Name: "fixed " + fixed.String(), Mode: mode, Predictor: fx},
-		{Name: "perfbound", Mode: mode, Predictor: pb},
-		{Name: "perfboundcorrect", Mode: mode, Predictor: pbc},
+		{Name: "perfbound (paper)", Mode: mode, Predictor: pb, Ledger: off},
+		{Name: "perfbound+ledger", Mode: mode, Predictor: pb, Ledger: auto},
+		{Name: "perfboundcorrect (paper)", Mode: mode, Predictor: pbc, Ledger: off},
+		{Name: "perfboundcorrect+ledger", Mode: mode, Predictor: pbc, Ledger: auto},
+		{Name: "perfboundcorrect e2e", Mode: mode, Predictor: pbc, Ledger: off, EndToEnd: true},
 	}
 }
 
@@ -347,6 +364,12 @@ func Compare(ctx context.Context, s *Scenario, vs []Variant, each func(name stri
 			sc.Power.Mode = v.Mode
 		}
 		sc.Predictor = v.Predictor
+		if v.Ledger != "" {
+			sc.Controller.Ledger = v.Ledger
+		}
+		if v.EndToEnd {
+			sc.Power.EndToEnd.Enabled = true
+		}
 		o, err := Run(ctx, &sc, nil)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", v.Name, err)
@@ -369,6 +392,14 @@ func Compare(ctx context.Context, s *Scenario, vs []Variant, each func(name stri
 			TotalSavingPct:   pct(base.EnergyJ.Total-r.EnergyJ.Total, base.EnergyJ.Total),
 			Wakeups:          r.Wakeups, Misses: r.Misses,
 		})
+		if l := r.Ledger; l != nil {
+			w := l.WorstRatio
+			rows[len(rows)-1].LedgerWorst = &w
+		}
+		if g := r.EndToEnd; g != nil && g.BudgetS > 0 {
+			x := g.StallS / g.BudgetS
+			rows[len(rows)-1].StallBudget = &x
+		}
 	}
 	return rows, nil
 }
@@ -376,12 +407,21 @@ func Compare(ctx context.Context, s *Scenario, vs []Variant, each func(name stri
 // WriteCompareTable prints a comparison.
 func WriteCompareTable(w io.Writer, rows []CompareRow) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "%-18s %12s %9s %12s %9s %12s %9s %9s %9s %9s\n",
-		"variant", "exec time", "exec +%", "latency", "lat +%", "link J", "link -%", "net -%", "total -%", "wakeups")
+	fmt.Fprintf(bw, "%-24s %12s %9s %12s %9s %12s %9s %9s %9s %9s %12s\n",
+		"variant", "exec time", "exec +%", "latency", "lat +%", "link J", "link -%", "net -%", "total -%", "wakeups", "spent/budget")
 	for _, r := range rows {
-		fmt.Fprintf(bw, "%-18s %12s %9.2f %12s %9.2f %12.5g %9.2f %9.2f %9.2f %9d\n",
+		// spent/budget: the worst port's ledger, or the end-to-end gate's
+		// stalls (marked e2e); "-" for neither.
+		guard := "-"
+		switch {
+		case r.StallBudget != nil:
+			guard = fmt.Sprintf("%.3f e2e", *r.StallBudget)
+		case r.LedgerWorst != nil:
+			guard = fmt.Sprintf("%.3f", *r.LedgerWorst)
+		}
+		fmt.Fprintf(bw, "%-24s %12s %9.2f %12s %9.2f %12.5g %9.2f %9.2f %9.2f %9d %12s\n",
 			r.Name, fmtS(r.ExecTimeS), r.ExecOverheadPct, fmtS(r.LatencyMeanS), r.LatencyOverheadPct,
-			r.LinkEnergyJ, r.LinkSavingPct, r.NetworkSavingPct, r.TotalSavingPct, r.Wakeups)
+			r.LinkEnergyJ, r.LinkSavingPct, r.NetworkSavingPct, r.TotalSavingPct, r.Wakeups, guard)
 	}
 	return bw.Flush()
 }

@@ -509,6 +509,9 @@ func (s *Scenario) build() (*Built, error) {
 	if p.Predictor.WakeTime == 0 {
 		p.Predictor.WakeTime = predictor.Duration(pre.WakeTime(mode))
 	}
+	if st, err := pre.State(mode); err == nil && st != nil && p.Predictor.SleepTime == 0 {
+		p.Predictor.SleepTime = st.SleepTime // t_s of the state the mode enters first
+	}
 	if h := &p.Predictor.Hybrid; mode == power.Hybrid && h.DeepWakeTime == 0 {
 		// The predictor chooses the hold from both states' wake costs and
 		// powers (docs/predictors.md "Hybrid holds").

@@ -166,7 +166,12 @@ func TestCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 4 || rows[0].ExecOverheadPct != 0 || rows[0].LinkSavingPct != 0 {
+	if len(rows) != 7 || rows[0].ExecOverheadPct != 0 || rows[0].LinkSavingPct != 0 {
+		t.Fatalf("rows %+v", rows)
+	}
+	// The guarded rows report their ledger, the end-to-end one its gate,
+	// the papers' rows neither.
+	if rows[2].LedgerWorst != nil || rows[3].LedgerWorst == nil || *rows[3].LedgerWorst > 1 || rows[6].StallBudget == nil {
 		t.Fatalf("rows %+v", rows)
 	}
 	var b bytes.Buffer

@@ -26,7 +26,7 @@ var MetricColumns = []string{
 	"energy_links_j", "energy_switches_j", "energy_network_j", "energy_nodes_j", "energy_total_j",
 	"frac_wake", "frac_transition", "frac_fast_wake", "frac_deep_sleep",
 	"transitions", "wakeups", "hits", "misses", "packets", "messages", "pfc_pauses", "events",
-	"e2e_stall_s", "tcep_active_ratio", "powar_w_net",
+	"e2e_stall_s", "tcep_active_ratio", "powar_w_net", "ledger_worst_ratio",
 }
 
 // CompareColumns are the columns computed against a row's baseline.
@@ -73,11 +73,13 @@ func metrics(r *scenario.Report) []cell {
 		optional(r.EndToEnd != nil, func() float64 { return r.EndToEnd.StallS }),
 		optional(r.Consolidation != nil, func() float64 { return r.Consolidation.ActiveRatio }),
 		optional(r.PowarModel != nil, func() float64 { return r.PowarModel.WNet }),
+		optional(r.Ledger != nil, func() float64 { return r.Ledger.WorstRatio }),
 	}
 }
 
 // optional is a summary.json block's value, empty where the run has no
-// such block (the end-to-end gate, TCEP, POWAR's model are per scenario).
+// such block (the end-to-end gate, TCEP, POWAR's model, the ports' ledger
+// are per scenario).
 func optional(present bool, v func() float64) cell {
 	if !present {
 		return none()
