@@ -265,7 +265,7 @@ func (c Config) WithDefaults() Config {
 	if g.MinCount == 0 {
 		g.MinCount = DefaultNGramMinCount
 	}
-	c.NextGap = c.NextGap.withDefaults(0) // break_even: when built, from t_w
+	c.NextGap = c.NextGap.withDefaults(0, 0) // break_even: when built, from t_w and t_s
 	h := &c.Histogram
 	if h.Strategy == "" {
 		h.Strategy = defaultStrategy

@@ -21,7 +21,7 @@ const (
 	// DefaultNextGapWindow is how many gaps the histogram counts before
 	// it halves its counts and span (the recent past it reads the budget
 	// from).
-	DefaultNextGapWindow = 512
+	DefaultNextGapWindow = 1024
 	maxNextGapN          = 15 // 4 bits a class: a context fits 60 bits
 	maxNextGapTableSize  = 1 << 16
 	maxNextGapWindow     = 1 << 24
@@ -43,12 +43,14 @@ type NextGapConfig struct {
 	// (default 512, 2..2^24).
 	Window int `yaml:"window,omitempty" json:"window,omitempty"`
 	// BreakEven is the shortest gap worth a sleep at once and the lowest
-	// threshold: t_s + t_w + 2H (default 2 × wake_time).
+	// threshold: t_s + t_w (+ 2H) of the state entered first (default
+	// sleep_time + wake_time; 2 × wake_time when sleep_time is not known).
 	BreakEven Duration `yaml:"break_even,omitempty" json:"break_even,omitempty"`
 }
 
-// withDefaults fills the unset keys; wake is t_w.
-func (g NextGapConfig) withDefaults(wake Duration) NextGapConfig {
+// withDefaults fills the unset keys; wake and sleep are t_w and t_s of
+// the state entered first (0: not known yet).
+func (g NextGapConfig) withDefaults(wake, sleep Duration) NextGapConfig {
 	if g.N == 0 {
 		g.N = DefaultNextGapN
 	}
@@ -61,8 +63,11 @@ func (g NextGapConfig) withDefaults(wake Duration) NextGapConfig {
 	if g.Window == 0 {
 		g.Window = DefaultNextGapWindow
 	}
-	if g.BreakEven == 0 && wake > 0 && wake <= math.MaxInt64/2 {
-		g.BreakEven = 2 * wake
+	if g.BreakEven == 0 && wake > 0 && wake <= math.MaxInt64/2 && sleep <= math.MaxInt64/2 {
+		if sleep <= 0 {
+			sleep = wake // t_s not known: equal transition times
+		}
+		g.BreakEven = sleep + wake
 	}
 	return g
 }
@@ -130,6 +135,10 @@ func gapClass(g time.Duration) uint64 {
 	return uint64(min(bits.Len64(uint64(g)>>8), 15))
 }
 
+// rationMargin is how much more sleep a threshold the ledger must ration
+// has to promise than one the budget covers (docs/predictors.md).
+const rationMargin = 1.5
+
 // successor is one table entry: what followed a context the last two
 // times, and how often the successor repeated.
 type successor struct {
@@ -193,9 +202,9 @@ type NextGap struct {
 	floor   time.Duration // break-even
 	initial time.Duration
 	awake   time.Duration // h_maxval: the answer that keeps the port awake
-	wake    float64 // t_w (Fast Wake's in hybrid), ns
-	delta   float64 // hybrid: t_wD − t_wF, ns; 0: one state
-	deepOff int     // hybrid: bins from τ to τ_D; < 0: never deepen
+	wake    float64       // t_w (Fast Wake's in hybrid), ns
+	delta   float64       // hybrid: t_wD − t_wF, ns; 0: one state
+	deepOff int           // hybrid: bins from τ to τ_D; < 0: never deepen
 	hybrid  bool
 	cost    time.Duration // charge for a miss of unknown delay
 
@@ -241,7 +250,7 @@ func newNextGap(c Config) *NextGap {
 
 // init builds g in place from a defaulted, valid configuration.
 func (g *NextGap) init(c Config) {
-	nc := c.NextGap.withDefaults(c.WakeTime)
+	nc := c.NextGap.withDefaults(c.WakeTime, c.SleepTime)
 	conf := nc.Confidence
 	*g = NextGap{
 		n:       nc.N,
@@ -256,11 +265,11 @@ func (g *NextGap) init(c Config) {
 		tab:     make([]successor, nc.TableSize),
 	}
 	g.penalty = max(g.penalty, 1)
-	g.cost = c.WakeTime.D() + g.floor
+	g.cost = g.floor // t_s + t_w: what a miss costs, less the handshakes
 	if h := c.Hybrid; h.Enabled() {
 		g.hybrid = true
 		g.delta = float64(h.DeepWakeTime - c.WakeTime)
-		g.cost = h.DeepWakeTime.D() + g.floor
+		g.cost = g.floor + time.Duration(g.delta)
 		if h.DeepSleepPower < h.FastWakePower && g.delta > 0 {
 			// τ_D/τ = (Δ/t_wF)·((1−ρF)/(ρF−ρD)), in bins of a quarter octave.
 			ratio := g.delta / g.wake * (1 - h.FastWakePower) / (h.FastWakePower - h.DeepSleepPower)
@@ -426,7 +435,7 @@ func (g *NextGap) Predict(now time.Duration) time.Duration {
 // records the suffix sums for residual.
 func (g *NextGap) walk(d float64) (sure, marginal, thr int) {
 	var c, w, best float64
-	n := d / (g.wake + g.delta) // wake-ups affordable, at the dearer wake in hybrid
+	n := d / g.wake // wake-ups affordable
 	sure, marginal, thr = gapBins, -1, -1
 	g.sufC[gapBins], g.sufW[gapBins] = 0, 0
 	over := false
@@ -452,8 +461,17 @@ func (g *NextGap) walk(d float64) (sure, marginal, thr int) {
 		// min(c, n) (the ledger rations the rest).
 		if e := binEdge(j); c > 0 && e >= g.floor {
 			r := w - float64(e)*c
+			n := n
+			if g.deepOff >= 0 && j+g.deepOff < gapBins {
+				// Hybrid: Fast Wake wake-ups, once the gaps above τ_D
+				// have had their Deep Sleep upgrade.
+				n = max(d-g.delta*g.sufC[j+g.deepOff], 0) / g.wake
+			}
 			if c > n {
-				r *= n / c
+				// Rationed: worth it only clearly better than the
+				// thresholds the budget covers (the histogram's tail
+				// is short-sighted).
+				r *= n / c / rationMargin
 			}
 			if thr < 0 || r > best {
 				thr, best = j, r

@@ -17,7 +17,9 @@ func TestZZDebug(t *testing.T) {
 		slack := p.slack(now, 0.01)
 		miss := g >= pdt
 		var d time.Duration
-		if miss { d = 4480 }
+		if miss {
+			d = 4480
+		}
 		if i%50 == 0 || (i > 1000 && i < 1030) {
 			pr, ok := p.Predicted()
 			fmt.Println(i, "pdt", pdt, "cut", p.cut, "cutBin", p.cutBin, "pred", pr, ok, "slack", slack, "g", g, miss)

@@ -6,8 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"text/tabwriter"
@@ -68,6 +66,7 @@ type suiteMode struct {
 	name   power.Mode
 	timing replay.Timing
 	wake   time.Duration
+	sleep  time.Duration
 	hybrid predictor.HybridConfig
 }
 
@@ -83,7 +82,7 @@ func suiteModes(t testing.TB) []suiteMode {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sm := suiteMode{name: m, wake: st.WakeTime.D(), timing: replay.Timing{
+		sm := suiteMode{name: m, wake: st.WakeTime.D(), sleep: st.SleepTime.D(), timing: replay.Timing{
 			Wake: st.WakeTime.D(), Sleep: st.SleepTime.D(), Handshake: defaultHandshake(preset.RateBps),
 		}}
 		if m == power.Hybrid {
@@ -106,7 +105,7 @@ type suiteRun struct {
 
 func replaySuite(t testing.TB, kind predictor.Kind, m suiteMode, bound float64, gaps []time.Duration) suiteRun {
 	t.Helper()
-	cfg := predictor.Config{Kind: kind, Bound: bound, WakeTime: predictor.Duration(m.wake), Hybrid: m.hybrid}
+	cfg := predictor.Config{Kind: kind, Bound: bound, WakeTime: predictor.Duration(m.wake), SleepTime: predictor.Duration(m.sleep), Hybrid: m.hybrid}
 	if kind == predictor.KindNGram {
 		cfg.Hybrid = predictor.HybridConfig{}
 	}
@@ -144,75 +143,28 @@ func replaySuite(t testing.TB, kind predictor.Kind, m suiteMode, bound float64, 
 	return out
 }
 
-// suiteOptimum is the offline optimum's value (ps) on gaps at the budget
-// l·G/(1−l), G = Σ gaps (the gap file's clock: T = G + the delays, and
-// the delays may be l·T). One state: the longest gaps first, each
-// sleeping g − (2H + t_s) for t_w. Hybrid (Fast Wake or Deep Sleep at
-// once per gap, a multiple-choice knapsack): the bound of its LP
-// relaxation, taken greedily by value per delay over the upgrade steps
-// (Fast Wake, then Fast Wake → Deep Sleep), the last step fractional: an
-// upper bound on the optimum, so that shares are not overstated.
-func suiteOptimum(m suiteMode, bound float64, gaps []time.Duration) float64 {
-	var total float64
+// suiteOptimum is the offline optimum's value (replay.Optimizer, on the
+// gap file's clock): time asleep (ps) with one low-power state, the
+// energy saving (ps of awake power) in hybrid mode.
+func suiteOptimum(t testing.TB, m suiteMode, bound float64, gaps []time.Duration) float64 {
+	t.Helper()
+	o, err := replay.NewOptimizer(replay.OptimalConfig{Timing: m.timing, LowPower: m.hybrid.FastWakePower, DeepPower: m.hybrid.DeepSleepPower})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, g := range gaps {
-		total += float64(g) * 1000
-	}
-	budget := bound * total / (1 - bound)
-	a := float64(2*m.timing.Handshake) + float64(m.timing.Sleep)*1000
-	tw := float64(m.timing.Wake) * 1000
-	if m.timing.DeepWake == 0 {
-		rest := make([]float64, 0, len(gaps))
-		for _, g := range gaps {
-			if v := float64(g)*1000 - a; v > 0 {
-				rest = append(rest, v)
-			}
-		}
-		sort.Sort(sort.Reverse(sort.Float64Slice(rest)))
-		k := min(len(rest), int(budget/tw))
-		var v float64
-		for _, x := range rest[:k] {
-			v += x
-		}
-		return v
-	}
-	type step struct{ value, cost float64 }
-	gf, gd := 1-m.hybrid.FastWakePower, 1-m.hybrid.DeepSleepPower
-	dw := float64(m.timing.DeepWake)*1000 - tw
-	var steps []step
-	for _, g := range gaps {
-		if v := float64(g)*1000 - a; v > 0 {
-			steps = append(steps, step{gf * v, tw})
-			if gd > gf {
-				steps = append(steps, step{(gd - gf) * v, dw})
-			}
+		if err := o.Gap(g); err != nil {
+			t.Fatal(err)
 		}
 	}
-	// For each gap, Fast Wake's value per delay exceeds the upgrade's
-	// whenever the upgrade is worth taking (Δ ≥ t_wF here), so the
-	// greedy order takes a gap's steps in order.
-	slices.SortFunc(steps, func(x, y step) int {
-		return -cmpFloat(x.value/x.cost, y.value/y.cost)
-	})
-	var v float64
-	for _, s := range steps {
-		if s.cost > budget {
-			v += s.value * budget / s.cost
-			break
-		}
-		budget -= s.cost
-		v += s.value
+	opt, err := o.Solve(bound)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return v
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+	if m.timing.DeepWake > 0 {
+		return opt.Saving * 1e12
 	}
-	return 0
+	return float64(opt.Asleep)
 }
 
 // TestPredictSuiteNextGap replays the evaluation suite through nextgap
@@ -234,7 +186,7 @@ func TestPredictSuiteNextGap(t *testing.T) {
 	for _, in := range inputs {
 		for _, bound := range []float64{0.01, 0.002} {
 			for _, m := range suiteModes(t) {
-				opt := suiteOptimum(m, bound, in.gaps)
+				opt := suiteOptimum(t, m, bound, in.gaps)
 				share := func(kind predictor.Kind) (suiteRun, float64) {
 					r := replaySuite(t, kind, m, bound, in.gaps)
 					budget := bound*r.end + float64(m.timing.Cycle())*1000

@@ -27,7 +27,6 @@ type suiteGen struct {
 	gaps        func(r *rand.Rand) []time.Duration
 }
 
-
 // jitter returns d scaled by a uniform factor in [1−f, 1+f].
 func jitter(r *rand.Rand, d time.Duration, f float64) time.Duration {
 	if f == 0 {
