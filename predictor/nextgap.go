@@ -139,6 +139,11 @@ func gapClass(g time.Duration) uint64 {
 // has to promise than one the budget covers (docs/predictors.md).
 const rationMargin = 1.5
 
+// minRationed is the fewest wake-ups the window's budget must afford for
+// a rationed threshold: with fewer, the histogram knows too little of
+// the tail the budget is for.
+const minRationed = 4
+
 // successor is one table entry: what followed a context the last two
 // times, and how often the successor repeated.
 type successor struct {
@@ -467,6 +472,9 @@ func (g *NextGap) walk(d float64) (sure, marginal, thr int) {
 				// have had their Deep Sleep upgrade.
 				n = max(d-g.delta*g.sufC[j+g.deepOff], 0) / g.wake
 			}
+			if c > n && n < minRationed {
+				continue
+			}
 			if c > n {
 				// Rationed: worth it only clearly better than the
 				// thresholds the budget covers (the histogram's tail
@@ -512,7 +520,7 @@ func (g *NextGap) Held(now, wait time.Duration) time.Duration {
 		return NeverHold
 	}
 	t := max(g.answer, wait)
-	if late := g.residual(t); late >= float64(g.floor) && late >= g.residual(g.thr) {
+	if late := g.residual(t); late >= float64(g.floor) && late >= rationMargin*g.residual(g.thr) {
 		return t
 	}
 	return NeverHold
