@@ -205,21 +205,25 @@ type NextGap struct {
 	penalty uint8
 	window  uint32
 	floor   time.Duration // break-even
-	initial time.Duration
-	awake   time.Duration // h_maxval: the answer that keeps the port awake
-	wake    float64       // t_w (Fast Wake's in hybrid), ns
-	delta   float64       // hybrid: t_wD − t_wF, ns; 0: one state
-	deepOff int           // hybrid: bins from τ to τ_D; < 0: never deepen
-	hybrid  bool
-	cost    time.Duration // charge for a miss of unknown delay
+	// floorBin is the break-even's bin: the walk stops there.
+	floorBin int
+	initial  time.Duration
+	awake    time.Duration // h_maxval: the answer that keeps the port awake
+	wake     float64       // t_w (Fast Wake's in hybrid), ns
+	delta    float64       // hybrid: t_wD − t_wF, ns; 0: one state
+	deepOff  int           // hybrid: bins from τ to τ_D; < 0: never deepen
+	hybrid   bool
+	cost     time.Duration // charge for a miss of unknown delay
 
 	// Context and successor table.
 	key  uint64
+	cur  int // the context's slot
 	seen int
 	tab  []successor
 
 	// Budget histogram and its covered span X.
 	counts  [gapBins]uint32
+	hi      int // the highest populated bin (0 when none)
 	total   uint32
 	span    float64 // ns
 	lastEnd time.Duration
@@ -270,6 +274,7 @@ func (g *NextGap) init(c Config) {
 		tab:     make([]successor, nc.TableSize),
 	}
 	g.penalty = max(g.penalty, 1)
+	g.floorBin = gapBin(g.floor)
 	g.cost = g.floor // t_s + t_w: what a miss costs, less the handshakes
 	if h := c.Hybrid; h.Enabled() {
 		g.hybrid = true
@@ -307,7 +312,9 @@ func (g *NextGap) Observe(ip IdlePeriod) {
 	g.spent += float64(max(d, 0))
 	g.span += float64(max(ip.End-g.lastEnd, 0))
 	g.lastEnd = max(g.lastEnd, ip.End)
-	g.counts[gapBin(gap)]++
+	b := gapBin(gap)
+	g.counts[b]++
+	g.hi = max(g.hi, b)
 	if g.total++; g.total >= g.window {
 		var t uint32
 		for i := range g.counts {
@@ -315,10 +322,13 @@ func (g *NextGap) Observe(ip IdlePeriod) {
 			t += g.counts[i]
 		}
 		g.total, g.span = t, g.span/2
+		for g.hi > 0 && g.counts[g.hi] == 0 {
+			g.hi--
+		}
 	}
 
 	if g.seen == g.n {
-		e := &g.tab[g.slot()]
+		e := &g.tab[g.cur]
 		v := uint32(min(gap, math.MaxUint32))
 		if e.tag != g.key|tagValid {
 			*e = successor{tag: g.key | tagValid, last: v, prev: v}
@@ -334,6 +344,7 @@ func (g *NextGap) Observe(ip IdlePeriod) {
 		g.seen++
 	}
 	g.key = (g.key<<4 | gapClass(gap)) & g.keyMask
+	g.cur = g.slot()
 }
 
 // within2 reports whether a and b are within a factor 2 of each other.
@@ -353,7 +364,7 @@ func (g *NextGap) Predicted() (time.Duration, bool) {
 	if g.seen < g.n {
 		return 0, false
 	}
-	e := &g.tab[g.slot()]
+	e := &g.tab[g.cur]
 	if e.tag != g.key|tagValid || e.conf < confTrust {
 		return 0, false
 	}
@@ -444,18 +455,30 @@ func (g *NextGap) walk(d float64) (sure, marginal, thr int) {
 	sure, marginal, thr = gapBins, -1, -1
 	g.sufC[gapBins], g.sufW[gapBins] = 0, 0
 	over := false
-	for j := gapBins - 1; j >= 0; j-- {
-		if n := g.counts[j]; n != 0 {
-			c += float64(n)
-			w += float64(n) * float64(binEdge(j)+binEdge(j+1)) / 2
+	floor, off := float64(g.floor), g.deepOff
+	// Below the break-even's bin no bin is a candidate and the cut-off
+	// is the break-even anyway.
+	lo := g.floorBin
+	if g.hi < gapBins-1 {
+		sure = g.hi + 1 // empty bins above the highest populated one
+	}
+	for j := g.hi; j >= lo; j-- {
+		if k := g.counts[j]; k != 0 {
+			c += float64(k)
+			w += float64(k) * gapMid[j]
 		}
 		g.sufC[j], g.sufW[j] = c, w
+		if c == 0 {
+			sure = j // nothing above: no cost, no candidate
+			continue
+		}
+		// Hybrid: the Deep Sleep upgrades of the gaps above τ_D.
+		var deep float64
+		if off >= 0 && j+off < gapBins {
+			deep = g.delta * g.sufC[j+off]
+		}
 		if !over {
-			cost := g.wake * c
-			if g.deepOff >= 0 && j+g.deepOff < gapBins {
-				cost += g.delta * g.sufC[j+g.deepOff]
-			}
-			if cost > d {
+			if g.wake*c+deep > d {
 				marginal, over = j, true
 			} else {
 				sure = j
@@ -464,30 +487,44 @@ func (g *NextGap) walk(d float64) (sure, marginal, thr int) {
 		// The sleep a threshold at edge e yields: the residuals w − e·c
 		// of the c gaps that outlast it, of which the budget affords
 		// min(c, n) (the ledger rations the rest).
-		if e := binEdge(j); c > 0 && e >= g.floor {
-			r := w - float64(e)*c
-			n := n
-			if g.deepOff >= 0 && j+g.deepOff < gapBins {
-				// Hybrid: Fast Wake wake-ups, once the gaps above τ_D
-				// have had their Deep Sleep upgrade.
-				n = max(d-g.delta*g.sufC[j+g.deepOff], 0) / g.wake
-			}
-			if c > n && n < minRationed {
+		e := gapEdge[j]
+		if e < floor {
+			continue
+		}
+		r := w - e*c
+		nj := n
+		if deep != 0 {
+			nj = max(d-deep, 0) / g.wake // Fast Wake wake-ups left
+		}
+		if c > nj {
+			// Rationed: only with a few wake-ups to ration, and only
+			// clearly better than the thresholds the budget covers
+			// (the histogram's tail is short-sighted). Compare
+			// r·nj/(c·margin) with best without dividing.
+			if nj < minRationed || !(thr < 0 || r*nj > best*c*rationMargin) {
 				continue
 			}
-			if c > n {
-				// Rationed: worth it only clearly better than the
-				// thresholds the budget covers (the histogram's tail
-				// is short-sighted).
-				r *= n / c / rationMargin
-			}
-			if thr < 0 || r > best {
-				thr, best = j, r
-			}
+			thr, best = j, r*nj/(c*rationMargin)
+		} else if thr < 0 || r > best {
+			thr, best = j, r
 		}
 	}
-	g.lo = 0
+	g.lo = lo
 	return sure, marginal, thr
+}
+
+// gapEdge and gapMid are the bins' lower edges and middles in ns
+// (gapEdge[gapBins] is the top bin's upper edge): constant tables.
+var gapEdge, gapMid = gapTables()
+
+func gapTables() (edge [gapBins + 1]float64, mid [gapBins]float64) {
+	for b := range edge {
+		edge[b] = float64(binEdge(b))
+	}
+	for b := range mid {
+		mid[b] = (edge[b] + edge[b+1]) / 2
+	}
+	return edge, mid
 }
 
 // residual is the mean time the histogram's gaps that outlast t do so
@@ -498,7 +535,7 @@ func (g *NextGap) residual(t time.Duration) float64 {
 	if binEdge(b) < t {
 		b++
 	}
-	if b < g.lo || b >= gapBins || g.sufC[b] == 0 {
+	if b < g.lo || b > g.hi || g.sufC[b] == 0 {
 		return 0
 	}
 	return g.sufW[b]/g.sufC[b] - float64(t)
