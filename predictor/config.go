@@ -86,7 +86,7 @@ const (
 	maxHistory                      = 1 << 20
 	maxRecords                      = 1 << 24
 	defaultStrategy        Strategy = Clearing
-	defaultSearch          Search   = SearchPopulated
+	defaultSearch          Search   = SearchAll
 )
 
 // Defaults and limits of the n-gram and recency-weighted predictors
@@ -218,7 +218,7 @@ type NGramConfig struct {
 // HistogramConfig is PerfBound's histogram management (paper 000 Table 4).
 type HistogramConfig struct {
 	Strategy Strategy `yaml:"strategy,omitempty" json:"strategy,omitempty"`
-	// Search is the bin search's reading: populated (default) or all.
+	// Search is the bin search's reading: all (default) or populated.
 	Search   Search   `yaml:"search,omitempty" json:"search,omitempty"`
 	BinWidth Duration `yaml:"bin_width,omitempty" json:"bin_width,omitempty"` // r_bin
 	MaxValue Duration `yaml:"max_value,omitempty" json:"max_value,omitempty"` // h_maxval

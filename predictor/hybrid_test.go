@@ -44,7 +44,7 @@ func hybridConfig(kind Kind, fastWake, deepWake time.Duration, rhoF, rhoD float6
 		InitialPDT: dur(7 * us),
 		History:    4,
 		Decay:      0.5,
-		Histogram:  HistogramConfig{Strategy: Unbounded, BinWidth: Duration(us), MaxValue: Duration(200 * us)},
+		Histogram:  HistogramConfig{Strategy: Unbounded, BinWidth: Duration(us), MaxValue: Duration(200 * us), Search: SearchPopulated},
 		Hybrid:     HybridConfig{DeepWakeTime: Duration(deepWake), FastWakePower: rhoF, DeepSleepPower: rhoD},
 	}
 }
@@ -302,7 +302,7 @@ func TestHybridMatchesPlain(t *testing.T) {
 		cfg := Config{
 			Kind: KindPerfBound, Bound: rng.Float64(), WakeTime: Duration(fast),
 			Hops:      map[int]float64{1 + rng.IntN(8): 1, 1 + rng.IntN(8): rng.Float64()},
-			Histogram: HistogramConfig{Strategy: strategy, TTL: Duration(50 * us), MaxRecords: 1 + rng.IntN(80)},
+			Histogram: HistogramConfig{Strategy: strategy, TTL: Duration(50 * us), MaxRecords: 1 + rng.IntN(80), Search: SearchPopulated},
 		}
 		plain := mustNew(t, cfg)
 		cfg.Hybrid = HybridConfig{DeepWakeTime: Duration(deep), FastWakePower: rhoF, DeepSleepPower: rhoD}
@@ -344,7 +344,7 @@ func TestHybridMatchesBruteForce(t *testing.T) {
 		rhoD := float64(rng.IntN(8)) / 8
 		cfg := Config{
 			Kind: KindPerfBound, Bound: float64(1+rng.IntN(64)) / 64, WakeTime: Duration(fast),
-			Histogram: HistogramConfig{Strategy: Unbounded, BinWidth: width},
+			Histogram: HistogramConfig{Strategy: Unbounded, BinWidth: width, Search: SearchPopulated},
 			Hybrid:    HybridConfig{DeepWakeTime: Duration(deep), FastWakePower: rhoF, DeepSleepPower: rhoD},
 		}
 		p := mustNew(t, cfg).(*PerfBound)

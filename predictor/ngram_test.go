@@ -19,7 +19,7 @@ func ngramConfig(n, minCount int, conf float64) Config {
 		Bound:      1,
 		WakeTime:   Duration(us),
 		InitialPDT: dur(7 * us),
-		Histogram:  HistogramConfig{Strategy: Unbounded, BinWidth: Duration(us), MaxValue: Duration(100 * us)},
+		Histogram:  HistogramConfig{Strategy: Unbounded, BinWidth: Duration(us), MaxValue: Duration(100 * us), Search: SearchPopulated},
 		NGram:      NGramConfig{N: n, MinCount: minCount, Confidence: conf, BreakEven: Duration(3 * us)},
 	}.WithDefaults()
 }

@@ -20,7 +20,7 @@ func pbConfig(strategy Strategy, bound float64) Config {
 		Bound:      bound,
 		WakeTime:   Duration(us),
 		InitialPDT: dur(7 * us),
-		Histogram:  HistogramConfig{Strategy: strategy, BinWidth: Duration(us), MaxValue: Duration(100 * us), TTL: Duration(time.Hour), MaxRecords: 1000},
+		Histogram:  HistogramConfig{Strategy: strategy, BinWidth: Duration(us), MaxValue: Duration(100 * us), TTL: Duration(time.Hour), MaxRecords: 1000, Search: SearchPopulated},
 	}.WithDefaults()
 }
 
@@ -402,7 +402,9 @@ func TestParseDuration(t *testing.T) {
 func TestSearchMatchesNaiveWalk(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := 0; trial < 2000; trial++ {
-		h := newHistogram(Config{}.WithDefaults().Histogram)
+		hc := Config{}.WithDefaults().Histogram
+		hc.Search = SearchPopulated // the literal walk below is this reading's
+		h := newHistogram(hc)
 		h.strategy = Unbounded
 		for i, n := 0, 1+rng.IntN(60); i < n; i++ {
 			v := time.Duration(rng.IntN(40)) * DefaultBinWidth

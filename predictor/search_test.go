@@ -110,8 +110,8 @@ func TestSearchPeriodicGaps(t *testing.T) {
 
 // TestSearchConfig: the key's default, case and errors.
 func TestSearchConfig(t *testing.T) {
-	if got := (Config{}).WithDefaults().Histogram.Search; got != SearchPopulated {
-		t.Errorf("default search %q, want populated", got)
+	if got := (Config{}).WithDefaults().Histogram.Search; got != SearchAll {
+		t.Errorf("default search %q, want all (under the ledger it sleeps more: docs/predictors.md)", got)
 	}
 	if got := (Config{Histogram: HistogramConfig{Search: "ALL"}}).WithDefaults().Histogram.Search; got != SearchAll {
 		t.Errorf("search ALL → %q, want all", got)

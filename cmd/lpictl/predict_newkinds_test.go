@@ -29,7 +29,7 @@ func TestPredictNewKinds(t *testing.T) {
 		args := append(append([]string{}, tc.args...), gaps)
 		s := predictJSON(t, args...)
 		if string(s.Predictor) != tc.kind || s.IdlePeriods != 2907 || s.Hits+s.Misses != s.IdlePeriods ||
-			s.AsleepShare <= 0 || s.AsleepShare >= 1 || s.Decisions == 0 || s.StateBytes <= 0 ||
+			s.AsleepShare < 0 || s.AsleepShare >= 1 || s.Decisions == 0 || s.StateBytes <= 0 ||
 			s.PDTMinS < 0 || s.PDTMaxS > 10e-3+100e-9 {
 			t.Errorf("%v: implausible summary %+v", tc.args, s)
 		}

@@ -316,7 +316,7 @@ const handBuiltTrace = "../../controller/replay/testdata/port_trace.csv"
 
 var handBuiltArgs = []string{"--predictor", "perfbound", "--bound", "1", "--strategy", "unbounded",
 	"--bin-width", "1us", "--max-value", "1ms", "--initial-pdt", "5us", "--wake-time", "20us", "--sleep-time", "2us",
-	"--set", "controller.ledger=off"} // the trace was built without the ledger
+	"--set", "controller.ledger=off", "--set", "predictor.histogram.search=populated"} // as the trace was built
 
 // TestPredictPortTrace: predict reads a simulator port trace, replays it
 // with its start times and hop counts, and reports the agreement with the

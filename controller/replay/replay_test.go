@@ -174,7 +174,8 @@ func handBuiltPort(t *testing.T) *controller.Port {
 	init := predictor.Duration(5 * us)
 	pred, err := predictor.New(predictor.Config{
 		Kind: predictor.KindPerfBound, Bound: 1, WakeTime: predictor.Duration(20 * us), InitialPDT: &init,
-		Histogram: predictor.HistogramConfig{Strategy: predictor.Unbounded, BinWidth: predictor.Duration(us), MaxValue: predictor.Duration(time.Millisecond)},
+		Histogram: predictor.HistogramConfig{Strategy: predictor.Unbounded, BinWidth: predictor.Duration(us), MaxValue: predictor.Duration(time.Millisecond),
+			Search: predictor.SearchPopulated}, // the reading the trace was built with
 	})
 	if err != nil {
 		t.Fatal(err)

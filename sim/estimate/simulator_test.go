@@ -47,7 +47,7 @@ func TestAgreesWithSimulator(t *testing.T) {
 			}
 			doc := fmt.Sprintf("topology: {kind: fbfly, dims: [1], nodes_per_switch: 2}\n"+
 				"network: {link_rate: 8e9, control_bytes: 1, propagation: 0s, speedup: 2}\n"+
-				"power: {mode: %s}\npredictor: {kind: %s, bound: 0.05%s}\nworkload: {kind: vef, file: %s}\noutput: {idle_hist_port: 0}\n",
+				"power: {mode: %s}\npredictor: {kind: %s, bound: 0.05, histogram: {search: populated}%s}\nworkload: {kind: vef, file: %s}\noutput: {idle_hist_port: 0}\n",
 				c.mode, c.pred, pdt, vef)
 			s, err := scenario.Parse([]byte(doc), "flow.yaml", nil)
 			if err != nil {
