@@ -62,7 +62,7 @@ func TestPredictCompare(t *testing.T) {
 	for i, r := range rows {
 		names[i] = r.Predictor
 	}
-	if got := strings.Join(names, ","); got != "perfbound,perfboundcorrect,ngram,perfboundcorrect-weighted,optimal" {
+	if got := strings.Join(names, ","); got != "perfbound,perfboundcorrect,ngram,perfboundcorrect-weighted,nextgap,optimal" {
 		t.Errorf("rows %s (fixed only with --pdt, optimal last)", got)
 	}
 	opt := rows[len(rows)-1]
@@ -86,7 +86,7 @@ func TestPredictCompare(t *testing.T) {
 	}
 	// Same flags for all: --pdt adds fixed first; --bound changes the optimum.
 	rows = compareJSON(t, "--pdt", "10us", "--bound", "0.05", "--history", "16", gaps)
-	if rows[0].Predictor != "fixed" || len(rows) != 6 || rows[5].AsleepS <= opt.AsleepS {
+	if rows[0].Predictor != "fixed" || len(rows) != 7 || rows[6].AsleepS <= opt.AsleepS {
 		t.Errorf("--pdt/--bound: %+v", rows)
 	}
 	// Without the ledger: no held column; fixed (with --pdt) has none under auto.
