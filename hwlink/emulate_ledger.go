@@ -139,3 +139,19 @@ func (b *EmulatedBackend) SetLedger(ctx context.Context, ifname string, l Emulat
 	}
 	return p.SetLedger(l)
 }
+
+// MissCost is the largest wait one miss can cost on the port in its mode
+// (scaled times; the emulator has no handshakes): the rest of t_s and then
+// the t_w of the deepest state the mode reaches — the delay ledger's
+// reserve c. 0 for always-on.
+func (s EmulatorStatus) MissCost() time.Duration {
+	switch s.Mode {
+	case EmulateFastWake.String():
+		return s.FastWake.Sleep + s.FastWake.Wake
+	case EmulateDeepSleep.String():
+		return s.DeepSleep.Sleep + s.DeepSleep.Wake
+	case EmulateHybrid.String():
+		return s.FastWake.Sleep + max(s.FastWake.Wake, s.DeepSleep.Wake)
+	}
+	return 0
+}
