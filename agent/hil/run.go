@@ -286,9 +286,13 @@ func runOne(ctx context.Context, cfg *Config, opts Options, line *Line, rep *Rep
 	r.Traffic = tr
 	r.RTT, r.Latency, r.ThroughputBps = tr.RTT, tr.Latency, tr.ThroughputBps
 	for i, p := range LinePorts {
-		r.Ports = append(r.Ports, PortReport{Port: p.Dev, NetNS: line.Hosts[p.Host].Name,
+		pr := PortReport{Port: p.Dev, NetNS: line.Hosts[p.Host].Name,
 			InitialTimerNs: int64(attached[i].TxLPITimer), FinalTimerNs: int64(after[i].TxLPITimer),
-			Status: diffStatus(before[i], after[i])})
+			Status: diffStatus(before[i], after[i])}
+		if kind != "" {
+			pr.Budget = budgetCheck(after[i], attached[i].AttachedAt, r.Bound)
+		}
+		r.Ports = append(r.Ports, pr)
 	}
 	r.sumPorts()
 
