@@ -405,7 +405,7 @@ func (r *Report) writeBudget(bw *bufio.Writer, pr func(string) string) error {
 			if b.Enforcement == "port" {
 				reserve = fmtDelay(b.ReserveS)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%g\t%.3gs\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", pr(run.Name), p.Port, b.Enforcement,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.4g\t%.3gs\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t\n", pr(run.Name), p.Port, b.Enforcement,
 				b.Rate, b.SpanS, fmtDelay(b.SpentS), fmtDelay(b.BudgetS), reserve, fmtDelay(b.GuaranteeS), ratio, b.Held, b.Verdict)
 		}
 	}
