@@ -12,7 +12,7 @@ import (
 // request/response probes spaced just past the timer, so that without a
 // ledger every probe and every echo pays a wake-up: 150 µs a probe, 8 to
 // 15 % of the time (the spin delay method, without fq, stretches the
-// spacing) against a bound of 5 %. With the ledger on, each port's spent delay stays
+// spacing) against a bound of 2 %. With the ledger on, each port's spent delay stays
 // within its budget l·T plus the reserve c (t_s + t_w); with it off, the
 // same traffic spends well beyond. 250 probes, 1 ms apart, per run.
 func TestEmulatorLedgerVeth(t *testing.T) {
@@ -21,7 +21,7 @@ func TestEmulatorLedgerVeth(t *testing.T) {
 	bpffs := tempBPFFS(t)
 	const (
 		n    = 250
-		rate = 0.05
+		rate = 0.02
 	)
 	spacing := time.Millisecond
 	pdt := 100 * time.Microsecond
