@@ -141,6 +141,19 @@ type portState struct {
 	// last, so that its counters never go down.
 	est     *estimate.Estimator
 	estLast []estTotals
+
+	// The delay budget (budget.go). portLedger: the port applies the
+	// ledger itself (ledger as programmed, ledgerSet once written;
+	// ledgerRead its account as last read; bounded gives the rate) and
+	// the controller runs without one. holding: the agent holds the port
+	// awake for the interval (the controller's ledger is in deficit).
+	portLedger bool
+	bounded    predictor.Bounded
+	ledger     PortLedger
+	ledgerSet  bool
+	ledgerRead *PortLedgerStatus
+	holding    bool
+	holds      uint64 // intervals held
 }
 
 // New returns an agent; Run starts it.
@@ -599,10 +612,11 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 	sort.Strings(names)
 	for _, name := range names {
 		in := want[name]
-		spec := cfg.Spec(name, in.Register, in.WakeTime, in.Hops)
+		spec := cfg.portSpec(in)
 		if p, ok := a.ports[name]; ok {
-			if !reflect.DeepEqual(spec, p.spec) {
-				ctl, err := newController(spec, now)
+			p.info = in
+			if !reflect.DeepEqual(spec, p.spec) || a.wantsPortLedger(p, p.ctl.Guarded() || p.portLedger) != p.portLedger {
+				ctl, _, err := newController(spec, now)
 				if err != nil {
 					a.log.Error("port configuration", "device", name, "error", err)
 					continue
@@ -610,13 +624,16 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 				a.log.Info("port configuration changed; predictor restarted", "device", name,
 					"predictor", spec.Predictor.Kind)
 				p.ctl, p.spec = ctl, spec
-				p.trace = a.traceFor(name, spec, now)
+				run, err := a.armLedger(p, now)
+				if err != nil {
+					a.log.Error("port configuration", "device", name, "error", err)
+				}
+				p.trace = a.traceFor(name, run, now)
 				p.bindSent()
 			}
-			p.info = in
 			continue
 		}
-		ctl, err := newController(spec, now)
+		ctl, _, err := newController(spec, now)
 		if err != nil {
 			a.log.Error("port configuration", "device", name, "error", err)
 			continue
@@ -644,7 +661,11 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 		if f, ok := port.(firmwarePort); ok {
 			p.firmware = f.Firmware(ctx)
 		}
-		p.trace = a.traceFor(name, spec, now)
+		run, err := a.armLedger(p, now)
+		if err != nil {
+			a.log.Error("port configuration", "device", name, "error", err)
+		}
+		p.trace = a.traceFor(name, run, now)
 		p.bindSent()
 		preset := "off"
 		if cfg.Estimate.On() {
@@ -654,8 +675,13 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 			}
 		}
 		a.ports[name] = p
+		mc, from := cfg.missCost(in)
+		if spec.Controller.MissCost != predictor.Duration(mc) {
+			from = "configured"
+		}
 		a.log.Info("port selected", "device", name, "driver", in.Driver, "observation", in.Observation,
-			"can_set_timer", in.CanSet, "reason", in.Reason, "predictor", spec.Predictor.Kind, "estimate_preset", preset)
+			"can_set_timer", in.CanSet, "reason", in.Reason, "predictor", spec.Predictor.Kind, "estimate_preset", preset,
+			"ledger", ledgerWho(p), "miss_cost", spec.Controller.MissCost.D(), "miss_cost_from", from)
 	}
 	if len(a.ports) == 0 {
 		a.log.Warn("no ports selected (set ports.names or ports.drivers)")
@@ -746,12 +772,25 @@ func containsName(infos []PortInfo, name string) bool {
 	return false
 }
 
-func newController(spec PortSpec, now time.Duration) (*controller.Port, error) {
+func newController(spec PortSpec, now time.Duration) (*controller.Port, predictor.Predictor, error) {
 	pred, err := predictor.New(spec.Predictor)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return controller.NewPort(spec.Controller, pred, now)
+	ctl, err := controller.NewPort(spec.Controller, pred, now)
+	return ctl, pred, err
+}
+
+// ledgerWho names who holds the port to its delay budget: the port itself
+// (per idle period), the agent (per interval), or nobody.
+func ledgerWho(p *portState) string {
+	switch {
+	case p.portLedger:
+		return "port"
+	case p.ctl.Guarded():
+		return "interval"
+	}
+	return "off"
 }
 
 // reload switches to a new configuration, keeping the state of ports
@@ -870,7 +909,21 @@ func (a *Agent) tickPort(ctx context.Context, p *portState, now time.Duration) {
 	// start of each idle period (observe), so that controller/replay,
 	// which decides there too, reproduces every decision.
 	if cfg.Mode == Enforce {
-		a.apply(ctx, p, now, p.ctl.PDT())
+		pdt := p.ctl.PDT()
+		// The ledger in deficit: the controller's Decide answers Never
+		// for the idle periods of the interval starting now, so the port
+		// is held awake for it (budget.go).
+		hold := p.inDeficit(now)
+		if hold {
+			pdt = p.holdPDT(a.backend.Persistent())
+		}
+		if hold && !p.holding {
+			p.holds++
+			a.log.Debug("delay budget in deficit: port held awake for the interval", "device", p.info.Name, "pdt", pdt)
+		}
+		p.holding = hold
+		a.apply(ctx, p, now, pdt)
+		a.programLedger(ctx, p)
 	}
 }
 
@@ -920,11 +973,19 @@ func (a *Agent) observe(p *portState) bool {
 			if o.MissedKnown && o.PDT == d {
 				learned = o.Missed
 			}
-			p.ctl.IdleEnded(predictor.IdlePeriod{End: o.End, Length: o.Length, Missed: learned, PDT: d})
 			counted := would
 			if enforce {
 				counted = portMissed(o, d, p)
 			}
+			ip := predictor.IdlePeriod{End: o.End, Length: o.Length, Missed: learned, PDT: d}
+			if o.MissedKnown && o.PDT == d {
+				// The delay ledger charges the decision's own outcome, as
+				// controller/replay does: the wait the port measured when
+				// it ran the decision; otherwise a (would-be) miss is
+				// unmeasured and charged the reserve c.
+				ip.Delay = o.Delay
+			}
+			p.ctl.IdleEnded(ip)
 			if counted {
 				p.misses++
 			} else {
@@ -1157,6 +1218,7 @@ func (a *Agent) restorePort(ctx context.Context, p *portState, why string) error
 		"tx_lpi_timer", orig.TxLPITimer, "tx_lpi_enabled", orig.TxLPIEnabled)
 	p.original = nil
 	p.hasRequested = false
+	p.ledgerSet = false // Restore turned a port's own ledger off
 	p.eee.TxLPITimer, p.eee.TxLPIEnabled = orig.TxLPITimer, orig.TxLPIEnabled
 	if a.state != nil {
 		if err := a.state.Forget(p.info.Name); err != nil {

@@ -18,6 +18,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/lpictl/lpictl/agent"
+	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/predictor"
 )
 
@@ -308,7 +309,10 @@ func TestDashboardMetricsExist(t *testing.T) {
 		t.Fatalf("dashboard is not JSON: %v", err)
 	}
 	be := newFake("eth0")
-	r := start(t, testConfig(t, agent.Enforce, "eth0"), be, nil)
+	cfg := testConfig(t, agent.Enforce, "eth0")
+	on := controller.LedgerOn // a fixed t_PDT has a delay ledger only when asked
+	cfg.Limits.Ledger = &on
+	r := start(t, cfg, be, nil)
 	waitFor(t, "observations", func() bool { return metric(t, r.a.Registry(), "lpictl_idle_periods_total", dev("eth0")) > 0 })
 	mfs, err := r.a.Registry().Gather()
 	if err != nil {

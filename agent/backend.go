@@ -62,6 +62,10 @@ type PortInfo struct {
 	// WakeTime is t_w of the port's low-power state if the backend knows
 	// it (simulator), 0 otherwise.
 	WakeTime time.Duration
+	// MissCost is the largest delay one miss can add on the port (the
+	// delay ledger's reserve c) if the backend knows it (emulated ports,
+	// simulator), 0 otherwise.
+	MissCost time.Duration
 	// Hops is the port's hop-count distribution if known (hops → share).
 	Hops map[int]float64
 	// Speed is the link speed in bits per second (0 = unknown); it picks

@@ -144,6 +144,13 @@ type Limits struct {
 	Hysteresis *float64 `yaml:"hysteresis,omitempty"`
 	// MinChangeInterval is the least time between two changes of a port.
 	MinChangeInterval *predictor.Duration `yaml:"min_change_interval,omitempty"`
+	// Ledger is the port's delay ledger (controller.ledger): auto (every
+	// adaptive predictor), on or off.
+	Ledger *controller.LedgerMode `yaml:"ledger,omitempty"`
+	// MissCost is the ledger's reserve c (controller.miss_cost); unset,
+	// the agent takes it from what it knows of the port (docs/agent.md
+	// "The delay budget").
+	MissCost *predictor.Duration `yaml:"miss_cost,omitempty"`
 }
 
 // SafetyConfig is what protects production ports.
@@ -516,6 +523,16 @@ func (l Limits) validate(key string) error {
 	if h := l.Hysteresis; h != nil && !(*h >= 0 && *h < 1) {
 		return fmt.Errorf("%s.hysteresis: must be a fraction in [0, 1) (0.25 = ±25 %%, 0 = none), got %v", key, *h)
 	}
+	if m := l.MissCost; m != nil && *m < 0 {
+		return fmt.Errorf("%s.miss_cost: must be ≥ 0 (0 = from the port), got %v", key, *m)
+	}
+	if m := l.Ledger; m != nil {
+		switch controller.LedgerMode(strings.ToLower(string(*m))) {
+		case controller.LedgerAuto, controller.LedgerOn, controller.LedgerOff:
+		default:
+			return fmt.Errorf("%s.ledger: unknown mode %q (want auto, on or off)", key, *m)
+		}
+	}
 	if m := l.MinChangeInterval; m != nil && *m < 0 {
 		return fmt.Errorf("%s.min_change_interval: must be ≥ 0 (0 = no rate limit), got %v", key, *m)
 	}
@@ -671,6 +688,12 @@ func (c Config) Spec(name string, reg Register, wake time.Duration, hops map[int
 	}
 	if lim.MinChangeInterval != nil {
 		cc.MinChangeInterval = *lim.MinChangeInterval
+	}
+	if lim.Ledger != nil {
+		cc.Ledger = *lim.Ledger
+	}
+	if lim.MissCost != nil {
+		cc.MissCost = *lim.MissCost
 	}
 	return PortSpec{Predictor: pc, Controller: cc.WithDefaults()}
 }

@@ -67,7 +67,25 @@ var (
 	descLPITime      = prometheus.NewDesc(ns+"_lpi_time_seconds_total", "Time the port spent in low power (where the driver or simulator reports it).", portLabels, nil)
 	descLPIEntries   = prometheus.NewDesc(ns+"_lpi_entries_total", "Entries into low power (where the driver reports them).", portLabels, nil)
 	descGapHist      = prometheus.NewDesc(ns+"_idle_gap_seconds", "Idle gaps of the port's transmit side.", portLabels, nil)
+
+	// The delay budget (budget.go, docs/agent.md "The delay budget"):
+	// levels of an account that restarts with the port's controller, so
+	// gauges; the counts are counters.
+	descBudget         = prometheus.NewDesc(ns+"_port_budget_seconds", "Delay budget B = l × T: the wake-up delay the port's packets may have waited since its controller started (l = bound × hop factor).", ledgerLabels, nil)
+	descBudgetSpent    = prometheus.NewDesc(ns+"_port_budget_spent_seconds", "Delay spent S: what the packets that ended the port's idle periods waited for wake-ups since its controller started (a miss not measured counts as the reserve).", ledgerLabels, nil)
+	descBudgetReserve  = prometheus.NewDesc(ns+"_port_budget_reserve_seconds", "The ledger's reserve c: the largest delay one more miss can add (controller.miss_cost).", ledgerLabels, nil)
+	descBudgetRate     = prometheus.NewDesc(ns+"_port_budget_rate", "l: the delay the port may add per second of time (bound × hop factor).", ledgerLabels, nil)
+	descBudgetRatio    = prometheus.NewDesc(ns+"_port_budget_ratio", "S / B (0 while B is 0).", ledgerLabels, nil)
+	descBudgetHeld     = prometheus.NewDesc(ns+"_port_budget_held_total", "Idle periods the ledger kept the port awake longer than its predictor asked (per-interval ledger: periods decided in deficit).", ledgerLabels, nil)
+	descBudgetHolds    = prometheus.NewDesc(ns+"_port_budget_hold_intervals_total", "Decision intervals for which the agent held the port awake (tx LPI timer at its largest) because the ledger was in deficit (enforcement=interval).", ledgerLabels, nil)
+	descBudgetOverruns = prometheus.NewDesc(ns+"_port_budget_overruns_total", "Charges after which S exceeded B (only a miss costlier than the reserve, or a per-interval ledger, can cause one).", ledgerLabels, nil)
+	descBudgetUnmeas   = prometheus.NewDesc(ns+"_port_budget_unmeasured_total", "Misses whose delay the port could not measure, charged at the reserve.", ledgerLabels, nil)
 )
+
+// ledgerLabels: enforcement is who holds the port to its budget: port (its
+// own program, per idle period), interval (the agent, per decision
+// interval) or observe (accounted, nothing applied).
+var ledgerLabels = []string{"device", "backend", "enforcement"}
 
 // errorKinds are the kinds of lpictl_errors_total (all exported, 0 or not).
 var errorKinds = []string{"apply", "counters", "eee_read", "external_change", "hold", "not_supported", "observe", "restore", "state"}
@@ -88,7 +106,9 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 		descReloadOK, descReloadAt, descTickDuration, descPortInfo, descActuation, descEEEEnabled, descEEEActive, descTxLPIEnabled, descTxLPITimer,
 		descPDT, descPDTRec, descHold, descPDTMean, descPredInfo, descPredBytes, descIdle, descHits, descMisses, descDecisions,
 		descPDTChanges, descHeld, descClamps, descEEEChanges, descErrors, descSettingsChg, descQuarantined, descBackoff, descFlaps,
-		descCarrier, descLPITime, descLPIEntries, descGapHist, descEstEnergy, descEstDelay, descEstLowPower} {
+		descCarrier, descLPITime, descLPIEntries, descGapHist, descEstEnergy, descEstDelay, descEstLowPower,
+		descBudget, descBudgetSpent, descBudgetReserve, descBudgetRate, descBudgetRatio, descBudgetHeld, descBudgetHolds,
+		descBudgetOverruns, descBudgetUnmeas} {
 		ch <- d
 	}
 }
@@ -182,6 +202,22 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			buckets[ub] = cum
 		}
 		ch <- prometheus.MustNewConstHistogram(descGapHist, p.histCount, p.histSum, buckets, l...)
+		if ls := p.ledgerStats(now, st); ls != nil {
+			who := ledgerWho(p)
+			if a.cfg.Mode != Enforce {
+				who = "observe"
+			}
+			ll := []string{name, be, who}
+			gauge(descBudget, ls.Budget.Seconds(), ll...)
+			gauge(descBudgetSpent, ls.Spent.Seconds(), ll...)
+			gauge(descBudgetReserve, ls.Reserve.Seconds(), ll...)
+			gauge(descBudgetRate, ls.Rate, ll...)
+			gauge(descBudgetRatio, ls.Ratio(), ll...)
+			counter(descBudgetHeld, float64(ls.Held), ll...)
+			counter(descBudgetHolds, float64(p.holds), ll...)
+			counter(descBudgetOverruns, float64(ls.Overruns), ll...)
+			counter(descBudgetUnmeas, float64(ls.Unmeasured), ll...)
+		}
 		p.collectEstimates(ch, now)
 	}
 }

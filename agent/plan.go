@@ -109,7 +109,7 @@ func Plan(ctx context.Context, cfg Config, backend Backend, opts PlanOptions) ([
 				pp.Actuation = opts.Actuation(in)
 			}
 		}
-		spec := cfg.Spec(in.Name, in.Register, in.WakeTime, in.Hops)
+		spec := cfg.portSpec(in)
 		var why []string
 		if selected {
 			if err := planInitial(&pp, spec, now); err != nil {
@@ -177,7 +177,7 @@ func Plan(ctx context.Context, cfg Config, backend Backend, opts PlanOptions) ([
 // planInitial fills the controller's first t_PDT: before and after the
 // port's register.
 func planInitial(pp *PlanPort, spec PortSpec, now time.Duration) error {
-	ctl, err := newController(spec, now)
+	ctl, _, err := newController(spec, now)
 	if err != nil {
 		return err
 	}
@@ -186,7 +186,7 @@ func planInitial(pp *PlanPort, spec PortSpec, now time.Duration) error {
 	// register rounded and clamped.
 	free := spec
 	free.Controller.Register = controller.Register{}
-	raw, err := newController(free, now)
+	raw, _, err := newController(free, now)
 	if err != nil {
 		return err
 	}

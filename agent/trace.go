@@ -47,7 +47,8 @@ func PortTraceFile(dir, name string) string { return filepath.Join(dir, name+Tra
 // NewController returns a controller as the agent built it for the trace:
 // the same predictor and controller configuration, started at Opened.
 func (ti TraceInfo) NewController() (*controller.Port, error) {
-	return newController(ti.Spec, ti.Opened)
+	ctl, _, err := newController(ti.Spec, ti.Opened)
+	return ctl, err
 }
 
 // ReadTraceInfo reads the header comment of a port trace written by the

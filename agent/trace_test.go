@@ -134,6 +134,11 @@ func TestPortTraceReplays(t *testing.T) {
 			zero := 0.0
 			cfg.Limits.Hysteresis = &zero
 			cfg.Interval = agentDur(10 * time.Millisecond)
+			// The delay ledger's reserve: every miss of the replay's model
+			// (Timing{Wake}) costs t_w, so charging an unmeasured miss the
+			// same keeps the agent's ledger and the replay's in step.
+			mc := agentDur(20 * time.Microsecond)
+			cfg.Limits.MissCost = &mc
 			be := &scriptBackend{now: 1_000_000_000, rng: rand.New(rand.NewPCG(1, 2)), free: 999_000_000,
 				timer: 250 * time.Microsecond, known: tc.known, wake: 20 * time.Microsecond, pending: -1}
 			a, err := agent.New(agent.Options{Config: cfg, Backend: be, Logger: testLogger(t)})
@@ -147,6 +152,26 @@ func TestPortTraceReplays(t *testing.T) {
 			for range 200 {
 				be.now += 10 * time.Millisecond
 				agent.ExportTick(a, ctx)
+			}
+			// The delay budget: the controller's ledger (enforcement
+			// interval in enforce mode, observe otherwise) with the
+			// configured reserve; in enforce mode the port was held awake
+			// (its timer at the register's maximum) while in deficit.
+			who := map[agent.Mode]string{agent.Enforce: "interval", agent.Observe: "observe"}[tc.mode]
+			bl := map[string]string{"device": "eth0", "enforcement": who}
+			budget := metric(t, a.Registry(), "lpictl_port_budget_seconds", bl)
+			spent := metric(t, a.Registry(), "lpictl_port_budget_spent_seconds", bl)
+			reserve := metric(t, a.Registry(), "lpictl_port_budget_reserve_seconds", bl)
+			holds := metric(t, a.Registry(), "lpictl_port_budget_hold_intervals_total", bl)
+			held := metric(t, a.Registry(), "lpictl_port_budget_held_total", bl)
+			ratio := metric(t, a.Registry(), "lpictl_port_budget_ratio", bl)
+			t.Logf("budget %.6gs, spent %.6gs (ratio %.3g), reserve %gs, %v periods decided in deficit, %v intervals held",
+				budget, spent, ratio, reserve, held, holds)
+			if budget <= 0 || spent <= 0 || reserve != 20e-6 || held == 0 {
+				t.Errorf("budget %v, spent %v, reserve %v, held %v: the ledger did not run", budget, spent, reserve, held)
+			}
+			if (tc.mode == agent.Enforce) != (holds > 0) {
+				t.Errorf("%s: %v intervals held", tc.mode, holds)
 			}
 			idle := metric(t, a.Registry(), "lpictl_idle_periods_total", dev("eth0"))
 			misses := metric(t, a.Registry(), "lpictl_idle_misses_total", dev("eth0"))

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/lpictl/lpictl/agent"
+	"github.com/lpictl/lpictl/controller"
 )
 
 // writeWebConfig writes a self-signed certificate for 127.0.0.1, its key
@@ -232,7 +233,10 @@ func TestAlertMetricsExist(t *testing.T) {
 		t.Fatal(err)
 	}
 	be := newFake("eth0")
-	r := start(t, testConfig(t, agent.Enforce, "eth0"), be, nil)
+	cfg := testConfig(t, agent.Enforce, "eth0")
+	on := controller.LedgerOn // the budget metrics: a fixed t_PDT has a ledger only when asked
+	cfg.Limits.Ledger = &on
+	r := start(t, cfg, be, nil)
 	mfs, err := r.a.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,19 @@
  * than they ended their periods; the sequence number lets the reader put
  * them back in order. A full ring counts the event in events_lost.
  *
+ * Delay ledger (controller/ledger.go, per idle period): the wait each
+ * packet that ends an idle period pays for the power state is added to
+ * S (emu_state.ledger_spent_ns), whatever the configuration. With
+ * emu_config.ledger on and a rate l, an idle period whose timer expires at
+ * t = free_at + t_PDT starts going down only if S + c <= l * (t - start)
+ * (the budget, in integer ns: floor((t - start) * rate_q32 / 2^32));
+ * otherwise the port stays awake until the earliest time that holds, and
+ * goes down then if the period lasts that long (S is constant during an
+ * idle period: it grows only when one ends). The charge of the period is
+ * at most c when c covers the mode's t_s + deepest t_w, so S never
+ * exceeds l * T + c. Held periods are exported with EVENT_HELD and the
+ * t_PDT they ran.
+ *
  * Per-device instance: user space loads one copy of this program and its
  * three maps per emulated interface (interfaces in different network
  * namespaces may share an ifindex), so the maps have one entry.
@@ -94,6 +107,10 @@
 #define FLAG_EEE_ENABLED (1U << 0)
 #define FLAG_TX_LPI_ENABLED (1U << 1)
 
+/* emu_config.ledger */
+#define LEDGER_OFF 0 /* account S only */
+#define LEDGER_ON 1  /* the port goes down only while S + c <= budget */
+
 /* emu_config.delay */
 #define DELAY_EDT 0
 #define DELAY_SPIN 1
@@ -116,7 +133,14 @@ struct emu_config {
 	__u32 mode;              /* MODE_* */
 	__u32 flags;             /* FLAG_* */
 	__u32 delay;             /* DELAY_* */
-	__u32 reserved;
+	__u32 ledger;            /* LEDGER_*: whether the delay ledger holds the port */
+	/* The delay ledger (see "Delay ledger" above), written by user space:
+	 * the rate l as a Q32 fraction (1 << 32 = 1, at most that), the
+	 * reserve c and the start of the budget. A new start restarts the
+	 * ledger (spent, held and overruns from 0). */
+	__u64 ledger_rate_q32;
+	__u64 ledger_reserve_ns;
+	__u64 ledger_start_ns;
 	/* Metadata for user space. */
 	__u64 power_wake_uw;     /* port power per state, µW */
 	__u64 power_fw_uw;
@@ -157,11 +181,18 @@ struct emu_state {
 	__u64 tstamp_kept;       /* packets whose own later departure time was kept */
 	__u64 spin_capped;       /* DELAY_SPIN: waits cut to spin_max_ns */
 	__u64 events_lost;       /* ended idle periods not exported: the events ring was full (atomic add) */
+	/* The delay ledger, since ledger_start_ns (accounted whether it holds
+	 * the port or not). */
+	__u64 ledger_start_ns;   /* the configuration's start these count from */
+	__u64 ledger_spent_ns;   /* S: the waits of the packets that ended idle periods */
+	__u64 ledger_held;       /* idle periods the ledger kept awake past their t_PDT */
+	__u64 ledger_overruns;   /* charges after which S exceeded the budget (rate > 0) */
 };
 
 /* emu_event.flags */
 #define EVENT_MISSED (1U << 0) /* the period reached t_PDT: the port went down, the packet paid a wake-up */
 #define EVENT_SLEEPS (1U << 1) /* the port could go down in this period (mode armed is not always-on) */
+#define EVENT_HELD (1U << 2)   /* the ledger kept the port awake past the armed t_PDT (pdt_ns is the t_PDT it ran) */
 
 /* One ended idle period (SPEC §1.1), in CLOCK_MONOTONIC ns. The period ran
  * from end_ns - gap_ns (the last departure) to end_ns (the next packet
@@ -169,7 +200,7 @@ struct emu_state {
 struct emu_event {
 	__u64 end_ns;
 	__u64 gap_ns;            /* > 0 */
-	__u64 pdt_ns;            /* t_PDT armed for the period */
+	__u64 pdt_ns;            /* t_PDT the period ran: the armed one, or later when the ledger held the port */
 	__u64 delay_ns;          /* the wait the packet paid for the power state (t_s remainder + t_w, or t_w; 0 on a hit) */
 	__u64 seq;               /* the period's number since attach, from 1 (emu_state.idle_periods) */
 	__u32 flags;             /* EVENT_* */
@@ -213,6 +244,35 @@ static long spin_step(__u64 i, void *ctx)
 /* bpf_loop's limit (BPF_MAX_LOOPS); about 0.3 s of clock reads. */
 #define SPIN_MAX_LOOPS (1U << 23)
 
+#define U64_MAX (~0ULL)
+
+/* ledger_span is the least time t - start at which the budget
+ * floor((t - start) * rate / 2^32) reaches need: ceil(need * 2^32 / rate),
+ * U64_MAX when that is beyond 2^63 ns. rate is in (0, 2^32], so the
+ * remainder shifted by 32 fits in 64 bits. hwlink's ledgerSpan is the same
+ * arithmetic in Go. */
+static __always_inline __u64 ledger_span(__u64 need, __u64 rate)
+{
+	__u64 q = need / rate, r = need % rate;
+	if (q >> 31)
+		return U64_MAX;
+	__u64 rs = r << 32;
+	return (q << 32) + rs / rate + (rs % rate != 0);
+}
+
+/* ledger_allow is the earliest time the ledger lets the port start going
+ * down (S + c <= budget), U64_MAX for never. */
+static __always_inline __u64 ledger_allow(__u64 spent, __u64 reserve, __u64 rate, __u64 start)
+{
+	__u64 need = spent + reserve;
+	if (need < spent)
+		return U64_MAX;
+	__u64 span = ledger_span(need, rate);
+	if (span == U64_MAX || start + span < start)
+		return U64_MAX;
+	return start + span;
+}
+
 SEC("tc")
 int eee_egress(struct __sk_buff *skb)
 {
@@ -252,6 +312,12 @@ int eee_egress(struct __sk_buff *skb)
 	__u64 hold = READ_ONCE(cfg->hold_ns);
 	__u32 delay = READ_ONCE(cfg->delay);
 	__u64 spin_max = READ_ONCE(cfg->spin_max_ns);
+	__u32 lon = READ_ONCE(cfg->ledger);
+	__u64 lrate = READ_ONCE(cfg->ledger_rate_q32);
+	__u64 lres = READ_ONCE(cfg->ledger_reserve_ns);
+	__u64 lstart = READ_ONCE(cfg->ledger_start_ns);
+	if (lrate > (1ULL << 32))
+		lrate = 1ULL << 32;
 
 	__u64 start, end;
 	/* The idle period this packet ends, if any (ev_gap > 0), for the
@@ -259,6 +325,12 @@ int eee_egress(struct __sk_buff *skb)
 	__u64 ev_gap = 0, ev_pdt = 0, ev_seq = 0;
 	__u32 ev_flags = 0, ev_mode = 0;
 	bpf_spin_lock(&st->lock);
+	if (st->ledger_start_ns != lstart) {
+		st->ledger_start_ns = lstart;
+		st->ledger_spent_ns = 0;
+		st->ledger_held = 0;
+		st->ledger_overruns = 0;
+	}
 	__u64 free = st->free_at_ns;
 	if (arrive <= free) {
 		/* Busy (transmitting, waking, or packets ahead), or back to
@@ -268,13 +340,24 @@ int eee_egress(struct __sk_buff *skb)
 		__u64 gap = arrive - free;
 		__u32 m = st->armed_mode;
 		__u64 p = st->armed_pdt_ns;
+		if (m != MODE_ALWAYS_ON && lon == LEDGER_ON && lrate && gap >= p) {
+			/* The timer expired at free + p: the port starts going
+			 * down then only if the ledger allows it, else when it
+			 * does (never, if that is later than this packet). */
+			__u64 allow = ledger_allow(st->ledger_spent_ns, lres, lrate, lstart);
+			if (allow > free + p) {
+				p = allow - free;
+				st->ledger_held++;
+				ev_flags |= EVENT_HELD;
+			}
+		}
 		st->idle_periods++;
 		ev_gap = gap;
 		ev_pdt = p;
 		ev_mode = m;
 		ev_seq = st->idle_periods;
 		if (m != MODE_ALWAYS_ON)
-			ev_flags = EVENT_SLEEPS;
+			ev_flags |= EVENT_SLEEPS;
 		if (m == MODE_ALWAYS_ON || gap < p) {
 			st->hits++;
 			st->time_ns[ST_WAKE] += gap;
@@ -311,6 +394,14 @@ int eee_egress(struct __sk_buff *skb)
 			}
 			st->time_ns[ST_GOING_UP] += tw;
 		}
+	}
+	if (ev_gap && start > arrive) {
+		/* The ledger's charge: what the packet ending the period
+		 * waited for the port's power state. */
+		__u64 d = start - arrive;
+		st->ledger_spent_ns += d;
+		if (lrate && arrive < ledger_allow(st->ledger_spent_ns, 0, lrate, lstart))
+			st->ledger_overruns++;
 	}
 	end = start + tx;
 	st->time_ns[ST_WAKE] += tx;

@@ -27,7 +27,10 @@ type EeeemuEmuConfig struct {
 	Mode            uint32
 	Flags           uint32
 	Delay           uint32
-	Reserved        uint32
+	Ledger          uint32
+	LedgerRateQ32   uint64
+	LedgerReserveNs uint64
+	LedgerStartNs   uint64
 	PowerWakeUw     uint64
 	PowerFwUw       uint64
 	PowerDsUw       uint64
@@ -51,24 +54,28 @@ type EeeemuEmuState struct {
 		_   structs.HostLayout
 		Val uint32
 	}
-	ArmedMode   uint32
-	ArmedPdtNs  uint64
-	T0Ns        uint64
-	FreeAtNs    uint64
-	TimeNs      [5]uint64
-	Packets     uint64
-	Bytes       uint64
-	IdlePeriods uint64
-	Hits        uint64
-	Misses      uint64
-	Wakeups     uint64
-	Deepens     uint64
-	Delayed     uint64
-	DelayNs     uint64
-	DelayMaxNs  uint64
-	TstampKept  uint64
-	SpinCapped  uint64
-	EventsLost  uint64
+	ArmedMode      uint32
+	ArmedPdtNs     uint64
+	T0Ns           uint64
+	FreeAtNs       uint64
+	TimeNs         [5]uint64
+	Packets        uint64
+	Bytes          uint64
+	IdlePeriods    uint64
+	Hits           uint64
+	Misses         uint64
+	Wakeups        uint64
+	Deepens        uint64
+	Delayed        uint64
+	DelayNs        uint64
+	DelayMaxNs     uint64
+	TstampKept     uint64
+	SpinCapped     uint64
+	EventsLost     uint64
+	LedgerStartNs  uint64
+	LedgerSpentNs  uint64
+	LedgerHeld     uint64
+	LedgerOverruns uint64
 }
 
 // Names of all BPF objects in the ELF.

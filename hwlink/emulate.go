@@ -44,8 +44,8 @@ const emuTCPriority = 0xC0DD
 const emuFQMajor = 0x4C50
 
 // emuLayoutVersion is emu_config.version: the pins' layout (2: the events
-// ring buffer and emu_state.events_lost).
-const emuLayoutVersion = 2
+// ring buffer and emu_state.events_lost; 3: the delay ledger).
+const emuLayoutVersion = 3
 
 // emu_config.attach and .setup values (bpf/eeeemu.c).
 const (

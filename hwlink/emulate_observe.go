@@ -20,7 +20,7 @@ import (
 type EmulatedEvent struct {
 	End    time.Duration // the packet that ended the period reached the port
 	Length time.Duration // > 0; the period began at End − Length
-	PDT    time.Duration // the t_PDT armed for the period
+	PDT    time.Duration // the t_PDT the period ran (armed, or held by the ledger)
 	// Delay is the wait the packet paid for the port's power state: the
 	// rest of t_s and t_w, or t_w (0 on a hit).
 	Delay time.Duration
@@ -30,7 +30,10 @@ type EmulatedEvent struct {
 	// Sleeps: the port could go down in this period (its armed mode was
 	// not always-on: EEE and tx LPI enabled in a sleeping mode).
 	Sleeps bool
-	Mode   EmulatedMode // the mode armed for the period
+	// Held: the port's delay ledger kept it awake past the armed t_PDT;
+	// PDT is then the t_PDT the period ran.
+	Held bool
+	Mode EmulatedMode // the mode armed for the period
 }
 
 // emuEventSize is sizeof(struct emu_event) (checked against the object's
@@ -41,6 +44,7 @@ const emuEventSize = 48
 const (
 	emuEventMissed = 1 << 0
 	emuEventSleeps = 1 << 1
+	emuEventHeld   = 1 << 2
 )
 
 // errShortEvent: a record shorter than struct emu_event.
@@ -57,7 +61,7 @@ func DecodeEmulatedEvent(b []byte) (EmulatedEvent, error) {
 	flags := binary.NativeEndian.Uint32(b[40:])
 	return EmulatedEvent{
 		End: dur(u(0)), Length: dur(u(8)), PDT: dur(u(16)), Delay: dur(u(24)), Seq: u(32),
-		Missed: flags&emuEventMissed != 0, Sleeps: flags&emuEventSleeps != 0,
+		Missed: flags&emuEventMissed != 0, Sleeps: flags&emuEventSleeps != 0, Held: flags&emuEventHeld != 0,
 		Mode: EmulatedMode(binary.NativeEndian.Uint32(b[44:])),
 	}, nil
 }

@@ -18,6 +18,21 @@ type refPort struct {
 	delayed, delayNs, delayMax                           uint64
 	// events are the ended idle periods, as the program exports them.
 	events []EmulatedEvent
+
+	// The delay ledger (bpf/eeeemu.c "Delay ledger"): configuration
+	// (rate Q32, clamped by the program to 2^32) and account.
+	ledOn                      bool
+	ledRate, ledRes, ledStart  uint64
+	spent, ledHeld, ledOverrun uint64
+}
+
+// setLedger configures the model's ledger as EmulatedPort.SetLedger does
+// the program's; a new start restarts its account.
+func (r *refPort) setLedger(l EmulatedLedger) {
+	r.ledOn, r.ledRate, r.ledRes = l.On, rateQ32(l.Rate), uint64(l.Reserve)
+	if s := uint64(l.Start); s != r.ledStart {
+		r.ledStart, r.spent, r.ledHeld, r.ledOverrun = s, 0, 0, 0
+	}
 }
 
 func newRefPort(t emuTiming, q16, t0, pdt uint64, mode EmulatedMode) *refPort {
@@ -42,6 +57,13 @@ func (r *refPort) send(now, own uint64, n, segs uint32, mode EmulatedMode, pdt u
 		gap := arrive - r.freeAt
 		r.idle++
 		p, m := r.armedPDT, r.armedMode
+		held := false
+		if m != EmulateAlwaysOn && r.ledOn && r.ledRate > 0 && gap >= p {
+			if allow := ledgerAllow(r.spent, r.ledRes, r.ledRate, r.ledStart); allow > r.freeAt+p {
+				p, held = allow-r.freeAt, true
+				r.ledHeld++
+			}
+		}
 		if m == EmulateAlwaysOn || gap < p {
 			r.hits++
 			r.times[StateWake] += gap
@@ -73,7 +95,13 @@ func (r *refPort) send(now, own uint64, n, segs uint32, mode EmulatedMode, pdt u
 		}
 		r.events = append(r.events, EmulatedEvent{End: time.Duration(arrive), Length: time.Duration(gap),
 			PDT: time.Duration(p), Delay: time.Duration(start - arrive), Seq: r.idle,
-			Missed: m != EmulateAlwaysOn && gap >= p, Sleeps: m != EmulateAlwaysOn, Mode: m})
+			Missed: m != EmulateAlwaysOn && gap >= p, Sleeps: m != EmulateAlwaysOn, Held: held, Mode: m})
+		if start > arrive {
+			r.spent += start - arrive
+			if r.ledRate > 0 && arrive < ledgerAllow(r.spent, 0, r.ledRate, r.ledStart) {
+				r.ledOverrun++
+			}
+		}
 	}
 	end := start + tx
 	r.times[StateWake] += tx

@@ -3,6 +3,7 @@ package hwlink
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -106,6 +107,9 @@ type EmulatorStatus struct {
 	EnergyJ   float64 `json:"energy_j"`
 	AlwaysOnJ float64 `json:"energy_always_on_j"`
 	Saving    float64 `json:"energy_saving"`
+	// Ledger is the port's delay ledger (EmulatedLedger), its budget at
+	// Now.
+	Ledger EmulatedLedgerStatus `json:"ledger"`
 }
 
 func (p *EmulatedPort) timing() emuTiming {
@@ -157,9 +161,27 @@ func (p *EmulatedPort) Status(now time.Duration) (EmulatorStatus, error) {
 	if s.AttachedVia == AttachTCX.String() {
 		s.Attached = p.linkAlive()
 	}
+	led, rate, reserve, start := p.ledgerConfig()
+	s.Ledger = EmulatedLedgerStatus{EmulatedLedger: led, Held: st.LedgerHeld, Overruns: st.LedgerOverruns}
+	if st.LedgerStartNs == start { // else the program has not seen the new start yet: S is 0
+		s.Ledger.Spent = time.Duration(min(st.LedgerSpentNs, math.MaxInt64))
+	} else {
+		s.Ledger.Held, s.Ledger.Overruns = 0, 0
+	}
+	if n := uint64(max(now, 0)); n > start && rate > 0 {
+		s.Ledger.Budget = time.Duration(min(mulQ32(n-start, min(rate, q32One)), math.MaxInt64))
+	}
 	times := st.TimeNs
 	until := max(uint64(max(now, 0)), st.FreeAtNs)
-	tail, cur, downs, deepens := emuTail(p.timing(), EmulatedMode(st.ArmedMode), st.ArmedPdtNs, st.FreeAtNs, until)
+	pdt := st.ArmedPdtNs
+	if led.On && rate > 0 && EmulatedMode(st.ArmedMode) != EmulateAlwaysOn && st.LedgerStartNs == start {
+		// The idle period in progress goes down when the ledger lets it,
+		// as the program will account it.
+		if allow := ledgerAllow(st.LedgerSpentNs, reserve, min(rate, q32One), start); allow > st.FreeAtNs+pdt {
+			pdt = allow - st.FreeAtNs
+		}
+	}
+	tail, cur, downs, deepens := emuTail(p.timing(), EmulatedMode(st.ArmedMode), pdt, st.FreeAtNs, until)
 	for i := range times {
 		times[i] += tail[i]
 	}
@@ -217,4 +239,9 @@ func (p *EmulatedPort) linkAlive() bool {
 		return tcx.Ifindex != 0
 	}
 	return true
+}
+
+// mulQ32 is floor(x × rate / 2^32) for rate ≤ 2^32, without overflow.
+func mulQ32(x, rate uint64) uint64 {
+	return (x>>32)*rate + ((x&(q32One-1))*rate)>>32
 }

@@ -46,8 +46,18 @@ func handReport() *Report {
 	run.RTT = Dist{Count: 100, Mean: 90e-6, P50: 60e-6, P99: 500e-6}
 	run.TraceRows = map[string]int{"a0": 50}
 	for i, p := range LinePorts {
+		// The ports' ledgers after 2 s at l = 5 %: a budget of 100 ms and a
+		// reserve of 650 µs; port 1 spent into the reserve.
+		end := status(100, 90, 10, time.Second, time.Second, 0.55, 1, 0)
+		end.Now = 12 * time.Second
+		end.Ledger = hwlink.EmulatedLedgerStatus{EmulatedLedger: hwlink.EmulatedLedger{On: true, Rate: 0.05,
+			Reserve: 650 * time.Microsecond, Start: 10 * time.Second}, Budget: 100 * time.Millisecond,
+			Spent: time.Duration(90+i%2*10) * time.Millisecond, Held: 7}
+		if i == 1 {
+			end.Ledger.Spent += 300 * time.Microsecond
+		}
 		run.Ports = append(run.Ports, PortReport{Port: p.Dev, NetNS: "lpihil-1-" + p.Host, InitialTimerNs: 1e6, FinalTimerNs: int64(100+i) * 1000,
-			Status: status(100, 90, 10, time.Second, time.Second, 0.55, 1, 0)})
+			Status: end, Budget: budgetCheck(end, 0, run.Bound)})
 		base.Ports = append(base.Ports, PortReport{Port: p.Dev, InitialTimerNs: 1e6, FinalTimerNs: 1e6, Status: status(100, 100, 0, 2*time.Second, 0, 1, 1, 0)})
 	}
 	run.sumPorts()
@@ -68,23 +78,40 @@ func TestReportTotalsAndText(t *testing.T) {
 	if run.SavingPct < 44.99 || run.SavingPct > 45.01 || run.LowPowerShare != 0.5 {
 		t.Errorf("saving %v, low power %v", run.SavingPct, run.LowPowerShare)
 	}
-	if run.RTTOverheadMeanPct < 49.99 || run.RTTOverheadMeanPct > 50.01 || run.WithinBound == nil || *run.WithinBound {
-		t.Errorf("overhead %v within %v", run.RTTOverheadMeanPct, run.WithinBound)
+	// The RTT overhead (+50 %) is far above the 5 % bound: it is no
+	// breach, the bound bounds each port's delay, and every port kept it.
+	if run.RTTOverheadMeanPct < 49.99 || run.RTTOverheadMeanPct > 50.01 || run.BudgetWithin == nil || !*run.BudgetWithin {
+		t.Errorf("overhead %v, ports within budget %v", run.RTTOverheadMeanPct, run.BudgetWithin)
+	}
+	verdicts := map[string]int{}
+	for _, p := range run.Ports {
+		verdicts[p.Budget.Verdict]++
+	}
+	if verdicts[VerdictWithinBudget] != 3 || verdicts[VerdictWithinGuarantee] != 1 {
+		t.Errorf("verdicts %v", verdicts)
+	}
+	if rep.Runs[0].BudgetWithin != nil || rep.Runs[0].Ports[0].Budget != nil {
+		t.Error("always-on run has a budget check")
 	}
 	var b strings.Builder
 	if err := rep.WriteText(&b); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, s := range []string{"always-on", "perfboundcorrect", "+50.0%", "5% OVER", "1ms → 100µs", "sim-to-real, perfboundcorrect", "link energy saving", "45.0%"} {
+	for _, s := range []string{"always-on", "perfboundcorrect", "RTT overhead mean", "+50.0%", "4/4 within", "1ms → 100µs",
+		"ports' delay budget", "within guarantee", "100.300ms", "650µs", "sim-to-real, perfboundcorrect", "link energy saving", "45.0%"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("text lacks %q:\n%s", s, out)
 		}
 	}
+	if strings.Contains(out, "OVER") {
+		t.Errorf("text flags an overrun:\n%s", out)
+	}
+	t.Logf("\n%s", out)
 }
 
 // every key of the JSON report is always present: the always-on run's
-// within_bound and a missing simulator run are null, not left out.
+// budget_within and a missing simulator run are null, not left out.
 func TestReportJSONKeys(t *testing.T) {
 	var b strings.Builder
 	if err := handReport().WriteJSON(&b); err != nil {
@@ -102,7 +129,7 @@ func TestReportJSONKeys(t *testing.T) {
 	}
 	runs := doc["runs"].([]any)
 	base, run := runs[0].(map[string]any), runs[1].(map[string]any)
-	for _, k := range []string{"name", "rtt", "latency", "rtt_overhead_mean_pct", "rtt_overhead_p99_pct", "within_bound", "throughput_bps",
+	for _, k := range []string{"name", "rtt", "latency", "rtt_overhead_mean_pct", "rtt_overhead_p99_pct", "budget_within", "throughput_bps",
 		"energy_j", "always_on_energy_j", "saving_pct", "hits", "misses", "wakeups", "timers_changed", "ports", "traffic", "agent_pids", "trace_rows"} {
 		if _, ok := run[k]; !ok {
 			t.Errorf("run: no key %q", k)
@@ -111,8 +138,8 @@ func TestReportJSONKeys(t *testing.T) {
 			t.Errorf("always-on run: no key %q", k)
 		}
 	}
-	if base["within_bound"] != nil || run["within_bound"] != false {
-		t.Errorf("within_bound %v %v", base["within_bound"], run["within_bound"])
+	if base["budget_within"] != nil || run["budget_within"] != true {
+		t.Errorf("budget_within %v %v", base["budget_within"], run["budget_within"])
 	}
 	c := doc["sim_to_real"].([]any)[0].(map[string]any)
 	for _, k := range []string{"run", "replay", "sim_always_on", "sim", "sim_error", "rows"} {
@@ -127,7 +154,7 @@ func TestReportJSONKeys(t *testing.T) {
 		}
 	}
 	port := run["ports"].([]any)[0].(map[string]any)
-	for _, k := range []string{"port", "netns", "initial_timer_ns", "final_timer_ns", "pdt_changes", "emulator"} {
+	for _, k := range []string{"port", "netns", "initial_timer_ns", "final_timer_ns", "pdt_changes", "emulator", "budget"} {
 		if _, ok := port[k]; !ok {
 			t.Errorf("port: no key %q", k)
 		}

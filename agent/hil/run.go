@@ -286,9 +286,13 @@ func runOne(ctx context.Context, cfg *Config, opts Options, line *Line, rep *Rep
 	r.Traffic = tr
 	r.RTT, r.Latency, r.ThroughputBps = tr.RTT, tr.Latency, tr.ThroughputBps
 	for i, p := range LinePorts {
-		r.Ports = append(r.Ports, PortReport{Port: p.Dev, NetNS: line.Hosts[p.Host].Name,
+		pr := PortReport{Port: p.Dev, NetNS: line.Hosts[p.Host].Name,
 			InitialTimerNs: int64(attached[i].TxLPITimer), FinalTimerNs: int64(after[i].TxLPITimer),
-			Status: diffStatus(before[i], after[i])})
+			Status: diffStatus(before[i], after[i])}
+		if kind != "" {
+			pr.Budget = budgetCheck(after[i], attached[i].AttachedAt, r.Bound)
+		}
+		r.Ports = append(r.Ports, pr)
 	}
 	r.sumPorts()
 
@@ -447,6 +451,7 @@ func standingNotes(cfg *Config, rep *Report) []string {
 		"measured latency is the datagrams' one way (probe and UDP flows, from the send to the kernel's receipt); the simulator's is every packet's, NIC to NIC, TCP included; the RTT adds the responder's turnaround",
 		"energy and counters of the emulated ports cover the traffic phase; the agents' traces cover their whole run (replayed whole, counted within the traffic phase when the trace's clock allows)",
 	}
+	n = append(n, "the ports apply the agents' delay ledger themselves, per idle period (held: periods kept awake past t_PDT); predict replays the agents' controllers, which run without one, so its misses include the ones the ports' holds avoided")
 	if rep.Delay == hwlink.DelaySpin.String() {
 		n = append(n, "delay spin: a waking port holds its sender's CPU, so traffic behind it is sent later instead of queued")
 	}

@@ -33,7 +33,13 @@ func (c *Config) portSpec(kind predictor.Kind, port string) agent.PortSpec {
 		Limits: agent.Limits{Hysteresis: c.Agent.Hysteresis, MinChangeInterval: c.Agent.MinChangeInterval},
 	}.WithDefaults()
 	caps, _ := hwlink.LookupDriver(c.Port.Driver)
-	return ac.Spec(port, agent.Register{Unit: caps.Unit, Min: caps.Min, Max: caps.Max}, c.ScaledWake(), nil)
+	spec := ac.Spec(port, agent.Register{Unit: caps.Unit, Min: caps.Min, Max: caps.Max}, c.ScaledWake(), nil)
+	// The agents give the delay ledger to the emulated ports, which apply
+	// it per idle period, and run their controllers without one (agent
+	// budget.go): so does the replay, which then reproduces the agents'
+	// decisions but not the ports' holds.
+	spec.Controller.Ledger = controller.LedgerOff
+	return spec
 }
 
 // replayTiming is the emulated port's timing for controller/replay: the

@@ -86,7 +86,10 @@ type Backend struct {
 	open    map[*port]struct{} // open ports, told when their link goes
 }
 
-var _ agent.Backend = (*Backend)(nil)
+var (
+	_ agent.Backend    = (*Backend)(nil)
+	_ agent.LedgerPort = (*port)(nil)
+)
 
 // New opens the backend; ctx bounds its link-event subscription.
 func New(ctx context.Context, opts Options) (*Backend, error) {
@@ -248,6 +251,10 @@ func (b *Backend) Ports(ctx context.Context) ([]agent.PortInfo, error) {
 				in.Driver = EmulatedDriverPrefix + c.Caps.Driver
 			}
 			b.fill(&in, c)
+			// The delay ledger's reserve: the emulated port's own timing.
+			if st, err := b.emu.Status(ctx, p.Name, hwlink.MonotonicNow()); err == nil {
+				in.MissCost = st.MissCost()
+			}
 		case b.opts.Emulated:
 			b.fill(&in, hwlink.Capability{Reason: "observe-only: no emulated EEE port on this interface " +
 				"(hw.eee_backend: emulated sets the timers of `lpictl emulate attach` ports only)"})
@@ -400,10 +407,19 @@ func (b *Backend) Open(ctx context.Context, in agent.PortInfo) (agent.Port, erro
 	return p, nil
 }
 
-// Restore implements agent.Backend.
+// Restore implements agent.Backend. An emulated port's delay ledger,
+// which the agent programs only on a port it changed, is switched off
+// with the rest (its account stays readable).
 func (b *Backend) Restore(ctx context.Context, name string, s agent.Settings) error {
 	on := s.TxLPIEnabled
 	_, err := b.act.SetTxLPI(ctx, name, hwlink.TxLPIRequest{Timer: s.TxLPITimer, TxLPIEnabled: &on})
+	if b.opts.Emulated && b.emulated(ctx, name) {
+		if st, serr := b.emu.Status(ctx, name, hwlink.MonotonicNow()); serr == nil && st.Ledger.On {
+			l := st.Ledger.EmulatedLedger
+			l.On = false
+			err = errors.Join(err, b.emu.SetLedger(ctx, name, l))
+		}
+	}
 	return mapErr(err)
 }
 
@@ -524,6 +540,32 @@ func (p *port) SetHold(ctx context.Context, d time.Duration) error {
 		return fmt.Errorf("%s: hybrid hold: %w (only emulated ports have one)", p.name, agent.ErrNotSupported)
 	}
 	return mapErr(p.b.emu.SetHold(ctx, p.name, d))
+}
+
+// OwnLedger implements agent.LedgerPort: an emulated port whose EEE the
+// agent drives (hw.eee_backend: emulated) applies the ledger itself.
+func (p *port) OwnLedger() bool { return p.emulated && p.b.opts.Emulated }
+
+// SetLedger implements agent.LedgerPort.
+func (p *port) SetLedger(ctx context.Context, l agent.PortLedger) error {
+	if !p.OwnLedger() {
+		return fmt.Errorf("%s: delay ledger: %w (only emulated ports apply it themselves)", p.name, agent.ErrNotSupported)
+	}
+	return mapErr(p.b.emu.SetLedger(ctx, p.name, hwlink.EmulatedLedger{On: l.On, Rate: l.Rate, Reserve: l.Reserve, Start: l.Start}))
+}
+
+// Ledger implements agent.LedgerPort.
+func (p *port) Ledger(ctx context.Context) (agent.PortLedgerStatus, error) {
+	if !p.OwnLedger() {
+		return agent.PortLedgerStatus{}, fmt.Errorf("%s: delay ledger: %w", p.name, agent.ErrNotSupported)
+	}
+	st, err := p.b.emu.Status(ctx, p.name, hwlink.MonotonicNow())
+	if err != nil {
+		return agent.PortLedgerStatus{}, mapErr(err)
+	}
+	l := st.Ledger
+	return agent.PortLedgerStatus{PortLedger: agent.PortLedger{On: l.On, Rate: l.Rate, Reserve: l.Reserve, Start: l.Start},
+		Spent: l.Spent, Held: l.Held, Overruns: l.Overruns}, nil
 }
 
 func (p *port) Restore(ctx context.Context, s agent.Settings) error {

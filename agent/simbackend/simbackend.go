@@ -61,7 +61,9 @@ type Backend struct {
 	built *scenario.Built
 	reg   agent.Register
 	wake  time.Duration
-	mode  eee.Mode
+	// missCost is the ledger's reserve c: the mode's power-down cycle.
+	missCost time.Duration
+	mode     eee.Mode
 
 	mu      sync.Mutex
 	net     *network.Network
@@ -115,6 +117,9 @@ func New(opts Options) (*Backend, error) {
 	e := built.Params.EEE
 	e.Prepare()
 	b.wake = time.Duration(e.WakeTime() / 1000)
+	if b.mode != eee.AlwaysOn {
+		b.missCost = ceilNS(e.Cycle()) // the delay ledger's reserve: one power-down cycle
+	}
 	reg := built.Params.Controller.WithDefaults().Register
 	b.reg = agent.Register{Unit: reg.Resolution.D(), Min: reg.Min.D(), Max: reg.Max.D()}
 	b.listPorts()
@@ -148,7 +153,7 @@ func (b *Backend) listPorts() {
 			continue
 		}
 		in := agent.PortInfo{Name: b.net.DeviceName(id), Driver: b.net.PortClass(id), Observation: "sim",
-			CanSet: canSet, Reason: reason, Register: b.reg, WakeTime: b.wake,
+			CanSet: canSet, Reason: reason, Register: b.reg, WakeTime: b.wake, MissCost: b.missCost,
 			Speed: uint64(b.built.Params.RateBps)} // the estimates' preset follows the link rate
 		if i < t.Nodes() {
 			in.Hops = hops
@@ -233,7 +238,7 @@ func (b *Backend) collect() {
 			k := b.net.DrainIdle(p.id, b.buf)
 			for _, o := range b.buf[:k] {
 				p.observe(agent.Observation{End: time.Duration((b.offset + o.End) / 1000), Length: time.Duration(o.Length / 1000),
-					Missed: o.Missed, MissedKnown: true, PDT: pdtDuration(o.PDT)})
+					Missed: o.Missed, MissedKnown: true, PDT: pdtDuration(o.PDT), Delay: ceilNS(o.Delay)})
 			}
 			if k < len(b.buf) {
 				break
@@ -379,6 +384,14 @@ func (p *simPort) addHops(h int, c uint64) {
 	p.hopsAny = true
 }
 
+// ceilNS is a delay in ps rounded up to whole ns, as a ledger charges it.
+func ceilNS(ps int64) time.Duration {
+	if ps <= 0 {
+		return 0
+	}
+	return time.Duration((ps-1)/1000 + 1)
+}
+
 // pdtDuration converts a t_PDT in ps (eee.Never: none) to a duration.
 func pdtDuration(ps int64) time.Duration {
 	if ps == eee.Never {
@@ -424,7 +437,7 @@ func (h *handle) EEE(context.Context) (agent.EEEState, error) {
 	on := h.b.mode != eee.AlwaysOn
 	timer := time.Duration(h.p.pdt / 1000)
 	if h.p.pdt == eee.Never {
-		timer = 0
+		timer = time.Duration(math.MaxInt64) // held awake (controller.Never)
 	}
 	return agent.EEEState{Enabled: on, Active: on, TxLPIEnabled: on, TxLPITimer: timer}, nil
 }
@@ -440,7 +453,10 @@ func (h *handle) SetPDT(_ context.Context, d time.Duration) (agent.ApplyResult, 
 	if d < 0 {
 		return agent.ApplyResult{}, errors.New("t_PDT must be ≥ 0")
 	}
-	v := int64(d) * 1000
+	v := eee.Never // controller.Never (a held port), or too long for ps: no timer
+	if d < time.Duration(eee.Never/1000) {
+		v = int64(d) * 1000
+	}
 	if v == h.p.pdt {
 		return agent.ApplyResult{Applied: d, Unchanged: true}, nil
 	}

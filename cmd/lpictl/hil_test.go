@@ -122,7 +122,7 @@ type hilReport struct {
 		Name               string   `json:"name"`
 		Predictor          string   `json:"predictor"`
 		RTTOverheadMeanPct *float64 `json:"rtt_overhead_mean_pct"`
-		WithinBound        *bool    `json:"within_bound"`
+		BudgetWithin       *bool    `json:"budget_within"`
 		SavingPct          *float64 `json:"saving_pct"`
 		TimersChanged      int      `json:"timers_changed"`
 		RTT                struct {
@@ -199,7 +199,7 @@ func TestHILRunQuick(t *testing.T) {
 	if base.RTT.Count < 100 || pbc.RTT.Count < 100 {
 		t.Errorf("probes: %d, %d", base.RTT.Count, pbc.RTT.Count)
 	}
-	if pbc.RTTOverheadMeanPct == nil || pbc.SavingPct == nil || pbc.WithinBound == nil || base.SavingPct == nil || *base.SavingPct != 0 {
+	if pbc.RTTOverheadMeanPct == nil || pbc.SavingPct == nil || pbc.BudgetWithin == nil || base.SavingPct == nil || *base.SavingPct != 0 {
 		t.Errorf("measured overhead and saving: %+v", pbc)
 	}
 	if pbc.SavingPct != nil && !(*pbc.SavingPct > 0) {

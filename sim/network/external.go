@@ -34,6 +34,9 @@ type IdleObservation struct {
 	// Missed: the packet ending the period had to wait for the link's
 	// power state (it had started going down, was low or waking up).
 	Missed bool
+	// Delay is how long that packet waited for the power state (ps; 0 on
+	// a hit).
+	Delay int64
 }
 
 // extPort is the state of a watched port.
@@ -325,7 +328,7 @@ func (n *Network) extIdleEnded(i int32, now, length int64, missed bool, ready in
 	pt := &n.ports[i]
 	e := n.ext.ports[i]
 	if e.drain {
-		e.idle = append(e.idle, IdleObservation{End: now, Length: length, PDT: pt.pdt, Missed: missed})
+		e.idle = append(e.idle, IdleObservation{End: now, Length: length, PDT: pt.pdt, Missed: missed, Delay: max(ready-now, 0)})
 	}
 	if t := n.trace; t != nil && t.port == i {
 		t.idleEnded(now-length, length, pt.pdt, missed, ready-now)
