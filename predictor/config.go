@@ -225,7 +225,12 @@ type HistogramConfig struct {
 	TTL      Duration `yaml:"ttl,omitempty" json:"ttl,omitempty"`             // TTL_hist (clearing)
 	// MaxRecords is h_maxN: the clearing strategy's count trigger and the
 	// circular strategy's ring size (defaults 250 and 20 000).
-	MaxRecords   int `yaml:"max_records,omitempty" json:"max_records,omitempty"`
+	MaxRecords int `yaml:"max_records,omitempty" json:"max_records,omitempty"`
+	// Windows is how many clearing windows the search sees: 2 (0 means 2:
+	// the last full window and the current one, so a fresh window does
+	// not overspend) or 1 (the papers' self-clearing histogram: a clear
+	// forgets everything).
+	Windows      int `yaml:"windows,omitempty" json:"windows,omitempty"`
 	CounterBytes int `yaml:"counter_bytes,omitempty" json:"counter_bytes,omitempty"` // w_counter
 	ElementBytes int `yaml:"element_bytes,omitempty" json:"element_bytes,omitempty"` // s_elem
 }
@@ -353,6 +358,9 @@ func (c Config) Validate() error {
 	case SearchPopulated, SearchAll:
 	default:
 		return bad("histogram.search", "unknown reading %q (want populated or all)", h.Search)
+	}
+	if h.Windows < 0 || h.Windows > 2 {
+		return bad("histogram.windows", "must be 1 (the papers' clearing) or 2 (default), got %d", h.Windows)
 	}
 	if h.BinWidth <= 0 {
 		return bad("histogram.bin_width", "must be > 0")

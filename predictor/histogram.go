@@ -53,6 +53,7 @@ type histogram struct {
 	prev     []bin
 	prevN    int
 	winStart time.Duration
+	single   bool // histogram.windows 1: a clear forgets the previous window too
 
 	ring []ringElem // circular only: capacity maxN
 	head int        // index of the oldest element
@@ -66,6 +67,7 @@ func newHistogram(c HistogramConfig) histogram {
 		maxValue: c.MaxValue.D(),
 		ttl:      c.TTL.D(),
 		maxN:     c.MaxRecords,
+		single:   c.Windows == 1,
 	}
 	h.maxIdx = h.binOf(h.maxValue)
 	if h.strategy == Circular {
@@ -119,6 +121,9 @@ func (h *histogram) rotate(start time.Duration) {
 	h.prev = append(h.prev[:0], h.bins...)
 	h.prevN = h.n
 	h.origin = h.winStart
+	if h.single { // the papers' clear: nothing is kept
+		h.bins, h.prev, h.n, h.prevN = h.bins[:0], h.prev[:0], 0, 0
+	}
 	if h.n == 0 {
 		h.origin = start // nothing counted: the span starts with the new window
 	}

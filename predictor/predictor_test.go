@@ -429,3 +429,37 @@ func TestSearchMatchesNaiveWalk(t *testing.T) {
 		}
 	}
 }
+
+// TestClearingOneWindowIsThePapers: histogram.windows 1 is the papers'
+// self-clearing histogram, exactly as before the two-window fix (these
+// are the earlier tests' expectations, kept for the figure sweeps).
+func TestClearingOneWindowIsThePapers(t *testing.T) {
+	cfg := pbConfig(Clearing, 1)
+	cfg.Histogram.MaxRecords, cfg.Histogram.Windows = 3, 1
+	p := newPerfBound(cfg)
+	fill(p, 1.5, 2.5, 3.5)
+	p.Observe(IdlePeriod{End: 20 * us, Length: 4500 * time.Nanosecond})
+	// The 4th value finds h_maxN recorded: clear, then count it alone;
+	// the clear is dated at its start (15.5 µs).
+	if p.Records() != 1 || p.PopulatedBins() != 1 || p.hist.bins[0].idx != 4 || p.hist.origin != 15500*time.Nanosecond {
+		t.Errorf("after clear: records %d bins %+v origin %v", p.Records(), p.hist.bins, p.hist.origin)
+	}
+
+	cfg = pbConfig(Clearing, 1)
+	cfg.Histogram.TTL, cfg.Histogram.Windows = Duration(10*us), 1
+	p = newPerfBound(cfg)
+	fill(p, 1, 1, 1)
+	// A gap ending at 25 µs: TTL expired at 10 and 20 µs; the clear is dated 20 µs.
+	p.Observe(IdlePeriod{End: 25 * us, Length: 2 * us})
+	if p.Records() != 1 || p.hist.origin != 20*us {
+		t.Errorf("records %d origin %v, want 1 and 20µs", p.Records(), p.hist.origin)
+	}
+	// Without new values, the TTL empties the histogram at decision time.
+	if got := p.Predict(31 * us); got != 7*us || p.Records() != 0 || p.hist.origin != 30*us {
+		t.Errorf("after TTL: t_PDT %v records %d origin %v, want initial 7µs, 0, 30µs", got, p.Records(), p.hist.origin)
+	}
+	if _, err := New(Config{Kind: KindPerfBound, WakeTime: 1, Histogram: HistogramConfig{Windows: 3}}); err == nil ||
+		!strings.Contains(err.Error(), "predictor.histogram.windows") {
+		t.Errorf("windows 3: %v", err)
+	}
+}

@@ -327,7 +327,10 @@ type CompareRow struct {
 }
 
 // DefaultVariants are always-on, a fixed t_PDT, PerfBound and
-// PerfBoundCorrect with the scenario's predictor settings otherwise.
+// PerfBoundCorrect as the papers run them (no ledger, their bin search),
+// the same under the delay ledger, PerfBoundCorrect under the end-to-end
+// gate, and nextgap under the ledger, with the scenario's predictor
+// settings otherwise.
 func DefaultVariants(s *Scenario, fixed predictor.Duration) []Variant {
 	mode := s.Power.Mode
 	if mode == string(power.AlwaysOn) {
@@ -338,12 +341,17 @@ func DefaultVariants(s *Scenario, fixed predictor.Duration) []Variant {
 	fx.Kind, fx.PDT = predictor.KindFixed, &fixed
 	pb, pbc := base, base
 	pb.Kind, pbc.Kind = predictor.KindPerfBound, predictor.KindPerfBoundCorrect
+	ng := base
+	ng.Kind = predictor.KindNextGap
 	off, auto := controller.LedgerOff, controller.LedgerAuto
-	// The papers' rows: unguarded, and with the papers' reading of the bin
-	// search unless the scenario chose one.
+	// The papers' rows: unguarded, with the papers' reading of the bin
+	// search and their self-clearing histogram unless the scenario chose.
 	ppb, ppbc := pb, pbc
 	if base.Histogram.Search == "" {
 		ppb.Histogram.Search, ppbc.Histogram.Search = predictor.SearchPopulated, predictor.SearchPopulated
+	}
+	if base.Histogram.Windows == 0 {
+		ppb.Histogram.Windows, ppbc.Histogram.Windows = 1, 1
 	}
 	return []Variant{
 		{Name: "always-on", Mode: string(power.AlwaysOn), Predictor: base},
@@ -353,6 +361,7 @@ func DefaultVariants(s *Scenario, fixed predictor.Duration) []Variant {
 		{Name: "perfboundcorrect (paper)", Mode: mode, Predictor: ppbc, Ledger: off},
 		{Name: "perfboundcorrect+ledger", Mode: mode, Predictor: pbc, Ledger: auto},
 		{Name: "perfboundcorrect e2e", Mode: mode, Predictor: ppbc, Ledger: off, EndToEnd: true},
+		{Name: "nextgap+ledger", Mode: mode, Predictor: ng, Ledger: auto},
 	}
 }
 

@@ -166,7 +166,7 @@ func TestCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 7 || rows[0].ExecOverheadPct != 0 || rows[0].LinkSavingPct != 0 {
+	if len(rows) != 8 || rows[0].ExecOverheadPct != 0 || rows[0].LinkSavingPct != 0 {
 		t.Fatalf("rows %+v", rows)
 	}
 	// The guarded rows report their ledger, the end-to-end one its gate,
