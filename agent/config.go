@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -393,6 +394,8 @@ func (c Config) Validate() error {
 	if c.Metrics.Listen != MetricsOff {
 		if _, port, err := net.SplitHostPort(c.Metrics.Listen); err != nil || port == "" {
 			return bad("metrics.listen", "want host:port (e.g. 127.0.0.1:9720 or [::1]:9720), got %q", c.Metrics.Listen)
+		} else if n, err := strconv.ParseUint(port, 10, 64); err != nil || n > 65535 {
+			return bad("metrics.listen", "port %q: want a number in 0..65535 (e.g. 127.0.0.1:9720), got %q", port, c.Metrics.Listen)
 		}
 	}
 	for _, g := range []struct {

@@ -310,3 +310,21 @@ func egressFilters(nlh *netlink.Handle, ifindex int) []string {
 	}
 	return out
 }
+
+// CheckBPFFS says whether dir is a bpffs mount where emulated ports' pins
+// can be (outside this process's own mount namespace, as resolveBPFFS
+// finds it): nil, or an error saying what dir is instead.
+func CheckBPFFS(dir string) error {
+	resolved, err := resolveBPFFS(dir, false)
+	if err != nil {
+		return err
+	}
+	var sfs unix.Statfs_t
+	if err := unix.Statfs(resolved, &sfs); err != nil {
+		return fmt.Errorf("%s: %w", dir, classifyErrno(err))
+	}
+	if sfs.Type != unix.BPF_FS_MAGIC {
+		return fmt.Errorf("%s is not a bpffs mount (filesystem magic %#x; mount -t bpf bpf %s, or name the bpffs `lpictl emulate attach --bpffs` used)", dir, sfs.Type, dir)
+	}
+	return nil
+}

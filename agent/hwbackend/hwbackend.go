@@ -99,6 +99,17 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	if opts.PollInterval == 0 {
 		opts.PollInterval = 10 * time.Millisecond
 	}
+	// Without a bpffs the emulated ports could not be found, and the agent
+	// would run observe-only without saying why.
+	if opts.Emulated || opts.Observe == string(hwlink.MethodEmulated) {
+		bpffs := opts.BPFFS
+		if bpffs == "" {
+			bpffs = hwlink.DefaultBPFFS
+		}
+		if err := hwlink.CheckBPFFS(bpffs); err != nil {
+			return nil, fmt.Errorf("hw.bpffs: %w", err)
+		}
+	}
 	et, err := hwlink.NewEthtoolBackend(hwlink.BackendOptions{NetNS: opts.NetNS, Logger: opts.Logger})
 	if err != nil {
 		return nil, err
