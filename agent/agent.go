@@ -684,7 +684,7 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 			"ledger", ledgerWho(p), "miss_cost", spec.Controller.MissCost.D(), "miss_cost_from", from)
 	}
 	if len(a.ports) == 0 {
-		a.log.Warn("no ports selected (set ports.names or ports.drivers)")
+		a.log.Warn("no ports selected: "+cfg.Ports.NoneSelected(len(infos)), "mode", cfg.Mode)
 	}
 	return nil
 }

@@ -45,3 +45,38 @@ func TestAgentCheckWhatStartNeeds(t *testing.T) {
 		t.Errorf("lock file left after the failed start: %v", err)
 	}
 }
+
+// TestAgentInputEdges (issue 24 item 8): an interval beyond the maximum is
+// refused; an error in a value from a flag is labelled with the flag, not
+// the config file; enforce mode with no port selected warns naming the
+// patterns.
+func TestAgentInputEdges(t *testing.T) {
+	file := writeFile(t, "agent.yaml", "mode: enforce\nports: {names: [eth0]}\n")
+	for _, tc := range []struct {
+		args     []string
+		want     string
+		wantNone string
+	}{
+		{[]string{"agent", "--check", "-c", file, "--interval", "100000h"}, "flag --interval: interval: must be ≤ 1m0s", "agent.yaml"},
+		{[]string{"agent", "--check", "-c", file, "--set", "interval=2m"}, "--set: interval: must be ≤ 1m0s", "agent.yaml"},
+		{[]string{"agent", "--check", "-c", file, "--mode", "bogus"}, "flag --mode: mode: unknown mode", "agent.yaml"},
+		{[]string{"agent", "--check", "-c", file, "--listen", "nowhere"}, "flag --listen: metrics.listen: want host:port", "agent.yaml"},
+		{[]string{"agent", "--check", "-c", file, "--interval", "soon"}, "flag --interval: invalid duration", "--set"},
+		{[]string{"agent", "--check", "-c", writeFile(t, "big.yaml", "interval: 100000h\n")}, "big.yaml: interval: must be ≤ 1m0s", "flag"},
+	} {
+		code, _, stderr := lpictl(t, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, tc.wantNone) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, %q; want exit 2 and %q (without %q) on one line", tc.args, code, stderr, tc.want, tc.wantNone)
+		}
+	}
+
+	config, _, _ := modelSetup(t, modelPort("lpim0", "mvneta", "02:00:00:00:00:01", 250*time.Microsecond))
+	p := startAgent(t, config, "--ports", "eth9*")
+	m := p.waitLog(`level=WARN msg="no ports selected: ([^"]*)"`)
+	t.Logf("warning: %s", m[1])
+	if !strings.Contains(m[1], "ports.names [eth9*]") || !strings.Contains(m[1], "none of the 1 ports") {
+		t.Errorf("no-ports warning does not name the pattern: %q", m[1])
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	<-p.done
+}
