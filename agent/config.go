@@ -38,11 +38,11 @@ const (
 
 // Defaults of the agent (ours; docs/agent.md lists them).
 const (
-	DefaultInterval          = 100 * time.Millisecond
+	DefaultInterval = 100 * time.Millisecond
 	// MaxInterval bounds interval: a controller consulted less often
 	// leaves its port on a stale t_PDT (the idle periods change within
 	// seconds), and its ledger settles over intervals.
-	MaxInterval = time.Minute
+	MaxInterval              = time.Minute
 	DefaultListen            = "127.0.0.1:9720"
 	DefaultStateDir          = "/var/lib/lpictl"
 	DefaultHysteresis        = 0.25
