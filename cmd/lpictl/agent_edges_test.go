@@ -1,12 +1,18 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/hwlinktest"
 )
 
 // TestAgentCheckWhatStartNeeds (issue 24 item 7): --check refuses what the
@@ -79,4 +85,73 @@ func TestAgentInputEdges(t *testing.T) {
 	}
 	_ = p.cmd.Process.Signal(os.Interrupt)
 	<-p.done
+}
+
+// TestAgentOnePortOneOwner (issue 24 item 6): two agents with different
+// state directories on one emulated port: the second cannot claim it and
+// writes nothing, so the first's original is restored when both stop; a
+// timer the agent did not write stops it enforcing the port and is left
+// in force at exit.
+func TestAgentOnePortOneOwner(t *testing.T) {
+	hwlinktest.RequireBPF(t)
+	pair := hwlinktest.NewPair(t)
+	bpffs := testBPFFS(t)
+	orig := time.Millisecond
+	ep, err := hwlink.AttachEmulator(context.Background(), hwlink.EmulateConfig{Interface: pair.NameA, NetNS: hwlink.NetNS(pair.PathA),
+		Preset: hwlink.EmulatedPreset{Name: "test", RateBps: 1e9, WakePowerW: 0.5,
+			DeepSleep: &hwlink.EmulatedLowPower{PowerW: 0.05, Wake: 16 * time.Microsecond, Sleep: 180 * time.Microsecond}},
+		Mode: hwlink.EmulateDeepSleep, PDT: &orig, Delay: hwlink.DelayNone, BPFFS: bpffs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ep.Detach(); ep.Close() }()
+	timer := func() time.Duration {
+		st, err := ep.GetEEE()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.TxLPITimer
+	}
+	config := func(pdt string) string {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "agent.yaml")
+		writeAgentConfig(t, path, fmt.Sprintf(`mode: enforce
+interval: 20ms
+state_dir: %s
+metrics: {listen: "127.0.0.1:0"}
+ports: {names: [%s]}
+predictor: {kind: fixed, pdt: %s}
+limits: {min_change_interval: 0s, hysteresis: 0}
+safety: {warmup: 0s, eee_refresh: 100ms}
+hw: {netns: %s, observe: none, eee_backend: emulated, bpffs: %s}
+`, filepath.Join(dir, "state"), pair.NameA, pdt, pair.PathA, bpffs))
+		return path
+	}
+	a1 := startAgent(t, config("20us"))
+	eventually(t, "the first agent's timer", func() bool { return timer() == 20*time.Microsecond })
+	a2 := startAgent(t, config("40us"))
+	m := a2.waitLog(`level=WARN msg="enforce: the port is owned by another process; not enforcing it".*error="([^"]*)"`)
+	t.Logf("second agent: %s", m[1])
+	time.Sleep(300 * time.Millisecond)
+	if got := timer(); got != 20*time.Microsecond {
+		t.Errorf("timer with two agents: %v, want the first's 20µs", got)
+	}
+	a1.stop(syscall.SIGTERM)
+	a2.stop(syscall.SIGTERM)
+	if got := timer(); got != orig {
+		t.Errorf("timer after both stopped: %v, want the original %v", got, orig)
+	}
+
+	// A foreign write: noticed, not fought, left in force.
+	a1 = startAgent(t, config("20us"))
+	eventually(t, "the agent's timer", func() bool { return timer() == 20*time.Microsecond })
+	foreign := 300 * time.Microsecond
+	if err := ep.SetEEE(hwlink.EEESet{TxLPITimer: &foreign}); err != nil {
+		t.Fatal(err)
+	}
+	a1.waitLog(`msg="enforce: tx LPI timer changed by someone else`)
+	a1.stop(syscall.SIGTERM)
+	if got := timer(); got != foreign {
+		t.Errorf("timer after a foreign change and stop: %v, want the foreign %v left alone", got, foreign)
+	}
 }
