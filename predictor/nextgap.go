@@ -48,7 +48,7 @@ type NextGapConfig struct {
 	// DelayPrice λ is the sleep a unit of wake-up delay must buy: a
 	// threshold is chosen to maximise Σ (g − θ − a − λ·t_w) over the gaps
 	// g that outlast it (a = t_s, the time going down), within the
-	// budget (default 3; 0 < λ ≤ 1000).
+	// budget (default 4; 0 < λ ≤ 1000).
 	DelayPrice float64 `yaml:"delay_price,omitempty" json:"delay_price,omitempty"`
 	// BreakEven is the shortest gap worth a sleep at once and the lowest
 	// threshold: t_s + t_w (+ 2H) of the state entered first (default
@@ -192,10 +192,11 @@ const (
 //     port's ledger shows unspent beyond one spare wake-up. The next
 //     bin down, which the budget covers in part, is allowed while that
 //     spare exists.
-//   - Decide: ĝ ≥ max(τ, break-even) → t_PDT 0 (sleep at once); else
-//     t_PDT max(τ, break-even), a threshold (on independent gaps the best
-//     online policy; a gap predicted short costs nothing under it unless
-//     the prediction was wrong).
+//   - Decide: ĝ ≥ max(τ, break-even) → t_PDT 0 (sleep at once); else a
+//     threshold θ maximising Σ (g − θ − t_s − λ·t_w) over the gaps that
+//     outlast it (on independent gaps the best online policy; λ prices the
+//     delay); if those outlast θ by too little, stay awake through the
+//     gaps the histogram knows (beyond), never for a whole silence.
 //   - Held (Rationed): when the ledger forbids going down for wait, a
 //     predicted-long gap sleeps as soon as allowed only if ĝ − wait still
 //     clears τ; a threshold sleeps late only if the gaps that outlast it

@@ -271,3 +271,29 @@ func FuzzNextGap(f *testing.F) {
 		}
 	})
 }
+
+// TestNextGapSleepsInASilence is the LAMMPS demo's start-up on every port
+// (configs/sim/demo.yaml): a 10.48 µs train, trusted but not worth a
+// wake-up, then a 100 ms silence. Staying awake for the train must not
+// mean staying awake through the silence: the answer is a threshold just
+// above the longest gap seen, not histogram.max_value (which held every
+// link of the demo awake for 10 ms and cost 0.3 kJ of its 1.4 kJ), and a
+// port the ledger holds does the same.
+func TestNextGapSleepsInASilence(t *testing.T) {
+	p := newNextGapT(t, Config{WakeTime: Duration(4480), SleepTime: Duration(2 * us), Bound: 0.01,
+		Histogram: HistogramConfig{MaxValue: Duration(10 * time.Millisecond)}})
+	var now time.Duration
+	for range 112 {
+		now = feedNG(p, now, 10485*time.Nanosecond)
+	}
+	pdt := p.Predict(now)
+	if pdt <= 10485*time.Nanosecond || pdt > 40*us {
+		t.Errorf("t_PDT %v after the train, want just above its 10.5 µs gaps (≤ 40 µs)", pdt)
+	}
+	if got := p.Held(now, 5*us); got != pdt {
+		t.Errorf("Held(5µs) = %v, want the same threshold %v", got, pdt)
+	}
+	if got := p.Held(now, 100*us); got != 100*us {
+		t.Errorf("Held(100µs) = %v, want 100µs (every gap seen is shorter)", got)
+	}
+}
