@@ -52,6 +52,11 @@ type Options struct {
 	Reload func() (Config, error)
 	// Version is reported in lpictl_agent_info.
 	Version string
+	// Clock is the wall clock (nil = time.Now): the log summary and the
+	// rate limit of repeated warnings, the rescan interval, /healthz and
+	// the once-a-second counter reads of a backend slower than real time.
+	// The controllers run on the backend's clock (Backend.Now).
+	Clock func() time.Time
 }
 
 // Agent runs one controller.Port per selected port of a Backend, applies
@@ -77,6 +82,14 @@ type Agent struct {
 	tickDur  time.Duration
 
 	status string // the last STATUS= sent
+
+	// The log summary (logsummary.go): when it was last logged, and the
+	// counts of ports removed since; limiter rate-limits repeated
+	// warnings (log.repeat_interval, repeatEvery in ns).
+	lastSummary time.Time
+	sumPending  summaryCounts
+	limiter     repeatLimiter
+	repeatEvery atomic.Int64
 
 	addr     atomic.Value // string
 	ready    atomic.Bool
@@ -121,6 +134,7 @@ type portState struct {
 	firmware     string          // lpictl_port_info's firmware label
 	peerEEE      string          // … and peer_eee_modes (as of the last EEE read)
 	gone         bool            // deleted or renamed: closed or followed at once
+	sumLast      summaryCounts   // the counts at the last log summary
 
 	// heldFirst is the last decision held by hysteresis against the
 	// timer in force before the first write; heldFirstCount counts them.
@@ -177,12 +191,20 @@ func New(opts Options) (*Agent, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{opts: opts, backend: opts.Backend, log: opts.Logger, cfg: opts.Config, reloadOK: true, reloadAt: time.Now(),
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	a := &Agent{opts: opts, backend: opts.Backend, log: opts.Logger, cfg: opts.Config, reloadOK: true, reloadAt: opts.Clock(),
 		ports: map[string]*portState{}, traces: map[string]*portTrace{}, buf: make([]Observation, 1024)}
+	a.lastSummary = a.reloadAt
+	a.repeatEvery.Store(int64(opts.Config.Log.RepeatInterval.D()))
 	a.addr.Store("")
 	a.reg = newRegistry(a)
 	return a, nil
 }
+
+// clock is the wall clock (Options.Clock).
+func (a *Agent) clock() time.Time { return a.opts.Clock() }
 
 // Registry is the agent's own metrics registry.
 func (a *Agent) Registry() *prometheus.Registry { return a.reg }
@@ -275,8 +297,7 @@ func (a *Agent) Run(ctx context.Context, hup <-chan struct{}) error {
 	interval := a.cfg.Interval.D()
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
-	lastScan := time.Now()
-	stepFailed := false
+	lastScan := a.clock()
 	for {
 		select {
 		case <-ctx.Done():
@@ -293,22 +314,21 @@ func (a *Agent) Run(ctx context.Context, hup <-chan struct{}) error {
 			a.notify(NotifyReady)
 			a.notifyStatus()
 		case <-ticker.C:
-			if err := a.backend.Step(ctx); err != nil && ctx.Err() == nil && !stepFailed {
-				stepFailed = true
-				a.log.Warn("backend step failed", "error", err)
+			if err := a.backend.Step(ctx); err != nil && ctx.Err() == nil {
+				a.warnRepeat(slog.LevelWarn, "", "", "backend step failed", "error", err)
 			}
 			a.tick(ctx)
 			if a.anyGone() {
 				// A port was deleted or renamed: close or follow it now,
 				// not at the next rescan.
-				lastScan = time.Now()
+				lastScan = a.clock()
 				if err := a.syncPorts(ctx); err != nil && ctx.Err() == nil {
-					a.log.Warn("port rescan failed", "error", err)
+					a.warnRepeat(slog.LevelWarn, "", "", "port rescan failed", "error", err)
 				}
-			} else if rs := a.rescanInterval(); rs > 0 && time.Since(lastScan) >= rs {
-				lastScan = time.Now()
+			} else if rs := a.rescanInterval(); rs > 0 && a.clock().Sub(lastScan) >= rs {
+				lastScan = a.clock()
 				if err := a.syncPorts(ctx); err != nil && ctx.Err() == nil {
-					a.log.Warn("port rescan failed", "error", err)
+					a.warnRepeat(slog.LevelWarn, "", "", "port rescan failed", "error", err)
 				}
 			}
 			a.notifyStatus()
@@ -606,6 +626,7 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 		if err := a.restorePort(ctx, p, why); err != nil && !errors.Is(err, ErrPortGone) {
 			a.log.Error("restore failed", "device", name, "error", err)
 		}
+		a.foldSummary(p, a.backend.Now())
 		p.port.Close()
 		delete(a.ports, name)
 	}
@@ -674,7 +695,10 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 		p.bindSent()
 		preset := "off"
 		if cfg.Estimate.On() {
-			if p.est, preset, err = newEstimator(cfg.Estimate, in, spec, now); err != nil {
+			if p.est, preset, err = newEstimator(cfg.Estimate, in, spec, now); errors.Is(err, errPresetUnknown) {
+				// Not a fault: say so rather than guess a preset.
+				preset = "none (" + err.Error() + ")"
+			} else if err != nil {
 				a.log.Warn("no estimates for this port", "device", name, "error", err)
 				preset = "none"
 			}
@@ -855,7 +879,8 @@ func (a *Agent) reload(ctx context.Context) {
 		a.opts.Level.Set(parseLevel(cfg.Log.Level))
 	}
 	a.reloads[0]++
-	a.reloadOK, a.reloadAt = true, time.Now()
+	a.reloadOK, a.reloadAt = true, a.clock()
+	a.repeatEvery.Store(int64(cfg.Log.RepeatInterval.D()))
 	a.mu.Unlock()
 	if err := a.syncPorts(ctx); err != nil {
 		a.log.Error("reload: port sync failed", "error", err)
@@ -865,15 +890,17 @@ func (a *Agent) reload(ctx context.Context) {
 
 // tick runs one decision round over every port.
 func (a *Agent) tick(ctx context.Context) {
-	start := time.Now()
+	start := a.clock()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	now := a.backend.Now()
 	for _, name := range a.sortedNames() {
 		a.tickPort(ctx, a.ports[name], now)
 	}
-	a.tickDur = time.Since(start)
-	a.lastTick.Store(time.Now().UnixNano())
+	end := a.clock()
+	a.tickDur = end.Sub(start)
+	a.lastTick.Store(end.UnixNano())
+	a.maybeSummary(now)
 }
 
 func (a *Agent) tickPort(ctx context.Context, p *portState, now time.Duration) {
@@ -904,7 +931,7 @@ func (a *Agent) tickPort(ctx context.Context, p *portState, now time.Duration) {
 	// backend's runs slower (a simulation that cannot keep up).
 	if !p.countersOK || p.guard.inFlapWindow(now, cfg.Safety) || p.guard.harm.active(now, cfg.Safety) ||
 		now-p.countersAt >= time.Second ||
-		time.Since(p.countersWall) >= time.Second {
+		a.clock().Sub(p.countersWall) >= time.Second {
 		a.readCounters(ctx, p, now)
 	}
 
@@ -1030,14 +1057,14 @@ func (a *Agent) readCounters(ctx context.Context, p *portState, now time.Duratio
 		a.portError(p, "counters", err)
 		return
 	}
-	p.counters, p.countersAt, p.countersOK, p.countersWall = c, now, true, time.Now()
+	p.counters, p.countersAt, p.countersOK, p.countersWall = c, now, true, a.clock()
 	p.noteCarrier(c.CarrierChanges)
 	a.checkHarm(ctx, p, now)
 	flap, quarantine := p.guard.carrier(now, c.CarrierChanges, a.cfg.Safety)
 	if !flap || p.guard.quarantined && p.guard.reason == ReasonHarm {
 		return
 	}
-	a.log.Warn("carrier flap after a change; backing off", "device", p.info.Name,
+	a.warnRepeat(slog.LevelWarn, p.info.Name, "", "carrier flap after a change; backing off", "device", p.info.Name,
 		"consecutive_flaps", p.guard.flaps, "backoff", p.guard.backoffLeft(now))
 	if quarantine {
 		a.log.Error("port quarantined after repeated link flaps: original settings restored, no further changes until restart",
@@ -1148,7 +1175,7 @@ func (a *Agent) apply(ctx context.Context, p *portState, now, pdt time.Duration)
 		orig := Settings{TxLPITimer: p.eee.TxLPITimer, TxLPIEnabled: p.eee.TxLPIEnabled}
 		if a.state != nil {
 			err := a.state.Record(PortRecord{Name: p.info.Name, Index: p.info.Index, MAC: p.info.MAC,
-				Driver: p.info.Driver, Backend: a.backend.Name(), Original: orig, RecordedAt: time.Now().UTC()})
+				Driver: p.info.Driver, Backend: a.backend.Name(), Original: orig, RecordedAt: a.clock().UTC()})
 			if err != nil {
 				a.portError(p, "state", err)
 				return // never change a port whose original is not on disk
@@ -1197,7 +1224,9 @@ func (a *Agent) apply(ctx context.Context, p *portState, now, pdt time.Duration)
 		if errKnown {
 			p.guard.harm.changed(now, errBase)
 		}
-		a.log.Info("tx LPI timer set", "device", p.info.Name, "pdt", pdt, "applied", res.Applied,
+		// DEBUG: one line per change floods the journal on a switch; the
+		// summary line counts them (log.summary_interval).
+		a.log.Debug("tx LPI timer set", "device", p.info.Name, "pdt", pdt, "applied", res.Applied,
 			"clamped", res.Clamped)
 	}
 	p.eee.TxLPITimer = res.Applied
@@ -1300,9 +1329,7 @@ func (a *Agent) portError(p *portState, kind string, err error) {
 		return
 	}
 	p.errors[kind]++
-	if p.errors[kind] == 1 || p.errors[kind]%100 == 0 {
-		a.log.Warn("port error", "device", p.info.Name, "kind", kind, "count", p.errors[kind], "error", err)
-	}
+	a.warnRepeat(slog.LevelWarn, p.info.Name, kind, "port error", "device", p.info.Name, "kind", kind, "count", p.errors[kind], "error", err)
 }
 
 // warnOnce logs a warning once per port.

@@ -309,6 +309,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 		t.Fatalf("dashboard is not JSON: %v", err)
 	}
 	be := newFake("eth0")
+	be.ports["eth0"].info.Speed = 1_000_000_000 // a 1G port: estimates under eee-1000base-t
 	cfg := testConfig(t, agent.Enforce, "eth0")
 	on := controller.LedgerOn // a fixed t_PDT has a delay ledger only when asked
 	cfg.Limits.Ledger = &on

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"time"
+
+	"github.com/lpictl/lpictl/sim/power"
 )
 
 // ErrNotSupported is returned (wrapped) by a backend when a port cannot do
@@ -69,8 +71,16 @@ type PortInfo struct {
 	// Hops is the port's hop-count distribution if known (hops → share).
 	Hops map[int]float64
 	// Speed is the link speed in bits per second (0 = unknown); it picks
-	// the power preset of the port's estimates.
+	// the power preset of the port's estimates, unless the port has its
+	// own (Preset) or is Virtual.
 	Speed uint64
+	// Preset is the port's own power preset (an emulated EEE port's, from
+	// its emulator), nil if none: its estimates use it.
+	Preset *power.Preset
+	// Virtual is the kind of a virtual device (veth, dummy, netkit, ifb)
+	// whose Speed means nothing for power, "" otherwise: without a preset
+	// of its own or configured, it gets no estimate.
+	Virtual string
 	// DefaultPDT is the tx LPI timer the driver programs by itself, if
 	// known (0 otherwise): the estimates' driver-default policy.
 	DefaultPDT time.Duration

@@ -61,18 +61,26 @@ const holdTimerMax = time.Duration(math.MaxUint32) * time.Microsecond
 // none: what the backend knows of the port (an emulated port's scaled
 // t_s + deepest t_w, the simulator's power-down cycle), else the estimate
 // preset of its link speed (estimate.preset, or by speed, or
-// estimate.fallback_preset): the deepest t_s + the largest t_w. Real NICs
+// estimate.fallback_preset, else LedgerFallbackPreset): the deepest t_s +
+// the largest t_w. Real NICs
 // say nothing of their PHY's timing, so the preset stands for it; 0 when
 // none loads (the controller then takes the predictor's t_w).
 func (c Config) missCost(in PortInfo) (time.Duration, string) {
 	if in.MissCost > 0 {
 		return in.MissCost, "port"
 	}
-	pr, _, err := EstimatePreset(c.Estimate.Preset, c.Estimate.withDefaults().FallbackPreset, in.Speed)
+	pr, _, _, err := EstimatePreset(c.Estimate.Preset, c.Estimate.withDefaults().FallbackPreset, in.presetPort())
+	from := "preset "
+	if err == nil && pr == nil {
+		// No preset known (a virtual device, an unknown speed): the
+		// ledger still needs a reserve.
+		pr, err = power.Load(LedgerFallbackPreset)
+		from = "default preset "
+	}
 	if err != nil || pr == nil {
 		return 0, "predictor"
 	}
-	return PresetMissCost(pr), "preset " + pr.Name
+	return PresetMissCost(pr), from + pr.Name
 }
 
 // PresetMissCost is the largest delay one miss can add on a port of the

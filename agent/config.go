@@ -65,6 +65,11 @@ const (
 	// Table 3), the commonest EEE link on hosts; set predictor.wake_time
 	// for faster links.
 	DefaultWakeTime = 16 * time.Microsecond
+	// DefaultLogSummaryInterval: one INFO summary line per minute.
+	DefaultLogSummaryInterval = time.Minute
+	// DefaultLogRepeatInterval: a repeated warning about a port at most
+	// once a minute.
+	DefaultLogRepeatInterval = time.Minute
 )
 
 // Config is the agent's configuration: /etc/lpictl/agent.yaml, LPICTL_*
@@ -99,6 +104,14 @@ type Config struct {
 type LogConfig struct {
 	Level  string `yaml:"level"`  // debug, info, warn, error
 	Format string `yaml:"format"` // text or json
+	// SummaryInterval is how often one INFO line sums up what happened
+	// since the last (timer changes, clamps, ledger holds, quarantines,
+	// errors); 0 = no summary. Each change is logged at DEBUG.
+	SummaryInterval predictor.Duration `yaml:"summary_interval"`
+	// RepeatInterval rate-limits repeated warnings: the same message about
+	// the same port at most once per interval, the next one saying how many
+	// were suppressed; 0 = no limit.
+	RepeatInterval predictor.Duration `yaml:"repeat_interval"`
 }
 
 // MetricsOff as metrics.listen turns the HTTP endpoint off.
@@ -276,6 +289,12 @@ func (c Config) withDefaults(explicit map[string]bool) Config {
 	if c.Log.Format == "" {
 		c.Log.Format = "text"
 	}
+	if unset("log.summary_interval", c.Log.SummaryInterval == 0) {
+		c.Log.SummaryInterval = predictor.Duration(DefaultLogSummaryInterval)
+	}
+	if unset("log.repeat_interval", c.Log.RepeatInterval == 0) {
+		c.Log.RepeatInterval = predictor.Duration(DefaultLogRepeatInterval)
+	}
 	if unset("ports.rescan_interval", c.Ports.RescanInterval == 0) {
 		c.Ports.RescanInterval = predictor.Duration(DefaultRescanInterval)
 	}
@@ -394,6 +413,12 @@ func (c Config) Validate() error {
 	case "text", "json":
 	default:
 		return bad("log.format", "unknown format %q (want text or json)", c.Log.Format)
+	}
+	if c.Log.SummaryInterval < 0 {
+		return bad("log.summary_interval", "must be ≥ 0 (0 = no summary), got %v", c.Log.SummaryInterval)
+	}
+	if c.Log.RepeatInterval < 0 {
+		return bad("log.repeat_interval", "must be ≥ 0 (0 = no limit), got %v", c.Log.RepeatInterval)
 	}
 	if c.Ports.RescanInterval < 0 {
 		return bad("ports.rescan_interval", "must be ≥ 0 (0 = only at start and on SIGHUP), got %v", c.Ports.RescanInterval)

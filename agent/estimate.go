@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -14,9 +15,15 @@ import (
 
 // Defaults of the estimates (docs/agent.md "What EEE would save").
 const (
-	// DefaultFallbackPreset is the power preset of ports whose speed is
-	// unknown or has no preset (veth, virtual links).
-	DefaultFallbackPreset = "eee-1000base-t"
+	// DefaultFallbackPreset is estimate.fallback_preset's default: none.
+	// A port whose preset is not known — its speed unknown, without a
+	// preset, or meaningless (a virtual device: veth reports 10 Gb/s) —
+	// gets no estimate and a note saying so, rather than a guess.
+	DefaultFallbackPreset = ""
+	// LedgerFallbackPreset stands for the PHY timing behind the delay
+	// ledger's reserve c where no preset is known (1000BASE-T, the
+	// commonest EEE link on hosts; its t_w is DefaultWakeTime).
+	LedgerFallbackPreset = "eee-1000base-t"
 	// DefaultEstimateFixedPDT is the fixed policy's t_PDT.
 	DefaultEstimateFixedPDT = estimate.DefaultFixedPDT
 )
@@ -30,10 +37,11 @@ var EstimatePolicyKinds = []string{estimate.AlwaysOn, estimate.PlainEEE, estimat
 type EstimateConfig struct {
 	// Enabled turns the estimates on (default true).
 	Enabled *bool `yaml:"enabled"`
-	// Preset is the power preset of every port ("" = chosen by the port's
-	// link speed, estimate.PresetForSpeed).
+	// Preset is the power preset of every port ("" = the port's own, an
+	// emulated EEE port's, else by its link speed, estimate.PresetForSpeed).
 	Preset string `yaml:"preset"`
-	// FallbackPreset is used where the speed is unknown or has no preset.
+	// FallbackPreset is used where the speed is unknown, has no preset or
+	// means nothing (virtual devices); "" = no estimate for such ports.
 	FallbackPreset string `yaml:"fallback_preset"`
 	// Policies are the policies estimated besides always-on (default:
 	// eee, driver-default, fixed, predictor). driver-default is skipped on
@@ -87,24 +95,72 @@ func (e EstimateConfig) validate() error {
 	return nil
 }
 
-// EstimatePreset returns the power preset of a port of speed bps (0 =
-// unknown) and where it came from: "configured" (preset set), "speed"
-// (estimate.PresetForSpeed) or "fallback".
-func EstimatePreset(preset, fallback string, bps uint64) (*power.Preset, string, error) {
+// PortPreset is what a port says about its power preset.
+type PortPreset struct {
+	// Own is the port's own preset (an emulated EEE port's), nil if none.
+	Own *power.Preset
+	// Speed is the link speed in bits per second (0 = unknown).
+	Speed uint64
+	// Virtual is the kind of a virtual device (veth, dummy, netkit, ifb)
+	// whose speed means nothing for power; "" otherwise.
+	Virtual string
+}
+
+// Where a port's estimate preset comes from (EstimatePreset).
+const (
+	PresetConfigured = "configured" // estimate.preset, --preset
+	PresetOwn        = "emulator"   // the emulated port's own
+	PresetSpeed      = "speed"      // estimate.PresetForSpeed
+	PresetFallback   = "fallback"   // estimate.fallback_preset, --fallback-preset
+	PresetUnknown    = "unknown"    // none: no estimate
+)
+
+// EstimatePreset returns a port's power preset and where it came from:
+// the configured preset, else the port's own (an emulated port's), else
+// the preset of its link speed (not for a virtual device, whose speed
+// means nothing), else the fallback if set. With none of them it returns
+// nil, PresetUnknown and why (e.g. "veth reports 10 Gb/s, which means
+// nothing for a virtual device"); the caller names the keys that set one.
+func EstimatePreset(preset, fallback string, pp PortPreset) (p *power.Preset, from, why string, err error) {
 	if preset != "" {
 		p, err := power.Load(preset)
-		return p, "configured", err
+		return p, PresetConfigured, "", err
 	}
-	if bps > 0 {
-		if p, err := estimate.PresetForSpeed(int(bps / 1_000_000)); err == nil && p != nil {
-			return p, "speed", nil
+	if pp.Own != nil {
+		return pp.Own, PresetOwn, "", nil
+	}
+	switch {
+	case pp.Virtual != "":
+		why = fmt.Sprintf("%s reports %s, which means nothing for a virtual device", pp.Virtual, speedText(pp.Speed))
+	case pp.Speed == 0:
+		why = "link speed unknown"
+	default:
+		p, err := estimate.PresetForSpeed(int(pp.Speed / 1_000_000))
+		if err == nil && p != nil {
+			return p, PresetSpeed, "", nil
 		}
+		why = fmt.Sprintf("no power preset for %s", speedText(pp.Speed))
 	}
-	if fallback == "" {
-		fallback = DefaultFallbackPreset
+	if fallback != "" {
+		p, err := power.Load(fallback)
+		return p, PresetFallback, "", err
 	}
-	p, err := power.Load(fallback)
-	return p, "fallback", err
+	return nil, PresetUnknown, why, nil
+}
+
+func speedText(bps uint64) string {
+	switch {
+	case bps == 0:
+		return "no speed"
+	case bps%1_000_000_000 == 0:
+		return fmt.Sprintf("%d Gb/s", bps/1_000_000_000)
+	}
+	return fmt.Sprintf("%d Mb/s", bps/1_000_000)
+}
+
+// presetPort is what the port says about its preset.
+func (in PortInfo) presetPort() PortPreset {
+	return PortPreset{Own: in.Preset, Speed: in.Speed, Virtual: in.Virtual}
 }
 
 // EstimatePolicies returns the policies of an estimate: always-on first,
@@ -131,13 +187,21 @@ func EstimatePolicies(kinds []string, fixed, driverDefault time.Duration) []esti
 	return out
 }
 
+// errPresetUnknown: the port's preset is not known, so it has no estimate.
+var errPresetUnknown = errors.New("preset unknown")
+
 // newEstimator builds a port's estimator from the agent's configuration,
-// the port's speed and driver default, and its predictor configuration.
+// the port's preset, speed and driver default, and its predictor
+// configuration. A port whose preset is not known gets none: the error
+// (errPresetUnknown) says why and which keys set one.
 func newEstimator(c EstimateConfig, in PortInfo, spec PortSpec, now time.Duration) (*estimate.Estimator, string, error) {
 	c = c.withDefaults()
-	pr, from, err := EstimatePreset(c.Preset, c.FallbackPreset, in.Speed)
+	pr, from, why, err := EstimatePreset(c.Preset, c.FallbackPreset, in.presetPort())
 	if err != nil {
 		return nil, "", err
+	}
+	if pr == nil {
+		return nil, "", fmt.Errorf("%w: %s: set estimate.preset (or estimate.fallback_preset for every such port)", errPresetUnknown, why)
 	}
 	e, err := estimate.New(estimate.Config{Preset: pr, Policies: EstimatePolicies(c.Policies, c.FixedPDT.D(), in.DefaultPDT),
 		Predictor: spec.Predictor, Controller: spec.Controller, Start: now})

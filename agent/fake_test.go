@@ -22,17 +22,18 @@ type fakeBackend struct {
 }
 
 type fakePort struct {
-	info      agent.PortInfo
-	eee       agent.EEEState
-	carrier   uint64
-	errs      agent.ErrorCounters // scripted with setErrors
-	errOnSet  uint64              // rx errors each change adds
-	firmware  string              // drvinfo firmware version
-	peer      []string            // the link partner's EEE modes
-	flapOnSet bool
-	sets      int
-	open      bool
-	lastObs   time.Duration
+	info        agent.PortInfo
+	eee         agent.EEEState
+	carrier     uint64
+	errs        agent.ErrorCounters // scripted with setErrors
+	errOnSet    uint64              // rx errors each change adds
+	firmware    string              // drvinfo firmware version
+	peer        []string            // the link partner's EEE modes
+	flapOnSet   bool
+	countersErr error // Counters fails with it
+	sets        int
+	open        bool
+	lastObs     time.Duration
 }
 
 func newFake(names ...string) *fakeBackend {
@@ -210,6 +211,9 @@ func (h *fakeHandle) Counters(context.Context) (agent.PortCounters, error) {
 	p, err := h.p()
 	if err != nil {
 		return agent.PortCounters{}, err
+	}
+	if p.countersErr != nil {
+		return agent.PortCounters{}, p.countersErr
 	}
 	return agent.PortCounters{CarrierChanges: p.carrier, LowPowerTime: time.Millisecond, LowPowerKnown: true}, nil
 }

@@ -262,7 +262,7 @@ func (a *Agent) handler() http.Handler {
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		last := a.lastTick.Load()
 		limit := max(5*time.Second, 3*a.interval())
-		if last != 0 && time.Since(time.Unix(0, last)) > limit {
+		if last != 0 && a.clock().Sub(time.Unix(0, last)) > limit {
 			http.Error(w, "decision loop stalled", http.StatusServiceUnavailable)
 			return
 		}

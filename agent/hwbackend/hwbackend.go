@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/lpictl/lpictl/agent"
 	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/predictor"
+	"github.com/lpictl/lpictl/sim/power"
 )
 
 // Options configure the hardware backend (the agent's hw: section).
@@ -249,7 +252,13 @@ func (b *Backend) Ports(ctx context.Context) ([]agent.PortInfo, error) {
 		emulated := b.emulated(ctx, p.Name)
 		// TableName: a DSA port's switch driver rather than "dsa".
 		in := agent.PortInfo{Name: p.Name, Index: p.Index, MAC: p.MAC, Driver: p.Driver.TableName(), Observation: b.method(p, emulated),
-			Speed: p.Speed}
+			Speed: p.Speed, Virtual: VirtualKind(p.Kind)}
+		if emulated {
+			// The estimates' preset: the one the emulator runs.
+			if st, err := b.emu.Status(ctx, p.Name, hwlink.MonotonicNow()); err == nil {
+				in.Preset = EmulatorPreset(st)
+			}
+		}
 		switch {
 		case emulated && b.opts.Emulated:
 			// The kernel's answer for the netdev (veth: EOPNOTSUPP) is
@@ -275,6 +284,43 @@ func (b *Backend) Ports(ctx context.Context) ([]agent.PortInfo, error) {
 		out = append(out, in)
 	}
 	return out, nil
+}
+
+// VirtualKind returns kind if it is that of a virtual device whose link
+// speed means nothing for power (hwlink.VirtualKinds: veth reports 10 Gb/s),
+// else "".
+func VirtualKind(kind string) string {
+	if slices.Contains(hwlink.VirtualKinds, kind) {
+		return kind
+	}
+	return ""
+}
+
+// EmulatorPreset is the power preset an emulated EEE port runs: its preset
+// (sim/power) with the powers and transition times the emulator was given
+// (after --scale: "NAME ×K" then). A preset that no longer loads by name
+// (a file) is rebuilt from the emulator's own figures.
+func EmulatorPreset(st hwlink.EmulatorStatus) *power.Preset {
+	p := &power.Preset{Name: st.Preset, RateBps: float64(st.RateBps), WakePowerW: st.WakePowerW}
+	if base, err := power.Load(st.Preset); err == nil {
+		c := *base
+		p = &c
+		p.WakePowerW = st.WakePowerW
+	}
+	if p.RateBps <= 0 {
+		p.RateBps = float64(st.RateBps)
+	}
+	state := func(t hwlink.EmulatedTiming) *power.LowPower {
+		if !t.Present {
+			return nil
+		}
+		return &power.LowPower{PowerW: t.PowerW, WakeTime: predictor.Duration(t.Wake), SleepTime: predictor.Duration(t.Sleep)}
+	}
+	p.FastWake, p.DeepSleep = state(st.FastWake), state(st.DeepSleep)
+	if st.Scale > 0 && st.Scale != 1 {
+		p.Name = fmt.Sprintf("%s ×%g", st.Preset, st.Scale)
+	}
+	return p
 }
 
 // EmulatedDriverPrefix starts the driver of an emulated EEE port (with

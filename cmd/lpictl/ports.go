@@ -51,7 +51,7 @@ func newPortsCommand() *cobra.Command {
 					return badInput(err)
 				}
 			} else {
-				for _, f := range []string{"max-delay", "preset", "fallback-preset", "fixed-pdt", "observe", "port"} {
+				for _, f := range []string{"max-delay", "preset", "fallback-preset", "fixed-pdt", "observe", "port", "bpffs"} {
 					if cmd.Flags().Changed(f) {
 						return badInput(fmt.Errorf("--%s needs --what-if DURATION", f))
 					}
@@ -81,8 +81,10 @@ func newPortsCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.DurationVar(&wi.duration, "what-if", 0, "observe the ports for this long (≤ 1h) and estimate what EEE would save on each")
 	f.DurationVar(&wi.maxDelay, "max-delay", portsDefaultMaxDelay, "with --what-if: most mean added delay per packet a recommended policy may cost")
-	f.StringVar(&wi.preset, "preset", "", "with --what-if: power preset of every port (default: by link speed)")
-	f.StringVar(&wi.fallbackPreset, "fallback-preset", agent.DefaultFallbackPreset, "with --what-if: preset where the speed is unknown or has none")
+	f.StringVar(&wi.preset, "preset", "", "with --what-if: power preset of every port (default: an emulated port's own, else by link speed)")
+	f.StringVar(&wi.fallbackPreset, "fallback-preset", agent.DefaultFallbackPreset,
+		"with --what-if: preset where the speed is unknown, has none or means nothing (veth); default: no estimate there")
+	f.StringVar(&wi.bpffs, "bpffs", hwlink.DefaultBPFFS, "with --what-if: the bpffs holding emulated ports' pins (`lpictl emulate attach --bpffs`)")
 	f.DurationVar(&wi.fixedPDT, "fixed-pdt", agent.DefaultEstimateFixedPDT, "with --what-if: t_PDT of the fixed policy")
 	f.StringVar(&wi.observe, "observe", "auto", "with --what-if: auto (eBPF where possible, else counters), ebpf or counters")
 	f.StringSliceVar(&wi.ports, "port", nil, "with --what-if: only these ports (repeat or comma-separate; default: every port that is up)")

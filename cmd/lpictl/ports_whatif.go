@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lpictl/lpictl/agent"
+	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/hwlink"
 	"github.com/lpictl/lpictl/sim/estimate"
 	"github.com/lpictl/lpictl/sim/power"
@@ -40,6 +41,7 @@ type portsWhatIfOptions struct {
 	observe        string
 	ports          []string
 	netns          string
+	bpffs          string // where emulated ports' pins are (`lpictl emulate attach --bpffs`)
 	all            bool
 	asJSON         bool
 }
@@ -62,6 +64,7 @@ type portsWhatIfPort struct {
 	Observation       string                    `json:"observation"`
 	Preset            string                    `json:"preset"`
 	PresetFrom        string                    `json:"preset_from"`
+	PresetNote        string                    `json:"preset_note"`
 	EEE               string                    `json:"eee"`
 	TimerSettable     bool                      `json:"timer_settable"`
 	LinkFlapOnChange  bool                      `json:"link_flap_on_change"`
@@ -292,7 +295,7 @@ loop:
 // portsWhatIfAssumptions are stated in every report.
 var portsWhatIfAssumptions = []string{
 	"host-only view: the link partner's EEE and the LPI handshake are not seen; a port is taken to sleep when its own transmit side has been idle for t_PDT",
-	"power preset chosen by link speed, else the fallback preset; figures are per PHY (one link end)",
+	"power preset: --preset, else an emulated port's own, else by link speed (not a virtual device's: veth's 10 Gb/s means nothing), else --fallback-preset if set, else no estimate; figures are per PHY (one link end)",
 	"observed gaps are taken as they are: added delay does not shift later traffic",
 	"the predictor policy sees every packet as one hop (h = 1)",
 }
@@ -311,25 +314,48 @@ func openPortsWhatIf(ctx context.Context, o portsWhatIfOptions, p hwlink.PortInf
 			s.out.EEE = "on"
 		}
 	}
-	pr, from, err := agent.EstimatePreset(o.preset, o.fallbackPreset, p.Speed)
+	pp := agent.PortPreset{Speed: p.Speed, Virtual: hwbackend.VirtualKind(p.Kind)}
+	if st, ok := portsEmulator(ctx, o, p); ok {
+		// An emulated EEE port (`lpictl emulate attach`): its own preset,
+		// driver profile and EEE registers.
+		pp.Own = hwbackend.EmulatorPreset(st)
+		if c, ok := hwlink.LookupDriver(st.Driver); ok {
+			c.LinkFlap = false // the emulator bounces no link
+			caps = c
+			s.caps = c
+		}
+		s.hasEEE, s.eeeOn = true, st.EEEEnabled
+		s.out.Driver = hwbackend.EmulatedDriverPrefix + st.Driver
+		s.out.EEE = map[bool]string{true: "on", false: "off"}[st.EEEEnabled]
+		s.out.TimerSettable, s.out.LinkFlapOnChange, s.out.DriverDefaultPDTS = caps.TimerSettable, caps.LinkFlap, caps.DefaultTimer.Seconds()
+	}
+	pr, from, why, err := agent.EstimatePreset(o.preset, o.fallbackPreset, pp)
 	if err != nil {
 		return nil, badInput(err)
 	}
-	s.preset = pr
-	s.out.Preset, s.out.PresetFrom = pr.Name, from
+	s.out.PresetFrom = from
 	s.rate = float64(p.Speed)
-	if s.rate <= 0 {
-		s.rate = pr.RateBps
+	if pr == nil {
+		// Say so rather than guess: no estimate for this port.
+		s.out.PresetNote = "preset unknown: " + why + ": set --preset (or --fallback-preset)"
+	} else {
+		s.preset = pr
+		s.out.Preset = pr.Name
+		if s.rate <= 0 || pp.Virtual != "" || pp.Own != nil {
+			s.rate = pr.RateBps
+		}
 	}
 	// The agent's default predictor and controller; t_w is each mode's
 	// (the estimator fills it).
 	spec := agent.Default().Spec(p.Name, agent.Register{Unit: caps.Unit, Min: caps.Min, Max: caps.Max}, 0, nil)
 	spec.Predictor.WakeTime = 0
-	s.est, err = estimate.New(estimate.Config{Preset: pr,
-		Policies:  agent.EstimatePolicies(agent.EstimatePolicyKinds, o.fixedPDT, caps.DefaultTimer),
-		Predictor: spec.Predictor, Controller: spec.Controller, Start: start})
-	if err != nil {
-		return nil, fmt.Errorf("%s: estimator: %w", p.Name, err)
+	if pr != nil {
+		s.est, err = estimate.New(estimate.Config{Preset: pr,
+			Policies:  agent.EstimatePolicies(agent.EstimatePolicyKinds, o.fixedPDT, caps.DefaultTimer),
+			Predictor: spec.Predictor, Controller: spec.Controller, Start: start})
+		if err != nil {
+			return nil, fmt.Errorf("%s: estimator: %w", p.Name, err)
+		}
 	}
 	s.obs, s.out.Observation, err = attachPortsWhatIf(ctx, o, p)
 	if err != nil {
@@ -379,9 +405,13 @@ func (s *portsWhatIfPortState) finish(now, start, maxDelay time.Duration) {
 			s.out.Packets, s.out.Bytes = st.Packets-s.start.Packets, st.Bytes-s.start.Bytes
 		}
 	}
-	if el > 0 {
+	if el > 0 && s.rate > 0 {
 		busy := float64(s.out.Bytes) * 8 / s.rate
 		s.out.IdleShare = max(0, 1-busy/el.Seconds())
+	}
+	if s.obs != nil && s.est == nil && s.out.PresetNote != "" {
+		s.out.Recommendation = portsWhatIfRecommendation{Action: recNoEstimates, Text: "no estimate: " + s.out.PresetNote}
+		return
 	}
 	if s.est == nil || s.obs == nil {
 		s.out.Recommendation = portsWhatIfRecommendation{Action: recNoEstimates, Text: "no estimate: the port could not be observed"}
@@ -540,8 +570,12 @@ func writePortsWhatIfTable(w io.Writer, rep portsWhatIfReport) error {
 		return err
 	}
 	for _, p := range rep.Ports {
-		fmt.Fprintf(w, "\n%s (%s, %s, preset %s (%s), %d packets in %.1f s):\n  %s\n", p.Device, p.Driver, p.Observation,
-			p.Preset, p.PresetFrom, p.Packets, p.ElapsedS, p.Recommendation.Text)
+		preset := fmt.Sprintf("preset %s (%s)", p.Preset, p.PresetFrom)
+		if p.Preset == "" {
+			preset = "preset unknown"
+		}
+		fmt.Fprintf(w, "\n%s (%s, %s, %s, %d packets in %.1f s):\n  %s\n", p.Device, p.Driver, p.Observation,
+			preset, p.Packets, p.ElapsedS, p.Recommendation.Text)
 		if p.Error != "" {
 			fmt.Fprintf(w, "  error: %s\n", p.Error)
 		}
@@ -551,4 +585,16 @@ func writePortsWhatIfTable(w io.Writer, rep portsWhatIfReport) error {
 		fmt.Fprintf(w, "Interrupted after %.1f s: the figures cover the time observed.\n", rep.DurationS)
 	}
 	return nil
+}
+
+// portsEmulator reads the status of the port's emulator (`lpictl emulate
+// attach`, pins under --bpffs), if it has one.
+func portsEmulator(ctx context.Context, o portsWhatIfOptions, p hwlink.PortInfo) (hwlink.EmulatorStatus, bool) {
+	ep, err := hwlink.OpenEmulator(ctx, hwlink.EmulatorRef{Interface: p.Name, NetNS: hwlink.NetNS(o.netns), BPFFS: o.bpffs})
+	if err != nil {
+		return hwlink.EmulatorStatus{}, false
+	}
+	defer ep.Close()
+	st, err := ep.Status(hwlink.MonotonicNow())
+	return st, err == nil
 }
