@@ -80,10 +80,11 @@ type Config struct {
 	Traffic   TrafficConfig    `yaml:"traffic" json:"traffic"`
 	Sim       SimConfig        `yaml:"sim" json:"sim"`
 
-	source string
-	preset *power.Preset
-	mode   power.Mode
-	rate   uint64
+	source     string
+	hopsByRole bool // predictor.hops was unset: 2 at the hosts, 1 at the switch
+	preset     *power.Preset
+	mode       power.Mode
+	rate       uint64
 }
 
 // PortConfig is the emulated EEE port (hwlink.EmulateConfig).
@@ -373,9 +374,12 @@ func (c *Config) normalizePredictors() error {
 		*h = c.preset.Hybrid(c.Port.Scale)
 	}
 	if len(c.Predictor.Hops) == 0 {
-		// Every path of the line is host–switch–host: 2 hops, as the
-		// simulator counts them (PerfBound's hop factor l = bound / 2).
+		// Every path of the line is host–switch–host: a host's packets
+		// cross 2 links, the switch's 1 — as the simulator counts them
+		// per port (PerfBound's hop factor l = bound / 2 at a host, bound
+		// at the switch; PredictorAt).
 		c.Predictor.Hops = map[int]float64{LineHops: 1}
+		c.hopsByRole = true
 	}
 	seen := map[predictor.Kind]bool{}
 	for i, k := range c.Predictors {
@@ -394,6 +398,27 @@ func (c *Config) normalizePredictors() error {
 		}
 	}
 	return nil
+}
+
+// PredictorAt is the configuration of predictor kind k's run on host
+// role's ports: with predictor.hops unset, the switch's packets travel one
+// hop from there.
+func (c *Config) PredictorAt(k predictor.Kind, role string) predictor.Config {
+	pc := c.PredictorFor(k)
+	if c.hopsByRole && role == "s" {
+		pc.Hops = map[int]float64{1: 1}
+	}
+	return pc
+}
+
+// roleOf is the host of an emulated port (s0, s1: the switch).
+func roleOf(port string) string {
+	for _, p := range LinePorts {
+		if p.Dev == port {
+			return p.Host
+		}
+	}
+	return ""
 }
 
 // PredictorFor is the configuration of predictor kind k's run.

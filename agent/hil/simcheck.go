@@ -30,7 +30,7 @@ var SimTopology = map[string]any{"kind": "fbfly", "dims": []int{1}, "nodes_per_s
 // driver profile's register.
 func (c *Config) portSpec(kind predictor.Kind, port string) agent.PortSpec {
 	ac := agent.Config{
-		Backend: agent.BackendHW, Interval: c.Agent.Interval, Predictor: c.PredictorFor(kind),
+		Backend: agent.BackendHW, Interval: c.Agent.Interval, Predictor: c.PredictorAt(kind, roleOf(port)),
 		Limits: agent.Limits{Hysteresis: c.Agent.Hysteresis, MinChangeInterval: c.Agent.MinChangeInterval},
 	}.WithDefaults()
 	caps, _ := hwlink.LookupDriver(c.Port.Driver)
