@@ -98,6 +98,11 @@ type portState struct {
 	trace               *portTrace // nil unless trace_dir is set
 
 	started time.Duration // backend time the port was opened
+	// claimed: this agent owns the port (Claimer); foreign: why it does
+	// not enforce the port any more (another owner, a timer it did not
+	// write), "" while it does.
+	claimed bool
+	foreign string
 
 	eee          EEEState
 	eeeKnown     bool
@@ -684,7 +689,7 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 			"ledger", ledgerWho(p), "miss_cost", spec.Controller.MissCost.D(), "miss_cost_from", from)
 	}
 	if len(a.ports) == 0 {
-		a.log.Warn("no ports selected (set ports.names or ports.drivers)")
+		a.log.Warn("no ports selected: "+cfg.Ports.NoneSelected(len(infos)), "mode", cfg.Mode)
 	}
 	return nil
 }
@@ -884,10 +889,8 @@ func (a *Agent) tickPort(ctx context.Context, p *portState, now time.Duration) {
 	if !p.eeeKnown || now-p.eeeReadAt >= cfg.Safety.EEERefresh.D() {
 		p.eeeReadAt = now
 		if st, err := p.port.EEE(ctx); err == nil {
-			if p.eeeKnown && p.hasRequested && st.TxLPITimer != p.eee.TxLPITimer && st.TxLPITimer != p.requested {
-				a.warnOnce(p, "external", "tx LPI timer changed by someone else", "device", p.info.Name,
-					"timer", st.TxLPITimer, "expected", p.eee.TxLPITimer)
-				p.errors["external_change"]++
+			if p.eeeKnown && p.hasRequested && p.foreign == "" && st.TxLPITimer != p.eee.TxLPITimer && st.TxLPITimer != p.requested {
+				a.foreignChange(p, st.TxLPITimer)
 			}
 			p.eee, p.eeeKnown = st, true
 			p.peerEEE = peerModes(p.port)
@@ -1095,7 +1098,7 @@ func (a *Agent) apply(ctx context.Context, p *portState, now, pdt time.Duration)
 		a.warnOnce(p, "not-supported", "enforce: tx LPI timer cannot be set on this port; it stays observe-only",
 			"device", p.info.Name, "driver", p.info.Driver, "reason", p.info.Reason)
 		return
-	case !p.guard.mayChange(now), now-p.started < a.cfg.Safety.Warmup.D(), !p.eeeKnown:
+	case p.foreign != "", !p.guard.mayChange(now), now-p.started < a.cfg.Safety.Warmup.D(), !p.eeeKnown:
 		return
 	case p.hasRequested && p.requested == pdt:
 		return
@@ -1121,6 +1124,25 @@ func (a *Agent) apply(ctx context.Context, p *portState, now, pdt time.Duration)
 		a.warnOnce(p, "eee-off", "EEE or tx LPI is off on this port; lpictl never turns it on, so the timer is left alone",
 			"device", p.info.Name, "eee_enabled", p.eee.Enabled, "tx_lpi_enabled", p.eee.TxLPIEnabled)
 		return
+	}
+	if !p.claimed {
+		if c, ok := p.port.(Claimer); ok {
+			if err := c.Claim(); err != nil {
+				p.foreign = err.Error()
+				p.errors["external_change"]++
+				a.log.Warn("enforce: the port is owned by another process; not enforcing it", "device", p.info.Name, "error", err)
+				return
+			}
+		}
+		p.claimed = true
+	}
+	// A timer this agent did not write is noticed before the next write,
+	// not only at the next refresh: never fight another writer.
+	if p.hasRequested {
+		if st, err := p.port.EEE(ctx); err == nil && st.TxLPITimer != p.eee.TxLPITimer {
+			a.foreignChange(p, st.TxLPITimer)
+			return
+		}
 	}
 	if p.original == nil {
 		orig := Settings{TxLPITimer: p.eee.TxLPITimer, TxLPIEnabled: p.eee.TxLPIEnabled}
@@ -1180,6 +1202,24 @@ func (a *Agent) apply(ctx context.Context, p *portState, now, pdt time.Duration)
 	}
 	p.eee.TxLPITimer = res.Applied
 	a.applyHold(ctx, p)
+}
+
+// foreignChange: the port's timer is one this agent did not write. It stops
+// enforcing the port (until the agent restarts) and does not restore it on
+// exit: the value in force is the other writer's, and its record in the
+// state file is dropped.
+func (a *Agent) foreignChange(p *portState, timer time.Duration) {
+	p.foreign = fmt.Sprintf("tx LPI timer changed to %v by another writer (this agent wrote %v)", timer, p.eee.TxLPITimer)
+	p.errors["external_change"]++
+	a.log.Warn("enforce: tx LPI timer changed by someone else; not enforcing this port any more, and leaving it as it is at exit",
+		"device", p.info.Name, "timer", timer, "written", p.eee.TxLPITimer)
+	p.eee.TxLPITimer = timer
+	p.original = nil
+	if a.state != nil {
+		if err := a.state.Forget(p.info.Name); err != nil {
+			a.log.Error("state file", "error", err)
+		}
+	}
 }
 
 // applyHold gives the port the hybrid hold its predictor chose with t_PDT,

@@ -126,6 +126,14 @@ type PortCounters struct {
 	LPIEntriesKnown bool
 }
 
+// Claimer is implemented by ports that can be owned by one process at a
+// time (the hardware backend's: hwlink.ClaimPort). The agent claims a port
+// before its first write in enforce mode and leaves it alone when another
+// process owns it.
+type Claimer interface {
+	Claim() error
+}
+
 // HoldSetter is a Port with a hybrid hold register (an emulated EEE port):
 // the agent sets it to the hold its predictor chooses with t_PDT.
 type HoldSetter interface {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,7 +38,11 @@ const (
 
 // Defaults of the agent (ours; docs/agent.md lists them).
 const (
-	DefaultInterval          = 100 * time.Millisecond
+	DefaultInterval = 100 * time.Millisecond
+	// MaxInterval bounds interval: a controller consulted less often
+	// leaves its port on a stale t_PDT (the idle periods change within
+	// seconds), and its ledger settles over intervals.
+	MaxInterval              = time.Minute
 	DefaultListen            = "127.0.0.1:9720"
 	DefaultStateDir          = "/var/lib/lpictl"
 	DefaultHysteresis        = 0.25
@@ -374,6 +379,9 @@ func (c Config) Validate() error {
 	if c.Interval.D() < time.Millisecond {
 		return bad("interval", "must be ≥ 1ms, got %v", c.Interval)
 	}
+	if c.Interval.D() > MaxInterval {
+		return bad("interval", "must be ≤ %v (each port's predictor is consulted this often), got %v", MaxInterval, c.Interval)
+	}
 	if c.StateDir == "" || !path.IsAbs(c.StateDir) {
 		return bad("state_dir", "must be an absolute path, got %q", c.StateDir)
 	}
@@ -393,6 +401,8 @@ func (c Config) Validate() error {
 	if c.Metrics.Listen != MetricsOff {
 		if _, port, err := net.SplitHostPort(c.Metrics.Listen); err != nil || port == "" {
 			return bad("metrics.listen", "want host:port (e.g. 127.0.0.1:9720 or [::1]:9720), got %q", c.Metrics.Listen)
+		} else if n, err := strconv.ParseUint(port, 10, 64); err != nil || n > 65535 {
+			return bad("metrics.listen", "port %q: want a number in 0..65535 (e.g. 127.0.0.1:9720), got %q", port, c.Metrics.Listen)
 		}
 	}
 	for _, g := range []struct {
@@ -608,6 +618,19 @@ func checkGlobs(pats []string) error {
 		}
 	}
 	return nil
+}
+
+// NoneSelected says, in one line, which patterns selected no port of the
+// n listed.
+func (p PortsConfig) NoneSelected(n int) string {
+	q := func(pats []string) string {
+		if len(pats) == 0 {
+			return "[] (unset)"
+		}
+		return "[" + strings.Join(pats, ", ") + "]"
+	}
+	return fmt.Sprintf("ports.names %s and ports.drivers %s match none of the %d ports listed (ports.exclude %s); `lpictl ports` lists them",
+		q(p.Names), q(p.Drivers), n, q(p.Exclude))
 }
 
 func matchAny(pats []string, s string) bool {

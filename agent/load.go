@@ -156,7 +156,8 @@ func Load(opts LoadOptions) (Loaded, error) {
 		ov := k + "=" + val
 		var probe Config
 		if err := configs.Decode(nil, source(k, changed[k], opts.FlagKeys), &probe, []string{ov}); err != nil {
-			return Loaded{}, errors.New(strings.Replace(err.Error(), "a --set value: ", "", 1))
+			msg := strings.Replace(err.Error(), "a --set value: ", "", 1)
+			return Loaded{}, errors.New(strings.Replace(msg, "--set "+k+": ", "", 1))
 		}
 		overrides = append(overrides, ov)
 	}
@@ -206,7 +207,20 @@ func Load(opts LoadOptions) (Loaded, error) {
 		*f.val = abs
 	}
 	if err := cfg.Validate(); err != nil {
-		return Loaded{}, fmt.Errorf("%s: %w", name, err)
+		// Labelled with where the failing key's value came from: the
+		// flag, the environment variable, --set or the file.
+		label := name
+		if key, _, ok := strings.Cut(err.Error(), ":"); ok {
+			switch key = strings.TrimSpace(key); {
+			case changed[key]:
+				label = source(key, true, opts.FlagKeys)
+			case envMap[EnvName(key)] != "":
+				label = source(key, false, opts.FlagKeys)
+			case setsKey(opts.Sets, key):
+				label = "--set"
+			}
+		}
+		return Loaded{}, fmt.Errorf("%s: %w", label, err)
 	}
 	if cfg.TraceDir != "" {
 		if err := checkTraceDir(cfg.TraceDir); err != nil {

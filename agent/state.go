@@ -79,15 +79,11 @@ func OpenState(dir string) (*StateFile, error) {
 	if err := checkStatePath(filepath.Join(dir, StateFileName), false); err != nil {
 		return nil, err
 	}
-	lf, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("state lock: %w", err)
+	lf, err := lockFile(filepath.Join(dir, "lock"))
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return nil, fmt.Errorf("state directory %s is locked by another lpictl agent", dir)
 	}
-	if err := unix.Flock(int(lf.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		lf.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("state directory %s is locked by another lpictl agent", dir)
-		}
+	if err != nil {
 		return nil, fmt.Errorf("state lock: %w", err)
 	}
 	s := &StateFile{path: filepath.Join(dir, StateFileName), lock: lf}
@@ -311,12 +307,45 @@ func (s *StateFile) write() error {
 	return nil
 }
 
-// Close releases the lock.
+// Close releases the lock and removes its file.
 func (s *StateFile) Close() error {
 	if s.lock == nil {
 		return nil
 	}
-	err := s.lock.Close()
+	err := unlockFile(s.lock)
 	s.lock = nil
 	return err
+}
+
+// lockFile creates (or opens) path and takes an exclusive flock on it
+// without waiting (unix.EWOULDBLOCK if another process holds it). The file
+// is removed when the lock is released (unlockFile), so a lock taken on a
+// file that was removed meanwhile is dropped and taken again on the new
+// one.
+func lockFile(path string) (*os.File, error) {
+	for range 8 {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			return nil, err
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			f.Close()
+			return nil, err
+		}
+		var held, now unix.Stat_t
+		if unix.Fstat(int(f.Fd()), &held) == nil && unix.Stat(path, &now) == nil && held.Ino == now.Ino && held.Dev == now.Dev {
+			return f, nil
+		}
+		f.Close() // removed by its previous holder meanwhile
+	}
+	return nil, fmt.Errorf("%s: removed and re-created while locking it", path)
+}
+
+// unlockFile removes a file locked by lockFile, then releases the lock.
+func unlockFile(f *os.File) error {
+	err := os.Remove(f.Name())
+	if errors.Is(err, os.ErrNotExist) {
+		err = nil
+	}
+	return errors.Join(err, f.Close())
 }

@@ -88,9 +88,12 @@ const (
 	// DelayNone only accounts: states, waits and energy are computed as if
 	// packets were held; traffic is not delayed.
 	DelayNone
+	// DelayAuto is DelayEDT where the kernel has fq, else DelaySpin
+	// (decided at attach; the port records the method it got).
+	DelayAuto
 )
 
-var emulatedDelayNames = [...]string{"edt", "spin", "none"}
+var emulatedDelayNames = [...]string{"edt", "spin", "none", "auto"}
 
 func (d EmulatedDelay) String() string {
 	if int(d) < len(emulatedDelayNames) {
@@ -99,7 +102,7 @@ func (d EmulatedDelay) String() string {
 	return fmt.Sprintf("delay(%d)", uint32(d))
 }
 
-// ParseEmulatedDelay reads a delay method name (edt, spin, none).
+// ParseEmulatedDelay reads a delay method name (edt, spin, none, auto).
 func ParseEmulatedDelay(s string) (EmulatedDelay, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
 	for i, n := range emulatedDelayNames {
@@ -107,7 +110,7 @@ func ParseEmulatedDelay(s string) (EmulatedDelay, error) {
 			return EmulatedDelay(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown delay method %q (want edt, spin or none)", s)
+	return 0, fmt.Errorf("unknown delay method %q (want auto, edt, spin or none)", s)
 }
 
 // DefaultSpinMax bounds one packet's wait with DelaySpin.
@@ -151,7 +154,8 @@ type EmulateConfig struct {
 	HybridHold time.Duration
 	// Rate emulates the link's serialisation (bits/s); 0 = none.
 	Rate uint64
-	// Delay is how packets are held (default DelayEDT, with fq).
+	// Delay is how packets are held (the zero value is DelayEDT, with fq;
+	// DelayAuto takes spin where the kernel has no fq).
 	Delay EmulatedDelay
 	// SpinMax bounds one packet's wait with DelaySpin (0 =
 	// DefaultSpinMax, at most 100 ms).
@@ -164,8 +168,12 @@ type EmulateConfig struct {
 	// the driver table ("" = DefaultEmulatedDriver).
 	Driver string
 	// BPFFS is the bpffs mount for the pins ("" = DefaultBPFFS).
-	BPFFS  string
-	Logger *slog.Logger
+	BPFFS string
+	// AllowPhysical lets the emulator onto a device whose kind is not in
+	// VirtualKinds (a physical NIC, a bond, a VLAN …): its traffic is then
+	// held as an emulated port's, with the delay method's costs.
+	AllowPhysical bool
+	Logger        *slog.Logger
 }
 
 // EmulatorRef names an emulated port.
@@ -453,10 +461,12 @@ func (cfg EmulateConfig) plan() (emuPlan, error) {
 	c.HoldNs = uint64(cfg.HybridHold)
 	switch cfg.Delay {
 	case DelayEDT, DelaySpin, DelayNone:
+		c.Delay = uint32(cfg.Delay)
+	case DelayAuto:
+		c.Delay = uint32(DelayEDT) // spin if fq is missing (AttachEmulator)
 	default:
 		return pl, fmt.Errorf("unknown delay method %d", uint32(cfg.Delay))
 	}
-	c.Delay = uint32(cfg.Delay)
 	spin := cfg.SpinMax
 	if spin == 0 {
 		spin = DefaultSpinMax
@@ -536,6 +546,13 @@ func AttachEmulator(ctx context.Context, cfg EmulateConfig) (*EmulatedPort, erro
 			ns.Close()
 		}
 	}()
+	// The pins must outlive this process: under `ip netns exec` they go
+	// to the bpffs outside its mount namespace, or attach refuses.
+	mountBPFFS := pl.bpffs == DefaultBPFFS
+	if pl.bpffs, err = resolveBPFFS(pl.bpffs, true); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Interface, err)
+	}
+	mountBPFFS = mountBPFFS && pl.bpffs == DefaultBPFFS
 	dir, ifindex, ino, err := emulatorDir(ns, pl.bpffs, cfg.Interface)
 	if err != nil {
 		return nil, err
@@ -545,7 +562,6 @@ func AttachEmulator(ctx context.Context, cfg EmulateConfig) (*EmulatedPort, erro
 	}
 	// The pins need a bpffs: checked now, mounted (if it is the default
 	// place and none is there) only once the rest has worked.
-	mountBPFFS := pl.bpffs == DefaultBPFFS
 	if err := ensureBPFFS(pl.bpffs, false, log); err != nil && !mountBPFFS {
 		return nil, fmt.Errorf("%s: %w", cfg.Interface, err)
 	}
@@ -554,6 +570,21 @@ func AttachEmulator(ctx context.Context, cfg EmulateConfig) (*EmulatedPort, erro
 		return nil, err
 	}
 	defer nlh.Close()
+	lk, err := nlh.LinkByIndex(ifindex)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Interface, classifyLinkErr(err))
+	}
+	if err := checkVirtual(cfg.Interface, lk, cfg.AllowPhysical); err != nil {
+		return nil, err
+	}
+	// One emulator per device, whatever bpffs its pins are in: a second
+	// one would stack its waits on the first's.
+	if have, err := emuExisting(nlh, ns, ifindex); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Interface, err)
+	} else if have != "" {
+		return nil, fmt.Errorf("%s: %w: the device carries %s (pinned under another bpffs? `lpictl emulate status --netns NS --bpffs B` lists them; detach it first)",
+			cfg.Interface, ErrAlreadyEmulated, have)
+	}
 
 	objs, err := LoadEmulator()
 	if err != nil {
@@ -591,12 +622,15 @@ func AttachEmulator(ctx context.Context, cfg EmulateConfig) (*EmulatedPort, erro
 		return nil, fmt.Errorf("%s: initialise emulator state: %w", cfg.Interface, err)
 	}
 
-	if cfg.Delay == DelayEDT {
+	if cfg.Delay == DelayEDT || cfg.Delay == DelayAuto {
 		added, err := emuSetupFQ(nlh, ifindex)
-		if err != nil {
+		switch {
+		case cfg.Delay == DelayAuto && errors.Is(err, errNoFQ):
+			log.Info("the kernel has no fq qdisc: holding packets with the spin method (delay auto)", "device", cfg.Interface)
+			atomic.StoreUint32(&p.cfg.Delay, uint32(DelaySpin))
+		case err != nil:
 			return nil, fmt.Errorf("%s: %w", cfg.Interface, err)
-		}
-		if added {
+		case added:
 			p.cfg.Setup |= emuAddedFQ
 		}
 	}
@@ -620,13 +654,16 @@ func AttachEmulator(ctx context.Context, cfg EmulateConfig) (*EmulatedPort, erro
 		}
 	}
 	if mode == AttachTC {
-		p.cfg.Attach = emuViaTC
+		// Recorded only once the filter is ours: teardown deletes the
+		// filter by priority and handle, which would otherwise remove
+		// another emulator's.
 		clsact, err := emuAttachTC(nlh, ifindex, p.prog)
-		if clsact {
-			p.cfg.Setup |= emuAddedClsact
-		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: attach clsact filter: %w", cfg.Interface, err)
+		}
+		p.cfg.Attach = emuViaTC
+		if clsact {
+			p.cfg.Setup |= emuAddedClsact
 		}
 	}
 	if err := ensureBPFFS(pl.bpffs, mountBPFFS, log); err != nil {
@@ -722,13 +759,16 @@ func emuSetupFQ(h *netlink.Handle, ifindex int) (added bool, err error) {
 	if err := h.QdiscReplace(emuFQ(ifindex)); err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			// The kernel answers ENOENT for a qdisc kind it does not have.
-			return false, fmt.Errorf("kernel lacks the fq qdisc (CONFIG_NET_SCH_FQ), which holds packets until their departure time; use the spin or none delay method: %w",
-				ErrNotSupported)
+			return false, errNoFQ
 		}
 		return false, fmt.Errorf("install fq root qdisc: %w", classifyErrno(err))
 	}
 	return true, nil
 }
+
+// errNoFQ: the kernel has no fq qdisc.
+var errNoFQ = fmt.Errorf("kernel lacks the fq qdisc (CONFIG_NET_SCH_FQ), which holds packets until their departure time; use the auto, spin or none delay method: %w",
+	ErrNotSupported)
 
 // emuRemoveFQ deletes the root qdisc if it is the emulator's fq; the
 // kernel then puts its default root qdisc back.
@@ -781,7 +821,10 @@ func emuAttachTC(h *netlink.Handle, ifindex int, prog *ebpf.Program) (addedClsac
 		addedClsact = true
 	}
 	if err := h.FilterAdd(emuTCFilter(ifindex, prog.FD())); err != nil {
-		return addedClsact, fmt.Errorf("add egress filter: %w", classifyErrno(err))
+		if addedClsact {
+			_ = h.QdiscDel(clsactQdisc(ifindex))
+		}
+		return false, fmt.Errorf("add egress filter: %w", classifyErrno(err))
 	}
 	return addedClsact, nil
 }
@@ -852,6 +895,10 @@ func OpenEmulator(ctx context.Context, ref EmulatorRef) (*EmulatedPort, error) {
 	bpffs := ref.BPFFS
 	if bpffs == "" {
 		bpffs = DefaultBPFFS
+	}
+	bpffs, err := resolveBPFFS(bpffs, false)
+	if err != nil {
+		return nil, err
 	}
 	ns := netns.None()
 	if ref.NetNS != "" {
@@ -933,6 +980,10 @@ func openEmulatorDir(dir string) (*EmulatedPort, error) {
 func ListEmulators(bpffs string) ([]*EmulatedPort, error) {
 	if bpffs == "" {
 		bpffs = DefaultBPFFS
+	}
+	bpffs, err := resolveBPFFS(bpffs, false)
+	if err != nil {
+		return nil, err
 	}
 	root := filepath.Join(bpffs, emuPinSubdir)
 	entries, err := os.ReadDir(root)
@@ -1031,6 +1082,9 @@ func (p *EmulatedPort) Interface() string { return p.ifname }
 
 // Index is its ifindex in its namespace.
 func (p *EmulatedPort) Index() int { return p.ifindex }
+
+// NetNSInode is the inode of the port's network namespace.
+func (p *EmulatedPort) NetNSInode() uint64 { return p.nsIno }
 
 // PinDir is where its pins are.
 func (p *EmulatedPort) PinDir() string { return p.dir }

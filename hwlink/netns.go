@@ -36,6 +36,19 @@ func (n NetNS) open() (netns.NsHandle, error) {
 	return h, nil
 }
 
+// Inode is the namespace's inode ("" = the caller's): with an ifindex it
+// names an interface host-wide.
+func (n NetNS) Inode() (uint64, error) {
+	h, err := n.open()
+	if err != nil {
+		return 0, err
+	}
+	if h.IsOpen() {
+		defer h.Close()
+	}
+	return nsInode(h)
+}
+
 // inNetNS runs fn on a locked OS thread switched into ns and switches back
 // afterwards. Sockets created by fn stay in ns. A handle of -1 (netns.None)
 // runs fn in the caller's namespace.

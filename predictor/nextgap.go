@@ -22,9 +22,12 @@ const (
 	// it halves its counts and span (the recent past it reads the budget
 	// from).
 	DefaultNextGapWindow = 1024
-	maxNextGapN          = 15 // 4 bits a class: a context fits 60 bits
-	maxNextGapTableSize  = 1 << 16
-	maxNextGapWindow     = 1 << 24
+	// DefaultNextGapDelayPrice is how much sleep a wake-up's t_w of delay
+	// must buy, beyond the time going down, for a threshold to take it.
+	DefaultNextGapDelayPrice = 4.0
+	maxNextGapN              = 15 // 4 bits a class: a context fits 60 bits
+	maxNextGapTableSize      = 1 << 16
+	maxNextGapWindow         = 1 << 24
 )
 
 // NextGapConfig is kind nextgap's keys (predictor.nextgap.*).
@@ -42,6 +45,11 @@ type NextGapConfig struct {
 	// Window is how many gaps the budget histogram counts before halving
 	// (default 512, 2..2^24).
 	Window int `yaml:"window,omitempty" json:"window,omitempty"`
+	// DelayPrice λ is the sleep a unit of wake-up delay must buy: a
+	// threshold is chosen to maximise Σ (g − θ − a − λ·t_w) over the gaps
+	// g that outlast it (a = t_s, the time going down), within the
+	// budget (default 4; 0 < λ ≤ 1000).
+	DelayPrice float64 `yaml:"delay_price,omitempty" json:"delay_price,omitempty"`
 	// BreakEven is the shortest gap worth a sleep at once and the lowest
 	// threshold: t_s + t_w (+ 2H) of the state entered first (default
 	// sleep_time + wake_time; 2 × wake_time when sleep_time is not known).
@@ -62,6 +70,9 @@ func (g NextGapConfig) withDefaults(wake, sleep Duration) NextGapConfig {
 	}
 	if g.Window == 0 {
 		g.Window = DefaultNextGapWindow
+	}
+	if g.DelayPrice == 0 {
+		g.DelayPrice = DefaultNextGapDelayPrice
 	}
 	if g.BreakEven == 0 && wake > 0 && wake <= math.MaxInt64/2 && sleep <= math.MaxInt64/2 {
 		if sleep <= 0 {
@@ -86,6 +97,8 @@ func (g NextGapConfig) validate() error {
 		return bad("confidence", "must be in (0, 1), got %v", g.Confidence)
 	case g.Window < 2 || g.Window > maxNextGapWindow:
 		return bad("window", "must be in 2..%d, got %d", maxNextGapWindow, g.Window)
+	case !(g.DelayPrice > 0 && g.DelayPrice <= 1000):
+		return bad("delay_price", "must be in (0, 1000], got %v", g.DelayPrice)
 	case g.BreakEven < 0:
 		return bad("break_even", "must be ≥ 0, got %v", g.BreakEven)
 	}
@@ -179,10 +192,11 @@ const (
 //     port's ledger shows unspent beyond one spare wake-up. The next
 //     bin down, which the budget covers in part, is allowed while that
 //     spare exists.
-//   - Decide: ĝ ≥ max(τ, break-even) → t_PDT 0 (sleep at once); else
-//     t_PDT max(τ, break-even), a threshold (on independent gaps the best
-//     online policy; a gap predicted short costs nothing under it unless
-//     the prediction was wrong).
+//   - Decide: ĝ ≥ max(τ, break-even) → t_PDT 0 (sleep at once); else a
+//     threshold θ maximising Σ (g − θ − t_s − λ·t_w) over the gaps that
+//     outlast it (on independent gaps the best online policy; λ prices the
+//     delay); if those outlast θ by too little, stay awake through the
+//     gaps the histogram knows (beyond), never for a whole silence.
 //   - Held (Rationed): when the ledger forbids going down for wait, a
 //     predicted-long gap sleeps as soon as allowed only if ĝ − wait still
 //     clears τ; a threshold sleeps late only if the gaps that outlast it
@@ -214,6 +228,9 @@ type NextGap struct {
 	deepOff  int           // hybrid: bins from τ to τ_D; < 0: never deepen
 	hybrid   bool
 	cost     time.Duration // charge for a miss of unknown delay
+	// price is K = a + λ·t_w: what a threshold's wake-up must repay
+	// (a = break-even − t_w, the time going down).
+	price float64
 
 	// Context and successor table.
 	key  uint64
@@ -275,6 +292,7 @@ func (g *NextGap) init(c Config) {
 	}
 	g.penalty = max(g.penalty, 1)
 	g.floorBin = gapBin(g.floor)
+	g.price = float64(g.floor) + (nc.DelayPrice-1)*g.wake
 	g.cost = g.floor // t_s + t_w: what a miss costs, less the handshakes
 	if h := c.Hybrid; h.Enabled() {
 		g.hybrid = true
@@ -428,10 +446,12 @@ func (g *NextGap) Predict(now time.Duration) time.Duration {
 		t = max(t, 2*p)
 	}
 	// A threshold whose late sleeps would not gain the break-even per
-	// wake-up spends the budget better elsewhere: stay awake.
-	if g.residual(t) < float64(g.floor) {
-		g.answer = g.awake
-		return g.awake
+	// wake-up spends the budget better elsewhere: stay awake through
+	// every gap the histogram knows, and sleep only in one that outlasts
+	// them all (the start-up's or a phase change's long silence).
+	if g.residual(t) < g.price {
+		g.answer = g.beyond(t)
+		return g.answer
 	}
 	if g.hybrid && g.deepCut != NeverHold {
 		g.hold = max(g.deepCut-t, 0)
@@ -451,6 +471,7 @@ func (g *NextGap) Predict(now time.Duration) time.Duration {
 // records the suffix sums for residual.
 func (g *NextGap) walk(d float64) (sure, marginal, thr int) {
 	var c, w, best float64
+	price := g.price
 	n := d / g.wake // wake-ups affordable
 	sure, marginal, thr = gapBins, -1, -1
 	g.sufC[gapBins], g.sufW[gapBins] = 0, 0
@@ -491,7 +512,10 @@ func (g *NextGap) walk(d float64) (sure, marginal, thr int) {
 		if e < floor {
 			continue
 		}
-		r := w - e*c
+		r := w - (e+price)*c // the sleep past θ, less the price of the wake-ups
+		if r <= 0 {
+			continue
+		}
 		nj := n
 		if deep != 0 {
 			nj = max(d-deep, 0) / g.wake // Fast Wake wake-ups left
@@ -541,26 +565,40 @@ func (g *NextGap) residual(t time.Duration) float64 {
 	return g.sufW[b]/g.sufC[b] - float64(t)
 }
 
+// beyond is the t_PDT that keeps the port awake through every gap the
+// histogram knows (its top populated bin's upper edge), at least t; the
+// "stay awake" answer when the histogram's top bin is reached or it is
+// above that answer. A port that stays awake with it still sleeps in an
+// idle period that outlasts all it has seen: a stay-awake answer that
+// never expires would hold a link up for the whole of the run's start-up
+// or a phase change's silence.
+func (g *NextGap) beyond(t time.Duration) time.Duration {
+	if g.hi >= gapBins-1 {
+		return g.awake
+	}
+	return min(max(t, binEdge(g.hi+1), g.floor), g.awake)
+}
+
 // Held chooses what a port held awake by the ledger for wait does (see
-// NextGap): the t_PDT to arm, or the largest duration to stay awake.
+// NextGap): the t_PDT to arm; staying awake means until the gap outlasts
+// every gap the histogram knows (beyond).
 func (g *NextGap) Held(now, wait time.Duration) time.Duration {
+	if g.total == 0 {
+		return max(g.answer, wait)
+	}
 	if g.answer == 0 && g.predicted > 0 { // predicted long
 		if g.predicted-wait >= g.cut {
 			return wait
 		}
-		return NeverHold
-	}
-	if g.total == 0 {
-		return max(g.answer, wait)
-	}
-	if g.answer >= g.awake {
-		return NeverHold
+		return max(g.beyond(wait), wait)
 	}
 	t := max(g.answer, wait)
-	if late := g.residual(t); late >= float64(g.floor) && late >= rationMargin*g.residual(g.thr) {
-		return t
+	if g.answer < g.awake && g.answer < g.beyond(g.answer) {
+		if late := g.residual(t); late >= g.price {
+			return t
+		}
 	}
-	return NeverHold
+	return max(g.beyond(t), wait)
 }
 
 // Hold returns the hybrid hold that goes with the last t_PDT; ok is false

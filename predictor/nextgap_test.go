@@ -64,7 +64,8 @@ func TestNextGapPeriodic(t *testing.T) {
 }
 
 // TestNextGapHeld: a held port sleeps late in a gap predicted long only
-// while the rest of it still clears the cut-off; else it stays awake.
+// while the rest of it still clears the cut-off; else it stays awake until
+// the gap outlasts every gap it has seen.
 func TestNextGapHeld(t *testing.T) {
 	p := newNextGapT(t, Config{WakeTime: Duration(4480), SleepTime: Duration(2 * us), Bound: 0.01})
 	pattern := []time.Duration{20 * us, 20 * us, 20 * us, 2 * time.Millisecond}
@@ -79,8 +80,10 @@ func TestNextGapHeld(t *testing.T) {
 	if got := p.Held(now, 10*us); got != 10*us {
 		t.Errorf("Held(10µs) = %v, want 10µs (the rest of 2 ms clears the cut-off)", got)
 	}
-	if got := p.Held(now, 1999*us); got != NeverHold {
-		t.Errorf("Held(1999µs) = %v, want NeverHold", got)
+	// Too late for a sleep worth its wake-up: stay awake through every gap
+	// seen (2 ms), sleeping only in one that outlasts them all.
+	if got := p.Held(now, 1999*us); got <= 2*time.Millisecond || got >= NeverHold {
+		t.Errorf("Held(1999µs) = %v, want just above 2 ms (the histogram's top edge)", got)
 	}
 }
 
@@ -267,4 +270,30 @@ func FuzzNextGap(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestNextGapSleepsInASilence is the LAMMPS demo's start-up on every port
+// (configs/sim/demo.yaml): a 10.48 µs train, trusted but not worth a
+// wake-up, then a 100 ms silence. Staying awake for the train must not
+// mean staying awake through the silence: the answer is a threshold just
+// above the longest gap seen, not histogram.max_value (which held every
+// link of the demo awake for 10 ms and cost 0.3 kJ of its 1.4 kJ), and a
+// port the ledger holds does the same.
+func TestNextGapSleepsInASilence(t *testing.T) {
+	p := newNextGapT(t, Config{WakeTime: Duration(4480), SleepTime: Duration(2 * us), Bound: 0.01,
+		Histogram: HistogramConfig{MaxValue: Duration(10 * time.Millisecond)}})
+	var now time.Duration
+	for range 112 {
+		now = feedNG(p, now, 10485*time.Nanosecond)
+	}
+	pdt := p.Predict(now)
+	if pdt <= 10485*time.Nanosecond || pdt > 40*us {
+		t.Errorf("t_PDT %v after the train, want just above its 10.5 µs gaps (≤ 40 µs)", pdt)
+	}
+	if got := p.Held(now, 5*us); got != pdt {
+		t.Errorf("Held(5µs) = %v, want the same threshold %v", got, pdt)
+	}
+	if got := p.Held(now, 100*us); got != 100*us {
+		t.Errorf("Held(100µs) = %v, want 100µs (every gap seen is shorter)", got)
+	}
 }

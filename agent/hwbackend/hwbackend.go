@@ -99,6 +99,17 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	if opts.PollInterval == 0 {
 		opts.PollInterval = 10 * time.Millisecond
 	}
+	// Without a bpffs the emulated ports could not be found, and the agent
+	// would run observe-only without saying why.
+	if opts.Emulated || opts.Observe == string(hwlink.MethodEmulated) {
+		bpffs := opts.BPFFS
+		if bpffs == "" {
+			bpffs = hwlink.DefaultBPFFS
+		}
+		if err := hwlink.CheckBPFFS(bpffs); err != nil {
+			return nil, fmt.Errorf("hw.bpffs: %w", err)
+		}
+	}
 	et, err := hwlink.NewEthtoolBackend(hwlink.BackendOptions{NetNS: opts.NetNS, Logger: opts.Logger})
 	if err != nil {
 		return nil, err
@@ -457,6 +468,27 @@ type port struct {
 	// peer: the link partner's advertised EEE modes as last read (by the
 	// agent's goroutine, in EEE).
 	peer []string
+	// claim: this process owns the port (Claim).
+	claim *hwlink.PortClaim
+}
+
+// Claim takes the port for this process (hwlink.ClaimPort: one owner per
+// device, whatever the agents' state directories). A driver model's
+// ports are claimed by name.
+func (p *port) Claim() error {
+	if p.claim != nil {
+		return nil
+	}
+	key := ""
+	if p.b.opts.Model != nil {
+		key = "model/" + p.name
+	}
+	c, err := hwlink.ClaimPort(p.b.opts.NetNS, p.index, key)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.name, err)
+	}
+	p.claim = c
+	return nil
 }
 
 // Firmware is the port's firmware version (ethtool drvinfo), "" if unknown.
@@ -700,6 +732,7 @@ func lpiFromStats(st map[string]uint64) (t time.Duration, tOK bool, entries uint
 func (p *port) Close() error {
 	p.b.forget(p)
 	p.cancel()
+	_ = p.claim.Release()
 	if p.obs != nil {
 		return p.obs.Close()
 	}

@@ -53,7 +53,8 @@ func checkNetNS(netns string) error {
 // emulateErr maps hwlink's errors to exit statuses: a missing device or
 // emulator is bad input (2), the rest a runtime failure (1).
 func emulateErr(err error) error {
-	if errors.Is(err, hwlink.ErrNoDevice) || errors.Is(err, hwlink.ErrNotEmulated) {
+	if errors.Is(err, hwlink.ErrNoDevice) || errors.Is(err, hwlink.ErrNotEmulated) ||
+		errors.Is(err, hwlink.ErrPhysicalDevice) || errors.Is(err, hwlink.ErrPrivateBPFFS) {
 		return badInput(err)
 	}
 	return err
@@ -95,7 +96,7 @@ func newEmulateAttachCommand() *cobra.Command {
 		presetName, mode, pdt, rate, hold, driver, delay, spinMax string
 		netns, attach, bpffs                                      string
 		scale                                                     float64
-		asJSON                                                    bool
+		asJSON, allowPhysical, check                              bool
 	)
 	cmd := &cobra.Command{
 		Use:   "attach DEV --preset P --mode M [--pdt D] [--rate R] [--scale K]",
@@ -107,8 +108,12 @@ func newEmulateAttachCommand() *cobra.Command {
 			"kernel timer jitter (tens of µs) would hide µs-scale wake-ups. --pdt sets the tx LPI timer for use\n" +
 			"without the agent; an agent in enforce mode sets it through the emulated EEE backend (docs/hil.md).\n" +
 			"--driver picks the driver profile whose refusals, units and ranges the EEE interface copies.\n" +
-			"Kernels without the fq qdisc: --delay spin (the program waits on the sending CPU, at most\n" +
-			"--spin-max per packet) or --delay none (account only).",
+			"--delay auto (the default) uses fq where the kernel has it, else spin (the program waits on the\n" +
+			"sending CPU, at most --spin-max per packet); none only accounts.\n" +
+			"Only virtual devices (veth, dummy, netkit, ifb) are taken unless --allow-physical; --check prints\n" +
+			"what attach would replace (root qdisc, filters, programs) and changes nothing.\n" +
+			"Under `ip netns exec` the pins go to the bpffs outside that command's mount namespace (or attach\n" +
+			"refuses): --netns NS does the same without it.",
 		Example: `  lpictl emulate attach veth0 --preset eee-1000base-t --mode deep-sleep --pdt 0 --scale 100
   lpictl emulate attach eth1 --preset eee-10gbase-t --mode fast-wake --pdt 20us --rate preset
   lpictl emulate attach veth0 --netns ns1 --preset eee-100base-tx --mode deep-sleep --delay spin`,
@@ -125,7 +130,7 @@ func newEmulateAttachCommand() *cobra.Command {
 				return badInput(fmt.Errorf("--preset: %w", err))
 			}
 			cfg := hwlink.EmulateConfig{Interface: args[0], NetNS: hwlink.NetNS(netns), Preset: emulatedPreset(preset),
-				Scale: scale, Driver: driver, BPFFS: bpffs}
+				Scale: scale, Driver: driver, BPFFS: bpffs, AllowPhysical: allowPhysical}
 			if cfg.Mode, err = hwlink.ParseEmulatedMode(mode); err != nil {
 				return badInput(fmt.Errorf("--mode: %w", err))
 			}
@@ -157,6 +162,19 @@ func newEmulateAttachCommand() *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return badInput(fmt.Errorf("%s: %w", args[0], err))
 			}
+			if check {
+				c, err := hwlink.CheckEmulator(cfg)
+				if err != nil {
+					return emulateErr(err)
+				}
+				if asJSON {
+					enc := json.NewEncoder(cmd.OutOrStdout())
+					enc.SetIndent("", "  ")
+					return enc.Encode(c)
+				}
+				writeEmulateCheck(cmd.OutOrStdout(), c)
+				return nil
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
 			p, err := hwlink.AttachEmulator(ctx, cfg)
@@ -186,19 +204,21 @@ func newEmulateAttachCommand() *cobra.Command {
 	f.Float64Var(&scale, "scale", 1, "multiply the preset's transition times (t_s, t_w) by this factor")
 	f.StringVar(&hold, "hold", scenario.DefaultHybridHold.String(), "hybrid mode: time in Fast Wake before Deep Sleep (not scaled)")
 	f.StringVar(&driver, "driver", hwlink.DefaultEmulatedDriver, "driver profile of the emulated EEE interface (docs/hwlink.md's table)")
-	f.StringVar(&delay, "delay", "edt", "how packets are held: edt (fq), spin (the program waits; kernels without fq) or none")
+	f.StringVar(&delay, "delay", "auto", "how packets are held: auto (edt where the kernel has fq, else spin), edt (fq), spin (the program waits on the sending CPU) or none")
 	f.StringVar(&spinMax, "spin-max", hwlink.DefaultSpinMax.String(), "--delay spin: longest wait per packet")
 	f.StringVar(&netns, "netns", "", "network namespace of DEV: a name (ip netns) or a path such as /proc/PID/ns/net")
 	f.StringVar(&attach, "attach", "auto", "attach point: auto (TCX, else clsact), tcx or tc")
 	f.StringVar(&bpffs, "bpffs", hwlink.DefaultBPFFS, "bpffs mount for the pins (the default is mounted if needed)")
-	f.BoolVar(&asJSON, "json", false, "print the new port's status as JSON")
+	f.BoolVar(&asJSON, "json", false, "print the new port's status (with --check: the check) as JSON")
+	f.BoolVar(&allowPhysical, "allow-physical", false, "attach to a device that is not virtual (a physical NIC, bond, VLAN…): its real traffic is held — spin keeps the sending CPU busy with bottom halves off up to --spin-max per packet, edt replaces a multi-queue NIC's root qdisc with one fq")
+	f.BoolVar(&check, "check", false, "dry run: print what attach would replace and add (root qdisc, clsact, filters, TCX programs) and whether it would refuse; change nothing")
 	return cmd
 }
 
 func newEmulateStatusCommand() *cobra.Command {
 	var (
-		asJSON bool
-		bpffs  string
+		asJSON       bool
+		bpffs, netns string
 	)
 	cmd := &cobra.Command{
 		Use:   "status [DEV]",
@@ -209,6 +229,16 @@ func newEmulateStatusCommand() *cobra.Command {
 			"preset (Σ state time × that state's port power), against the same time always on.",
 		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkNetNS(netns); err != nil {
+				return err
+			}
+			var nsIno uint64
+			if cmd.Flags().Changed("netns") {
+				var err error
+				if nsIno, err = hwlink.NetNS(netns).Inode(); err != nil {
+					return badInput(fmt.Errorf("--netns: %w", err))
+				}
+			}
 			ports, err := hwlink.ListEmulators(bpffs)
 			if err != nil {
 				return err
@@ -217,7 +247,7 @@ func newEmulateStatusCommand() *cobra.Command {
 			out := []hwlink.EmulatorStatus{}
 			var errs []error
 			for _, p := range ports {
-				if len(args) == 0 || p.Interface() == args[0] {
+				if (len(args) == 0 || p.Interface() == args[0]) && (nsIno == 0 || p.NetNSInode() == nsIno) {
 					s, err := p.Status(now)
 					if err != nil {
 						errs = append(errs, err)
@@ -241,6 +271,7 @@ func newEmulateStatusCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (every key always present)")
 	cmd.Flags().StringVar(&bpffs, "bpffs", hwlink.DefaultBPFFS, "bpffs mount holding the pins")
+	cmd.Flags().StringVar(&netns, "netns", "", "only the ports of this network namespace: a name (ip netns) or a path (default: every namespace)")
 	return cmd
 }
 
@@ -281,6 +312,40 @@ func newEmulateDetachCommand() *cobra.Command {
 	cmd.Flags().StringVar(&netns, "netns", "", "network namespace of DEV: a name (ip netns) or a path")
 	cmd.Flags().StringVar(&bpffs, "bpffs", hwlink.DefaultBPFFS, "bpffs mount holding the pins")
 	return cmd
+}
+
+func writeEmulateCheck(w io.Writer, c hwlink.EmulatorCheck) {
+	virt := "virtual"
+	if !c.Virtual {
+		virt = "not virtual"
+	}
+	fmt.Fprintf(w, "%s: kind %s (%s)\n", c.Device, c.Kind, virt)
+	root := c.RootQdisc
+	if root == "" {
+		root = "none"
+	}
+	fmt.Fprintf(w, "  root qdisc %s: %s\n", root, c.RootQdiscAction)
+	if c.Clsact {
+		fmt.Fprintln(w, "  clsact qdisc: there (the tc attach point adds its filter to it)")
+	} else {
+		fmt.Fprintln(w, "  clsact qdisc: none (the tc attach point adds one)")
+	}
+	list := func(xs []string) string {
+		if len(xs) == 0 {
+			return "none"
+		}
+		return strings.Join(xs, ", ")
+	}
+	fmt.Fprintf(w, "  egress filters: %s\n", list(c.EgressFilters))
+	fmt.Fprintf(w, "  TCX egress programs: %s (the emulator is added after them)\n", list(c.TCXPrograms))
+	if c.PinDir != "" {
+		fmt.Fprintf(w, "  pins %s\n", c.PinDir)
+	}
+	if c.Refused != "" {
+		fmt.Fprintf(w, "attach would refuse: %s\n", c.Refused)
+	} else {
+		fmt.Fprintln(w, "attach would go ahead; nothing was changed")
+	}
 }
 
 func writeEmulateJSON(w io.Writer, ports []hwlink.EmulatorStatus) error {

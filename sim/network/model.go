@@ -736,11 +736,12 @@ func (n *Network) decide(i int32) {
 // peerFloor raises the owner's t_PDT so that the link goes down only when
 // the peer's ledger allows it too: a packet of either end pays the
 // wake-up, and each end's ledger holds what its own packets wait
-// (docs/predictors.md "The delay ledger"). A watched peer's controller lives
-// outside the simulator and is not consulted.
+// (docs/predictors.md "The delay ledger"). An externalized peer's
+// controller lives outside the simulator and is not consulted; a port that
+// is only watched (traced) keeps its controller here, and its ledger counts.
 func (n *Network) peerFloor(pt *port, pdt time.Duration) time.Duration {
 	q := pt.peer
-	if q < 0 || n.ports[q].flags&watched != 0 || n.p.EEE.LPI == eee.PerDirection {
+	if q < 0 || n.ports[q].flags&extPDT != 0 || n.p.EEE.LPI == eee.PerDirection {
 		return pdt
 	}
 	start := toDur(pt.idleStart)
