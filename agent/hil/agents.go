@@ -58,7 +58,7 @@ func agentYAML(cfg *Config, kind predictor.Kind, h *Host, bpffs, dir string) ([]
 		"log":       map[string]any{"level": a.LogLevel, "format": "text"},
 		"metrics":   map[string]any{"listen": "off"},
 		"ports":     map[string]any{"names": h.Ports},
-		"predictor": cfg.PredictorFor(kind),
+		"predictor": cfg.PredictorAt(kind, h.Role),
 		"limits": map[string]any{
 			"hysteresis":          *a.Hysteresis,
 			"min_change_interval": a.MinChangeInterval.String(),

@@ -80,10 +80,11 @@ type Config struct {
 	Traffic   TrafficConfig    `yaml:"traffic" json:"traffic"`
 	Sim       SimConfig        `yaml:"sim" json:"sim"`
 
-	source string
-	preset *power.Preset
-	mode   power.Mode
-	rate   uint64
+	source     string
+	hopsByRole bool // predictor.hops was unset: 2 at the hosts, 1 at the switch
+	preset     *power.Preset
+	mode       power.Mode
+	rate       uint64
 }
 
 // PortConfig is the emulated EEE port (hwlink.EmulateConfig).
@@ -102,6 +103,10 @@ type PortConfig struct {
 	// default), before the agent changes it.
 	InitialPDT *predictor.Duration `yaml:"initial_pdt" json:"initial_pdt"`
 	HybridHold *predictor.Duration `yaml:"hybrid_hold" json:"hybrid_hold"`
+	// LPI is the emulated ports' symmetry (model §1.2): per-direction,
+	// each egress port deciding alone (the emulator's only mode today;
+	// the preset's per-link is not emulated yet).
+	LPI string `yaml:"lpi" json:"lpi"`
 }
 
 // AgentConfig is what the experiment sets in each agent's configuration.
@@ -149,6 +154,10 @@ type Flow struct {
 type SimConfig struct {
 	Enabled *bool `yaml:"enabled" json:"enabled"`
 	MTU     int64 `yaml:"mtu" json:"mtu"`
+	// LPI is the symmetry the simulator runs (model §1.2): per-direction
+	// or per-link; default the emulated ports' (port.lpi), so both sides
+	// run one link model.
+	LPI string `yaml:"lpi" json:"lpi"`
 }
 
 // Load reads an experiment file (empty path: the shipped
@@ -213,8 +222,22 @@ func (c *Config) normalize() error {
 	if s.MTU < 64 || s.MTU > 65536 {
 		return bad("sim.mtu", "must be in 64..65536 bytes, got %d", s.MTU)
 	}
+	if s.LPI == "" {
+		s.LPI = c.Port.LPI
+	}
+	l, err := power.ParseLPI(s.LPI)
+	if err != nil {
+		return bad("sim.lpi", "%v", err)
+	}
+	s.LPI = string(l)
 	return nil
 }
+
+// SimLPI is the symmetry of the simulator's runs.
+func (c *Config) SimLPI() power.LPI { return power.LPI(c.Sim.LPI) }
+
+// PortLPI is the symmetry of the emulated ports.
+func (c *Config) PortLPI() power.LPI { return power.LPI(c.Port.LPI) }
 
 func (p *PortConfig) normalize(c *Config) error {
 	if p.Preset == "" {
@@ -278,6 +301,17 @@ func (p *PortConfig) normalize(c *Config) error {
 	if p.HybridHold == nil {
 		p.HybridHold = durp(10 * time.Microsecond)
 	}
+	if p.LPI == "" {
+		p.LPI = string(power.PerDirection)
+	}
+	l, err := power.ParseLPI(p.LPI)
+	if err != nil {
+		return bad("port.lpi", "%v", err)
+	}
+	if l != power.PerDirection {
+		return bad("port.lpi", "the emulated ports run per-direction only (each egress port decides alone); the link mode is not built yet — compare with the simulator per link through sim.lpi: per-link")
+	}
+	p.LPI = string(l)
 	ec := c.emulateConfig("probe0", hwlink.EmulateAlwaysOn, hwlink.DelayNone)
 	em, _ := hwlink.ParseEmulatedMode(p.Mode)
 	ec.Mode = em
@@ -340,9 +374,12 @@ func (c *Config) normalizePredictors() error {
 		*h = c.preset.Hybrid(c.Port.Scale)
 	}
 	if len(c.Predictor.Hops) == 0 {
-		// Every path of the line is host–switch–host: 2 hops, as the
-		// simulator counts them (PerfBound's hop factor l = bound / 2).
+		// Every path of the line is host–switch–host: a host's packets
+		// cross 2 links, the switch's 1 — as the simulator counts them
+		// per port (PerfBound's hop factor l = bound / 2 at a host, bound
+		// at the switch; PredictorAt).
 		c.Predictor.Hops = map[int]float64{LineHops: 1}
+		c.hopsByRole = true
 	}
 	seen := map[predictor.Kind]bool{}
 	for i, k := range c.Predictors {
@@ -361,6 +398,27 @@ func (c *Config) normalizePredictors() error {
 		}
 	}
 	return nil
+}
+
+// PredictorAt is the configuration of predictor kind k's run on host
+// role's ports: with predictor.hops unset, the switch's packets travel one
+// hop from there.
+func (c *Config) PredictorAt(k predictor.Kind, role string) predictor.Config {
+	pc := c.PredictorFor(k)
+	if c.hopsByRole && role == "s" {
+		pc.Hops = map[int]float64{1: 1}
+	}
+	return pc
+}
+
+// roleOf is the host of an emulated port (s0, s1: the switch).
+func roleOf(port string) string {
+	for _, p := range LinePorts {
+		if p.Dev == port {
+			return p.Host
+		}
+	}
+	return ""
 }
 
 // PredictorFor is the configuration of predictor kind k's run.

@@ -365,6 +365,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		if err := writePortCompare(bw, &c); err != nil {
+			return err
+		}
 	}
 	if len(r.Notes) > 0 {
 		fmt.Fprintln(bw, "\nnotes:")

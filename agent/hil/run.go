@@ -127,7 +127,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 	}
 	for _, p := range preds {
 		opts.progress("sim-to-real %s: replaying the agents' traces, simulating the traffic", p.kind)
-		c := SimToReal{Run: string(p.kind), Replay: []PortReplay{}, Rows: []Row{}}
+		c := SimToReal{Run: string(p.kind), Replay: []PortReplay{}, Rows: []Row{}, Ports: []PortCompare{}, Unexplained: []string{}}
 		for _, port := range sortedPorts(p.traces) {
 			pr, err := cfg.replayPort(p.kind, port, p.traces[port], p.window)
 			if err != nil {
@@ -158,6 +158,12 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 			c.SimError = "disabled (sim.enabled: false)"
 		}
 		c.Rows = compareRows(&rep.Runs[p.run], base, c.Replay, c.SimBase, c.Sim)
+		c.SimLPI = cfg.Sim.LPI
+		c.Ports = comparePorts(&rep.Runs[p.run], base, c.Replay, c.Sim)
+		c.Unexplained = unexplained(c.Ports)
+		if c.Unexplained == nil {
+			c.Unexplained = []string{}
+		}
 		rep.SimToReal = append(rep.SimToReal, c)
 	}
 	rep.Notes = append(rep.Notes, standingNotes(cfg, rep)...)
@@ -447,22 +453,32 @@ func isAgent(pid int) bool {
 func standingNotes(cfg *Config, rep *Report) []string {
 	n := []string{
 		fmt.Sprintf("t_w and t_s are the preset's × %g: kernel timers and scheduling on a VM jitter by tens of µs", cfg.Port.Scale),
-		"the emulator has no power-down handshake with the peer (each egress port decides alone): predict replays with handshake 0; the simulator keeps its own (a 64-byte control message each way)",
+		fmt.Sprintf("the emulated ports run LPI %s (each egress port decides alone, no handshake): predict replays with handshake 0; the simulator runs %s%s", cfg.Port.LPI, cfg.Sim.LPI, simLPINote(cfg)),
 		"measured latency is the datagrams' one way (probe and UDP flows, from the send to the kernel's receipt); the simulator's is every packet's, NIC to NIC, TCP included; the RTT adds the responder's turnaround",
 		"energy and counters of the emulated ports cover the traffic phase; the agents' traces cover their whole run (replayed whole, counted within the traffic phase when the trace's clock allows)",
 	}
 	n = append(n, "the ports apply the agents' delay ledger themselves, per idle period (held: periods kept awake past t_PDT); predict replays the agents' controllers, which run without one, so its misses include the ones the ports' holds avoided")
+	if pre := cfg.preset.Symmetry(); pre != cfg.PortLPI() {
+		n = append(n, fmt.Sprintf("the preset %s is %s (%s); the emulator has no link mode yet, so the loop runs it %s", cfg.preset.Name, pre, cfg.preset.LPISource, cfg.Port.LPI))
+	}
+	n = append(n, "the simulator's traffic: the generator's datagrams and probes at their send times (probes' responses after the request's receipt), and every other frame the hosts sent (TCP segments and ACKs, iperf3, ARP) captured on a0 and b0 as it left — after any wait the emulated port made it pay — so a held TCP segment enters the simulation that late and may pay a wake-up there again")
 	if rep.Delay == hwlink.DelaySpin.String() {
 		n = append(n, "delay spin: a waking port holds its sender's CPU, so traffic behind it is sent later instead of queued")
 	}
-	for _, f := range cfg.Traffic.Flows {
-		if f.Kind == KindIperf3 {
-			n = append(n, "iperf3's traffic is measured by iperf3 and is not in the VEF trace: the simulator does not see it")
-			break
+	for _, run := range rep.Runs {
+		if t := run.Traffic; t != nil && t.CaptureError != "" {
+			n = append(n, fmt.Sprintf("%s: no capture (%s): the simulator sees the generator's datagrams and TCP writes only, not iperf3 or ACKs", run.Name, t.CaptureError))
 		}
 	}
 	if cfg.rate == 0 {
 		n = append(n, "no emulated serialisation (port.rate none): veth transmits instantly; the simulator uses the preset's rate")
 	}
 	return n
+}
+
+func simLPINote(cfg *Config) string {
+	if cfg.Sim.LPI == cfg.Port.LPI {
+		return " too (one link model on both sides)"
+	}
+	return " (sim.lpi: not the emulated ports' model; its differences include the symmetry's)"
 }

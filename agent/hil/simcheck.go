@@ -16,6 +16,7 @@ import (
 	"github.com/lpictl/lpictl/controller/replay"
 	"github.com/lpictl/lpictl/hwlink"
 	"github.com/lpictl/lpictl/predictor"
+	"github.com/lpictl/lpictl/sim/network"
 	"github.com/lpictl/lpictl/sim/power"
 	"github.com/lpictl/lpictl/sim/scenario"
 )
@@ -29,7 +30,7 @@ var SimTopology = map[string]any{"kind": "fbfly", "dims": []int{1}, "nodes_per_s
 // driver profile's register.
 func (c *Config) portSpec(kind predictor.Kind, port string) agent.PortSpec {
 	ac := agent.Config{
-		Backend: agent.BackendHW, Interval: c.Agent.Interval, Predictor: c.PredictorFor(kind),
+		Backend: agent.BackendHW, Interval: c.Agent.Interval, Predictor: c.PredictorAt(kind, roleOf(port)),
 		Limits: agent.Limits{Hysteresis: c.Agent.Hysteresis, MinChangeInterval: c.Agent.MinChangeInterval},
 	}.WithDefaults()
 	caps, _ := hwlink.LookupDriver(c.Port.Driver)
@@ -41,6 +42,23 @@ func (c *Config) portSpec(kind predictor.Kind, port string) agent.PortSpec {
 	spec.Controller.Ledger = controller.LedgerOff
 	return spec
 }
+
+// simSpec is the controller configuration of the simulator's ports: the
+// agents' (portSpec), with the delay ledger where the agents run one —
+// the emulated ports apply it themselves, per idle period, at rate l and
+// reserve c = the scaled t_s + t_w (agent budget.go); the simulator's
+// controllers apply it per idle period too.
+func (c *Config) simSpec(kind predictor.Kind) agent.PortSpec {
+	spec := c.portSpec(kind, "sim")
+	spec.Controller.Ledger = controller.LedgerAuto
+	spec.Controller.MissCost = predictor.Duration(c.MissCost())
+	return spec
+}
+
+// MissCost is the emulated port's ledger reserve c: its scaled t_s plus
+// the deepest scaled t_w of the mode (agent.PresetMissCost of the scaled
+// preset).
+func (c *Config) MissCost() time.Duration { return agent.PresetMissCost(c.scaledPreset()) }
 
 // replayTiming is the emulated port's timing for controller/replay: the
 // scaled t_w and t_s, and no handshake (the emulator has no peer); in
@@ -187,19 +205,38 @@ type SimResult struct {
 	Hits        uint64  `json:"hits"`
 	Misses      uint64  `json:"misses"`
 	Wakeups     uint64  `json:"wakeups"`
+	// LPI is the symmetry the simulator ran (model §1.2).
+	LPI   string    `json:"lpi"`
+	Ports []SimPort `json:"ports"`
 }
+
+// SimPort is one simulated port, named as the emulated port it stands for.
+type SimPort struct {
+	Port        string  `json:"port"`
+	IdlePeriods uint64  `json:"idle_periods"`
+	Misses      uint64  `json:"misses"`
+	SleepShare  float64 `json:"sleep_share"` // of the port's time, Fast Wake or Deep Sleep (its direction's, per direction)
+	DelayS      float64 `json:"delay_s"`     // the waits of the packets that ended its idle periods
+	Saving      float64 `json:"energy_saving"`
+}
+
+// simPorts maps the line's emulated ports to the simulated line's
+// (SimTopology: node 0 is host a, node 1 host b, switch 0's port j faces
+// node j).
+var simPorts = []struct{ port, sim string }{{"a0", "node0"}, {"s1", "sw0p1"}, {"b0", "node1"}, {"s0", "sw0p0"}}
 
 // scenarioYAML is the simulated line running the VEF trace at vefPath
 // with the preset file at presetPath, in mode, with kind's predictor and
 // the agent's controller configuration.
 func (c *Config) scenarioYAML(name string, kind predictor.Kind, mode power.Mode, presetPath, vefPath string) ([]byte, error) {
-	spec := c.portSpec(kind, "sim")
+	spec := c.simSpec(kind)
 	doc := map[string]any{
-		"name":       name,
-		"seed":       c.Seed,
-		"topology":   SimTopology,
-		"network":    map[string]any{"link_rate": c.SimRateBps(), "mtu": c.Sim.MTU},
-		"power":      map[string]any{"preset": presetPath, "mode": string(mode), "hybrid_hold": c.Port.HybridHold.String()},
+		"name":     name,
+		"seed":     c.Seed,
+		"topology": SimTopology,
+		"network":  map[string]any{"link_rate": c.SimRateBps(), "mtu": c.Sim.MTU},
+		"power": map[string]any{"preset": presetPath, "mode": string(mode), "hybrid_hold": c.Port.HybridHold.String(),
+			"lpi": c.Sim.LPI},
 		"predictor":  spec.Predictor,
 		"controller": spec.Controller,
 		"workload":   map[string]any{"kind": "vef", "file": vefPath},
@@ -233,22 +270,77 @@ func (c *Config) simulate(ctx context.Context, dir, name string, kind predictor.
 	if err != nil {
 		return SimResult{}, err
 	}
-	o, err := scenario.Run(ctx, s, nil)
+	b, err := s.Build()
 	if err != nil {
 		return SimResult{}, err
 	}
-	r := o.Report
+	n, release, err := b.NewNetwork()
+	if err != nil {
+		return SimResult{}, err
+	}
+	defer release()
+	// Watching a port changes nothing in the run (sim/network
+	// external.go); it gives each idle period's wait.
+	ids := make([]network.PortID, len(simPorts))
+	for i, sp := range simPorts {
+		if ids[i], err = n.PortByName(sp.sim); err == nil {
+			err = n.Watch(ids[i])
+		}
+		if err != nil {
+			return SimResult{}, err
+		}
+	}
+	if err := n.Run(ctx, 1<<20, nil); err != nil {
+		return SimResult{}, err
+	}
+	r := n.Result()
 	pred := string(kind)
 	if mode == power.AlwaysOn {
 		pred = "none"
 	}
 	lat := r.LatencyS
-	return SimResult{
+	res := SimResult{
 		Mode: string(mode), Predictor: pred, ExecTimeS: r.ExecTimeS, Messages: r.Messages, Packets: r.Packets,
 		Latency:     Dist{Count: int(r.Packets), Mean: lat.Mean, P50: lat.P50, P99: lat.P99, Max: lat.Max},
 		LinkEnergyJ: r.EnergyJ.Links, SleepShare: r.LinkStateFraction.FastWake + r.LinkStateFraction.DeepSleep,
-		Hits: r.Hits, Misses: r.Misses, Wakeups: r.Wakeups,
-	}, nil
+		Hits: r.Hits, Misses: r.Misses, Wakeups: r.Wakeups, LPI: string(c.SimLPI()), Ports: []SimPort{},
+	}
+	rows := map[int]network.PortRow{}
+	n.Ports(func(row *network.PortRow) { rows[row.Port] = *row })
+	var obs []network.IdleObservation
+	for i, sp := range simPorts {
+		p := SimPort{Port: sp.port}
+		obs = obs[:0]
+		for {
+			k := len(obs)
+			obs = append(obs, make([]network.IdleObservation, 1024)...)
+			got := n.DrainIdle(ids[i], obs[k:])
+			obs = obs[:k+got]
+			if got < 1024 {
+				break
+			}
+		}
+		for _, o := range obs {
+			p.IdlePeriods++
+			if o.Missed {
+				p.Misses++
+			}
+			p.DelayS += float64(o.Delay) * 1e-12
+		}
+		row := rows[int(ids[i])]
+		var total float64
+		for _, t := range row.StateS {
+			total += t
+		}
+		if total > 0 {
+			p.SleepShare = (row.StateS[2] + row.StateS[3]) / total
+			if wake := b.Preset.WakePowerW; wake > 0 {
+				p.Saving = 100 * (1 - row.EnergyJ/(wake*total))
+			}
+		}
+		res.Ports = append(res.Ports, p)
+	}
+	return res, nil
 }
 
 // Row is one line of the sim-to-real table: a figure measured on the
@@ -293,6 +385,12 @@ type SimToReal struct {
 	// SimError says why the simulator gave nothing ("" if it ran).
 	SimError string `json:"sim_error"`
 	Rows     []Row  `json:"rows"`
+	// SimLPI is the symmetry the simulator ran; Ports the per-port
+	// comparison with verdicts (compare.go), Unexplained its rows outside
+	// the tolerance.
+	SimLPI      string        `json:"sim_lpi"`
+	Ports       []PortCompare `json:"ports"`
+	Unexplained []string      `json:"unexplained"`
 }
 
 func sumReplay(rs []PortReplay) (t PortReplay) {

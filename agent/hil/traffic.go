@@ -67,9 +67,12 @@ type FlowResult struct {
 	Kind  string `json:"kind"`
 	From  string `json:"from"`
 	To    string `json:"to"`
-	// Sent counts datagrams (probe requests) or TCP writes; Received the
-	// datagrams (probe responses) that arrived, Lost the difference.
+	// Sent counts datagrams (probe requests), TCP writes or iperf3's
+	// data segments (captured); Received the datagrams (probe responses)
+	// that arrived, Lost the difference. Segments counts the TCP data
+	// segments the sender's egress port carried (tcp, iperf3; captured).
 	Sent          uint64  `json:"sent"`
+	Segments      uint64  `json:"segments"`
 	Received      uint64  `json:"received"`
 	Lost          uint64  `json:"lost"`
 	BytesSent     int64   `json:"bytes_sent"`
@@ -97,6 +100,12 @@ type TrafficResult struct {
 	// sent, in send order, ReplyTo naming indices of Msgs.
 	T0   time.Duration `json:"-"`
 	Msgs []Msg         `json:"-"`
+	// Captured counts the frames the hosts sent that are not the
+	// generator's datagrams (TCP segments and ACKs, iperf3, ARP), taken
+	// from their egress ports into Msgs (capture.go); CaptureError says
+	// why there are none ("" when the capture ran).
+	Captured     int    `json:"captured_frames"`
+	CaptureError string `json:"capture_error"`
 }
 
 func mono() time.Duration { return hwlink.MonotonicNow() }
@@ -221,6 +230,14 @@ type generator struct {
 	rx   rxClock
 }
 
+// taskOf is the VEF task of a host (a 0, b 1).
+func taskOf(role string) int {
+	if role == "b" {
+		return 1
+	}
+	return 0
+}
+
 func other(role string) string {
 	if role == "a" {
 		return "b"
@@ -258,6 +275,23 @@ func RunTraffic(ctx context.Context, cfg *Config, line *Line, seed uint64, atSta
 		}
 		return nil, err
 	}
+	// Taps on the hosts' egress ports: every frame they send that is not
+	// the generator's own datagram reaches the VEF trace (capture.go).
+	var taps []*tap
+	var tapErr error
+	stopTaps := make(chan struct{})
+	for _, h := range []struct {
+		role, dev string
+		task      int32
+	}{{"a", "a0", 0}, {"b", "b0", 1}} {
+		t, err := openTap(line.Hosts[h.role], h.dev, h.task, g.rx)
+		if err != nil {
+			tapErr = errors.Join(tapErr, err)
+			continue
+		}
+		taps = append(taps, t)
+		go t.run(stopTaps)
+	}
 	// Every socket exists: start together, a little ahead.
 	g.t0 = mono() + 5*time.Millisecond
 	g.end = g.t0 + cfg.Traffic.Duration.D()
@@ -285,6 +319,18 @@ func RunTraffic(ctx context.Context, cfg *Config, line *Line, seed uint64, atSta
 		}()
 	}
 	wg.Wait()
+	// The last frames (ACKs, responses) leave within a few ms.
+	_ = sleepCtx(ctx, 20*time.Millisecond)
+	close(stopTaps)
+	var frames [2][]tapFrame
+	for _, t := range taps {
+		f, err := t.close()
+		frames[t.task] = f
+		tapErr = errors.Join(tapErr, err)
+	}
+	if tapErr == nil && len(taps) != 2 {
+		tapErr = errors.New("no capture")
+	}
 	res := &TrafficResult{T0: g.t0, DurationS: cfg.Traffic.Duration.D().Seconds(), Flows: make([]FlowResult, len(runs))}
 	var rtts, lats []time.Duration
 	var rx int64
@@ -300,7 +346,39 @@ func RunTraffic(ctx context.Context, cfg *Config, line *Line, seed uint64, atSta
 	if res.DurationS > 0 {
 		res.ThroughputBps = float64(rx) * 8 / res.DurationS
 	}
-	res.Msgs = mergeMsgs(res.Flows)
+	if tapErr != nil {
+		res.CaptureError = tapErr.Error()
+		res.Msgs = mergeMsgs(res.Flows)
+		return res, ctx.Err()
+	}
+	// TCP and iperf3 reach the trace as the segments and ACKs the hosts
+	// sent, not as the generator's writes.
+	merge := make([]FlowResult, 0, len(res.Flows)+1)
+	for i, fr := range res.Flows {
+		switch fr.Kind {
+		case KindTCP, KindIperf3:
+			port := uint16(basePort + i)
+			var segs uint64
+			for _, f := range frames[taskOf(fr.From)] {
+				if f.tcp && f.data && f.at >= g.t0 && (f.ports[0] == port || f.ports[1] == port) {
+					segs++
+				}
+			}
+			res.Flows[i].Segments = segs
+			if fr.Kind == KindIperf3 {
+				res.Flows[i].Sent = segs
+			}
+			fr.msgs = nil
+		}
+		merge = append(merge, fr)
+	}
+	var captured FlowResult
+	for task := range frames {
+		m := capturedMsgs(frames[task], int32(task), g.t0)
+		res.Captured += len(m)
+		captured.msgs = append(captured.msgs, m...)
+	}
+	res.Msgs = mergeMsgs(append(merge, captured))
 	return res, ctx.Err()
 }
 

@@ -55,6 +55,31 @@ func (s State) String() string {
 	return [...]string{"wake", "going_down", "fast_wake", "deep_sleep", "going_up"}[s]
 }
 
+// LPI is how the two directions of a link enter low-power idle (model
+// §1.2): together after a handshake, or each transmitter on its own.
+type LPI uint8
+
+// Symmetries.
+const (
+	// PerLink: both ends go down together when both are idle and the
+	// owner's timer has expired, after the power-down handshake (model
+	// §1.1). The zero value: the papers' model.
+	PerLink LPI = iota
+	// PerDirection: each end's transmitter has its own state machine and
+	// t_PDT timer and goes down alone, with no handshake; a packet pays
+	// the wake-up of its own direction only. A network in this mode keeps
+	// one Link per direction, used by one end (end 0) with Handshake 0:
+	// the same timeline as PerLink with the peer never busy and H = 0.
+	PerDirection
+)
+
+func (l LPI) String() string {
+	if l == PerDirection {
+		return "per-direction"
+	}
+	return "per-link"
+}
+
 // Never is a t_PDT that never expires.
 const Never int64 = math.MaxInt64
 
@@ -64,7 +89,11 @@ type Params struct {
 	SleepFW, WakeFW int64 // t_s and t_w of Fast Wake
 	SleepDS, WakeDS int64 // t_s and t_w of Deep Sleep
 	HybridHold      int64 // hybrid: time in Fast Wake before Deep Sleep, when the owner's predictor chooses none
-	Handshake       int64 // one-way time of a control message: serialisation + propagation
+	Handshake       int64 // one-way time of a control message: serialisation + propagation (0 per direction)
+	// LPI is the link's symmetry (model §1.2). Link's timeline is the same
+	// in both; with PerDirection the caller keeps one Link per direction,
+	// used by end 0 only, and sets Handshake to 0 (nothing is negotiated).
+	LPI LPI
 	// Gate, when set, is the application-level delay budget every link of
 	// the network shares (gate.go): a link sleeps only while it is open
 	// and is woken when it closes.

@@ -96,3 +96,50 @@ func TestNoIdlePeriodInTheSamePicosecond(t *testing.T) {
 		t.Error("1 ps after the queue emptied with t_PDT 0: want a miss")
 	}
 }
+
+// TestPerDirection: with PerDirection a Link is one direction, used by
+// end 0 alone, with no handshake (Handshake 0): the transmitter goes down
+// at T = I + t_PDT itself, and a packet pays that direction's wake-up.
+// Hand calculation, Deep Sleep t_s 2 µs, t_w 4.48 µs; FW t_s 200 ns, t_w
+// 375 ns; hold 10 µs; I = 5 µs, t_PDT = 1 µs, so T = 6 µs.
+func TestPerDirection(t *testing.T) {
+	const T = 6 * us
+	for _, c := range []struct {
+		name   string
+		mode   Mode
+		at     int64
+		ready  int64
+		missed bool
+		low    int64 // time in Fast Wake + Deep Sleep
+	}{
+		{"before expiry", DeepSleep, T - 1, T - 1, false, 0},
+		{"at expiry: going down at once", DeepSleep, T, T + 2*us + 4480*ns, true, 0},
+		{"going down", DeepSleep, T + us, T + 2*us + 4480*ns, true, 0},
+		{"low", DeepSleep, T + 5*us, T + 5*us + 4480*ns, true, 3 * us},
+		{"fast wake", FastWake, T + 5*us, T + 5*us + 375*ns, true, 5*us - 200*ns},
+		{"hybrid deep", Hybrid, T + 200*ns + 12*us, T + 200*ns + 12*us + 4480*ns, true, 12 * us},
+	} {
+		p := params(c.mode)
+		p.LPI, p.Handshake = PerDirection, 0
+		if got := p.Cycle(); c.mode == DeepSleep && got != 2*us+4480*ns {
+			t.Errorf("%s: cycle %d, want t_s + t_w", c.name, got)
+		}
+		var l Link
+		l.Start(0, Never)
+		l.Need(p, 0, 0)
+		l.Release(5*us, 0, us)
+		ready, missed := l.Need(p, c.at, 0)
+		if ready != c.ready || missed != c.missed {
+			t.Errorf("%s: ready %d missed %v, want %d %v", c.name, ready, missed, c.ready, c.missed)
+		}
+		if low := l.Times[LowFastWake] + l.Times[LowDeepSleep]; low != c.low {
+			t.Errorf("%s: low for %d ps, want %d", c.name, low, c.low)
+		}
+		if c.missed && (l.Downs != 1 || l.Ups != 1 || l.Times[Wake] != T) {
+			t.Errorf("%s: downs %d ups %d wake %d, want 1, 1, %d", c.name, l.Downs, l.Ups, l.Times[Wake], T)
+		}
+	}
+	if PerLink.String() != "per-link" || PerDirection.String() != "per-direction" {
+		t.Error("LPI names")
+	}
+}

@@ -180,8 +180,9 @@ type Network struct {
 	eng     *engine.Engine
 	ports   []port
 	in      []inPort
-	hints   portHints // what Prefetch reads instead of the port
-	links   []eee.Link
+	hints   portHints  // what Prefetch reads instead of the port
+	links   []eee.Link // per link, or per direction (eee.PerDirection: 2·link + end)
+	nLinks  int        // the topology's links
 	swBase  []int32
 	classes []string
 	pkts    []packet
@@ -235,6 +236,10 @@ func New(t topo.Topology, p Params) (*Network, error) {
 	n.xbarPsPerByte = n.psPerByte / p.Speedup
 	n.handshake = Ser(int64(p.ControlBytes), p.RateBps) + p.Propagation
 	n.p.EEE.Handshake = n.handshake
+	if p.EEE.LPI == eee.PerDirection {
+		// Each transmitter decides alone: no power-down handshake.
+		n.p.EEE.Handshake = 0
+	}
 	if b := p.EndToEnd.Bound; b > 0 && p.EEE.Mode != eee.AlwaysOn {
 		h := p.EndToEnd.Headroom
 		if h == 0 {
@@ -299,15 +304,32 @@ func New(t topo.Topology, p Params) (*Network, error) {
 		}
 	}
 	links := t.Links()
-	n.links = make([]eee.Link, len(links))
-	for li, l := range links {
-		a, b := n.portOf(l.A), n.portOf(l.B)
-		if n.ports[a].peer >= 0 || n.ports[b].peer >= 0 {
-			return nil, fmt.Errorf("topology: port cabled twice (link %d)", li)
+	n.nLinks = len(links)
+	if p.EEE.LPI == eee.PerDirection {
+		// One eee.Link per direction (model §1.2): port a transmits on
+		// 2·li, port b on 2·li+1, each as that link's only end (0).
+		n.links = make([]eee.Link, 2*len(links))
+		for li, l := range links {
+			a, b := n.portOf(l.A), n.portOf(l.B)
+			if n.ports[a].peer >= 0 || n.ports[b].peer >= 0 {
+				return nil, fmt.Errorf("topology: port cabled twice (link %d)", li)
+			}
+			n.ports[a].peer, n.ports[a].link, n.ports[a].end = b, int32(2*li), 0
+			n.ports[b].peer, n.ports[b].link, n.ports[b].end = a, int32(2*li+1), 0
+			n.links[2*li].Start(0, n.initPDT)
+			n.links[2*li+1].Start(0, n.initPDT)
 		}
-		n.ports[a].peer, n.ports[a].link, n.ports[a].end = b, int32(li), 0
-		n.ports[b].peer, n.ports[b].link, n.ports[b].end = a, int32(li), 1
-		n.links[li].Start(0, n.initPDT)
+	} else {
+		n.links = make([]eee.Link, len(links))
+		for li, l := range links {
+			a, b := n.portOf(l.A), n.portOf(l.B)
+			if n.ports[a].peer >= 0 || n.ports[b].peer >= 0 {
+				return nil, fmt.Errorf("topology: port cabled twice (link %d)", li)
+			}
+			n.ports[a].peer, n.ports[a].link, n.ports[a].end = b, int32(li), 0
+			n.ports[b].peer, n.ports[b].link, n.ports[b].end = a, int32(li), 1
+			n.links[li].Start(0, n.initPDT)
+		}
 	}
 	for i := 0; i < nodes; i++ {
 		if n.ports[i].peer < 0 {
@@ -719,7 +741,7 @@ func (n *Network) decide(i int32) {
 // is only watched (traced) keeps its controller here, and its ledger counts.
 func (n *Network) peerFloor(pt *port, pdt time.Duration) time.Duration {
 	q := pt.peer
-	if q < 0 || n.ports[q].flags&extPDT != 0 {
+	if q < 0 || n.ports[q].flags&extPDT != 0 || n.p.EEE.LPI == eee.PerDirection {
 		return pdt
 	}
 	start := toDur(pt.idleStart)

@@ -339,3 +339,51 @@ func TestDeterminism(t *testing.T) {
 		t.Error("different seeds gave identical results")
 	}
 }
+
+// TestPerDirectionLPI: node 1 sends to node 0 every 500 ns until 9.5 µs,
+// node 0 sends once at 0 and once at 10 µs (t_PDT 1 µs, Deep Sleep). Per
+// link, the reverse traffic keeps both links of node 0's path awake (the
+// power-down needs both ends idle): the second message crosses at zero
+// load. Per direction, node 0's and switch port 1's transmitters have been
+// idle since their first packet and are low: it pays t_w on both hops. The
+// reverse directions' energy: per direction each port draws its own
+// transmitter's state.
+func TestPerDirectionLPI(t *testing.T) {
+	lat := func(lpi eee.LPI) (int64, Result, *Network) {
+		p := table6(eee.DeepSleep, time.Microsecond)
+		p.EEE.LPI = lpi
+		n := build(t, line{}, p)
+		n.Inject(0, 0, 1, 9600)
+		for at := int64(0); at <= 9500*ns; at += 500 * ns {
+			n.Inject(at, 1, 0, 9600)
+		}
+		n.Inject(10*us, 0, 1, 9600)
+		r := run(t, n)
+		return n.lastDelivery - 10*us, r, n
+	}
+	got, rl, _ := lat(eee.PerLink)
+	if got != 2*perHop {
+		t.Errorf("per link: latency %d ps, want zero-load %d", got, 2*perHop)
+	}
+	got, rd, n := lat(eee.PerDirection)
+	if want := 2*perHop + 2*4480*ns; got != want {
+		t.Errorf("per direction: latency %d ps, want %d (two hops × t_w)", got, want)
+	}
+	if rd.Links != rl.Links || rd.Links != 5 {
+		t.Errorf("links %d and %d, want 5", rd.Links, rl.Links)
+	}
+	if rd.Wakeups != rl.Wakeups+2 || rd.LinkStateFraction.DeepSleep <= rl.LinkStateFraction.DeepSleep {
+		t.Errorf("per direction: %d wake-ups, %v asleep; per link %d, %v: want 2 more wake-ups and more sleep",
+			rd.Wakeups, rd.LinkStateFraction.DeepSleep, rl.Wakeups, rl.LinkStateFraction.DeepSleep)
+	}
+	var sum float64
+	n.Ports(func(row *PortRow) { sum += row.EnergyJ })
+	if math.Abs(sum-rd.EnergyJ.Links) > 1e-9*sum {
+		t.Errorf("ports' energy %v ≠ links' %v", sum, rd.EnergyJ.Links)
+	}
+	for li := 0; li < 5; li++ {
+		if e := n.LinkEnergy(li); !(e > 0) {
+			t.Errorf("link %d energy %v", li, e)
+		}
+	}
+}

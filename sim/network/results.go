@@ -161,7 +161,7 @@ func (n *Network) Result() Result {
 		PFCPauses: n.pauses,
 		Dropped:   n.overflows,
 		Events:    n.eng.Events(),
-		Links:     len(n.links),
+		Links:     n.nLinks,
 		Ports:     len(n.ports),
 	}
 	if n.latency.n > 0 {
@@ -183,7 +183,7 @@ func (n *Network) Result() Result {
 	var times [eee.NumStates]uint128
 	for i := range n.links {
 		l := &n.links[i]
-		r.EnergyJ.Links += n.LinkEnergy(i)
+		r.EnergyJ.Links += n.linkShare(i)
 		for s, t := range l.Times {
 			times[s].add(uint64(t))
 		}
@@ -284,13 +284,27 @@ func (n *Network) Perf() Perf {
 }
 
 // LinkEnergy is link i's energy: Σ over states of time × the power of its
-// two ports (SPEC §1.1, §3.3: each end draws its own state's power, and
-// both ends are always in the same state).
+// two ports (SPEC §1.1, §3.3: each end draws its own state's power; per
+// link both ends are always in the same state, per direction each port
+// draws its transmitter's).
 func (n *Network) LinkEnergy(i int) float64 {
+	if n.p.EEE.LPI == eee.PerDirection {
+		return n.PortEnergy(2*i) + n.PortEnergy(2*i+1)
+	}
 	return 2 * n.PortEnergy(i)
 }
 
-// PortEnergy is the energy of one end of link i: Σ over states of time ×
+// linkShare is the energy of n.links[i]: a whole link's, or one port's
+// (per direction).
+func (n *Network) linkShare(i int) float64 {
+	if n.p.EEE.LPI == eee.PerDirection {
+		return n.PortEnergy(i)
+	}
+	return 2 * n.PortEnergy(i)
+}
+
+// PortEnergy is the energy of one port of n.links[i] (a link, or per
+// direction the port whose transmitter it is): Σ over states of time ×
 // the port's power in that state.
 func (n *Network) PortEnergy(i int) float64 {
 	var e float64
@@ -349,7 +363,11 @@ func (n *Network) Ports(f func(*PortRow)) {
 			continue
 		}
 		l := &n.links[pt.link]
-		row = PortRow{Port: i, Class: n.classes[pt.class], Link: int(pt.link), Sent: pt.sent,
+		li := int(pt.link)
+		if n.p.EEE.LPI == eee.PerDirection {
+			li /= 2
+		}
+		row = PortRow{Port: i, Class: n.classes[pt.class], Link: li, Sent: pt.sent,
 			Transition: uint64(l.Downs) + uint64(l.Ups) + uint64(l.Deepens), Wakeups: uint64(l.Ups)}
 		if pt.sw < 0 {
 			row.Kind, row.Device = "nic", i

@@ -27,6 +27,39 @@ type Preset struct {
 	FastWake   *LowPower   `yaml:"fast_wake,omitempty" json:"fast_wake,omitempty"`
 	DeepSleep  *LowPower   `yaml:"deep_sleep,omitempty" json:"deep_sleep,omitempty"`
 	System     SystemPower `yaml:"system" json:"system"`
+	// LPI is how the link's two directions enter low-power idle (model
+	// §1.2): per-link (both ends together, after the power-down
+	// handshake; the default when absent) or per-direction (each
+	// transmitter alone). LPISource says where that comes from.
+	LPI       LPI    `yaml:"lpi,omitempty" json:"lpi,omitempty"`
+	LPISource string `yaml:"lpi_source,omitempty" json:"lpi_source,omitempty"`
+}
+
+// LPI is a preset's or a run's low-power-idle symmetry (model §1.2).
+type LPI string
+
+// Symmetries.
+const (
+	PerLink      LPI = "per-link"
+	PerDirection LPI = "per-direction"
+)
+
+// ParseLPI reads a symmetry name ("" is an error: callers decide the
+// default).
+func ParseLPI(s string) (LPI, error) {
+	switch l := LPI(strings.ToLower(strings.TrimSpace(s))); l {
+	case PerLink, PerDirection:
+		return l, nil
+	}
+	return "", fmt.Errorf("unknown lpi %q (want per-link or per-direction)", s)
+}
+
+// Symmetry is the preset's LPI symmetry, per-link when it states none.
+func (p *Preset) Symmetry() LPI {
+	if p.LPI == "" {
+		return PerLink
+	}
+	return p.LPI
 }
 
 // LowPower is one low-power state: its power (absolute, or as a fraction of
@@ -181,6 +214,9 @@ func (p *Preset) Validate() error {
 		if s.lp.SleepTime <= 0 {
 			return fmt.Errorf("%s.sleep_time: must be > 0", s.field)
 		}
+	}
+	if p.LPI != "" && p.LPI != PerLink && p.LPI != PerDirection {
+		return fmt.Errorf("lpi: unknown symmetry %q (want per-link or per-direction)", p.LPI)
 	}
 	sys := p.System
 	if !(sys.SwitchW >= 0) || math.IsInf(sys.SwitchW, 0) {

@@ -13,8 +13,22 @@ func TestShippedPresets(t *testing.T) {
 		t.Fatalf("shipped presets: %v", names)
 	}
 	for _, n := range names {
-		if _, err := Load(n); err != nil {
+		p, err := Load(n)
+		if err != nil {
 			t.Errorf("%s: %v", n, err)
+			continue
+		}
+		// Every shipped preset states its LPI symmetry and where it comes
+		// from (model §1.2); the papers' keep per-link.
+		if p.LPI == "" || p.LPISource == "" {
+			t.Errorf("%s: lpi %q, lpi_source %q: both required of a shipped preset", n, p.LPI, p.LPISource)
+		}
+		want := PerLink
+		if n == "eee-100base-tx" {
+			want = PerDirection
+		}
+		if p.Symmetry() != want {
+			t.Errorf("%s: lpi %s, want %s", n, p.Symmetry(), want)
 		}
 	}
 	p, err := Load("")
@@ -48,6 +62,7 @@ func TestPresetErrors(t *testing.T) {
 		base + "deep_sleep:\n  power_w: 1\n  power_fraction: 0.1\n  wake_time: 1us\n  sleep_time: 1us\n": "exactly one of power_w and power_fraction",
 		base + "deep_sleep:\n  power_w: 1\n  wake_time: -1us\n  sleep_time: 1us\n":                       "line 6: negative duration",
 		base + ds + "system:\n  node_min_w: 5\n  node_max_w: 1\n":                                        "system.node_max_w",
+		base + ds + "lpi: sometimes\n":                                                                   "lpi: unknown symmetry",
 	}
 	for in, want := range tests {
 		_, err := Parse([]byte(in), "p.yaml")

@@ -72,6 +72,9 @@ type Power struct {
 	Preset     string              `yaml:"preset" json:"preset"`
 	Mode       string              `yaml:"mode" json:"mode"`
 	HybridHold *predictor.Duration `yaml:"hybrid_hold" json:"hybrid_hold"`
+	// LPI overrides the preset's symmetry (model §1.2): per-link or
+	// per-direction; empty: the preset's.
+	LPI string `yaml:"lpi" json:"lpi,omitempty"`
 	// EndToEnd makes the bound hold for the application rather than per
 	// port (docs/predictors.md "End-to-end bound").
 	EndToEnd EndToEnd `yaml:"end_to_end" json:"end_to_end,omitzero"`
@@ -377,6 +380,13 @@ func (s *Scenario) normalize() error {
 	if p.HybridHold == nil {
 		p.HybridHold = dur(DefaultHybridHold)
 	}
+	if p.LPI != "" {
+		l, err := power.ParseLPI(p.LPI)
+		if err != nil {
+			return fmt.Errorf("power.lpi: %w", err)
+		}
+		p.LPI = string(l)
+	}
 	w := &s.Workload
 	if w.Kind == "" && len(w.Jobs) == 0 {
 		w.Kind = apps.KindSynthetic
@@ -469,6 +479,10 @@ func (s *Scenario) build() (*Built, error) {
 	if err != nil {
 		return nil, cfgErr(fmt.Errorf("power.mode: %w", err))
 	}
+	lpi := pre.Symmetry()
+	if s.Power.LPI != "" {
+		lpi = power.LPI(s.Power.LPI)
+	}
 	t, err := topo.Build(s.Topology)
 	if err != nil {
 		return nil, cfgErr(err)
@@ -492,6 +506,9 @@ func (s *Scenario) build() (*Built, error) {
 		Queue:            engine.QueueKind(s.Engine.Queue),
 		CalendarBucketPS: s.Engine.CalendarBucketPS,
 		CalendarBuckets:  s.Engine.CalendarBuckets,
+	}
+	if lpi == power.PerDirection {
+		p.EEE.LPI = eee.PerDirection
 	}
 	p.Routing, _ = network.ParseRouting(s.Routing.Kind) // normalize checked it
 	p.POWAR = s.Routing.POWAR.params()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lpictl/lpictl/sim/eee"
 	"github.com/lpictl/lpictl/sim/power"
 )
 
@@ -106,6 +107,7 @@ func TestBadInput(t *testing.T) {
 		{"", "network.mtu=-1", "network.mtu"},
 		{"network: {propagation: -1ns}", "", "line 1: negative duration"},
 		{"", "power.mode=sleepy", "power.mode"},
+		{"", "power.lpi=sometimes", "power.lpi"},
 		{"", "power.preset=nope", "power.preset"},
 		{"", "predictor.kind=oracle", "predictor.kind"},
 		{"", "workload.synthetic.pattern=spiral", "workload.synthetic.pattern"},
@@ -326,5 +328,30 @@ func TestAlwaysOnLinkPowerIsTable7(t *testing.T) {
 	// 136 × 8 + 272 = 1360 port ends × 24 W.
 	if want != 1360*24 {
 		t.Errorf("Table 7 link power %v W, want 1360 × 24 W", want)
+	}
+}
+
+// TestPowerLPI: power.lpi overrides the preset's symmetry; per direction
+// the small Megafly's links sleep more (no handshake, no waiting for the
+// peer) and the per-link run is the default's, byte for byte.
+func TestPowerLPI(t *testing.T) {
+	def := runJSON(t)
+	if got := runJSON(t, "power.lpi=per-link"); !bytes.Equal(got, def) {
+		t.Error("power.lpi=per-link differs from the default (eee-400g is per-link)")
+	}
+	dir := runJSON(t, "power.lpi=Per-Direction")
+	if bytes.Equal(dir, def) {
+		t.Error("power.lpi=per-direction changed nothing")
+	}
+	s, err := Parse([]byte(small), "small.yaml", []string{"power.preset=eee-100base-tx"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Params.EEE.LPI != eee.PerDirection {
+		t.Errorf("eee-100base-tx: LPI %v, want the preset's per-direction", b.Params.EEE.LPI)
 	}
 }

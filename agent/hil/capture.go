@@ -1,0 +1,193 @@
+package hil
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The simulator's half of the check sees every frame the hosts send
+// (docs/hil.md "What is compared"): the generator's own datagrams and
+// probes with their exact send times and the probes' request→response
+// dependency (Msgs), and everything else — TCP segments and their ACKs,
+// iperf3's control and data, ARP — captured where it leaves the host, on
+// its emulated egress port (a0, b0), with an AF_PACKET socket that sees
+// outgoing frames. The switch's ports (s0, s1) forward these; the
+// simulator's switch does the same.
+
+// tapFrame is one frame a host sent.
+type tapFrame struct {
+	at    time.Duration // CLOCK_MONOTONIC: when it passed the tap
+	bytes int           // the frame (Ethernet header included, no FCS)
+	gen   bool          // a datagram of the generator (its header's magic)
+	tcp   bool          // a TCP segment
+	ports [2]uint16     // TCP or UDP source and destination ports
+	data  bool          // a TCP segment that carries payload
+}
+
+// tap captures the frames one host sends on its egress device.
+type tap struct {
+	fd     int
+	task   int32
+	rx     rxClock
+	mu     sync.Mutex
+	frames []tapFrame
+	err    error
+	done   chan struct{}
+}
+
+// maxTapFrames bounds a tap (MaxPackets per run, with ACKs).
+const maxTapFrames = 2 * MaxPackets
+
+// openTap opens an AF_PACKET socket in host h's namespace bound to dev,
+// keeping outgoing frames only.
+func openTap(h *Host, dev string, task int32, rx rxClock) (*tap, error) {
+	t := &tap{fd: -1, task: task, rx: rx, done: make(chan struct{})}
+	err := inNS(h.Handle, func() error {
+		ifi, err := net.InterfaceByName(dev)
+		if err != nil {
+			return err
+		}
+		proto := htons(unix.ETH_P_ALL)
+		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(proto))
+		if err != nil {
+			return fmt.Errorf("AF_PACKET socket: %w", err)
+		}
+		t.fd = fd
+		if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: proto, Ifindex: ifi.Index}); err != nil {
+			return fmt.Errorf("bind to %s: %w", dev, err)
+		}
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+			return err
+		}
+		return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUF, 8<<20)
+	})
+	if err != nil {
+		if t.fd >= 0 {
+			_ = unix.Close(t.fd)
+		}
+		return nil, fmt.Errorf("capture on %s: %w", dev, err)
+	}
+	return t, nil
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }
+
+// run reads frames until stop is closed (polling every 20 ms), then drains
+// what is queued.
+func (t *tap) run(stop <-chan struct{}) {
+	defer close(t.done)
+	buf := make([]byte, 128) // headers only: the length comes from recvmsg
+	oob := make([]byte, oobLen)
+	fds := []unix.PollFd{{Fd: int32(t.fd), Events: unix.POLLIN}}
+	stopping := false
+	for {
+		if !stopping {
+			select {
+			case <-stop:
+				stopping = true
+			default:
+			}
+		}
+		n, err := unix.Poll(fds, 20)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			t.fail(err)
+			return
+		}
+		if n == 0 {
+			if stopping {
+				return
+			}
+			continue
+		}
+		for {
+			m, oobn, flags, from, err := unix.Recvmsg(t.fd, buf, oob, unix.MSG_DONTWAIT|unix.MSG_TRUNC)
+			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EWOULDBLOCK) {
+				break
+			}
+			if err != nil {
+				t.fail(err)
+				return
+			}
+			_ = flags
+			ll, ok := from.(*unix.SockaddrLinklayer)
+			if !ok || ll.Pkttype != unix.PACKET_OUTGOING {
+				continue
+			}
+			f := parseFrame(buf[:min(m, len(buf))], m)
+			f.at = t.rx.at(oob[:oobn], mono())
+			t.mu.Lock()
+			if len(t.frames) < maxTapFrames {
+				t.frames = append(t.frames, f)
+			} else if t.err == nil {
+				t.err = fmt.Errorf("more than %d frames", maxTapFrames)
+			}
+			t.mu.Unlock()
+		}
+	}
+}
+
+func (t *tap) fail(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err == nil {
+		t.err = err
+	}
+}
+
+// close waits for run to end and closes the socket.
+func (t *tap) close() ([]tapFrame, error) {
+	<-t.done
+	_ = unix.Close(t.fd)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.frames, t.err
+}
+
+// parseFrame classifies an Ethernet frame of length n whose first bytes
+// are b.
+func parseFrame(b []byte, n int) tapFrame {
+	f := tapFrame{bytes: n}
+	if len(b) < 14+20 || binary.BigEndian.Uint16(b[12:]) != 0x0800 {
+		return f
+	}
+	ip := b[14:]
+	ihl := int(ip[0]&0x0f) * 4
+	total := int(binary.BigEndian.Uint16(ip[2:]))
+	if ihl < 20 || len(ip) < ihl+8 {
+		return f
+	}
+	l4 := ip[ihl:]
+	f.ports = [2]uint16{binary.BigEndian.Uint16(l4), binary.BigEndian.Uint16(l4[2:])}
+	switch ip[9] {
+	case unix.IPPROTO_UDP:
+		if len(l4) >= 8+4 && binary.LittleEndian.Uint32(l4[8:]) == magic {
+			f.gen = true
+		}
+	case unix.IPPROTO_TCP:
+		f.tcp = true
+		if len(l4) >= 13 {
+			off := int(l4[12]>>4) * 4
+			f.data = total-ihl-off > 0
+		}
+	}
+	return f
+}
+
+// capturedMsgs turns the taps' frames into VEF messages (dep 0, at their
+// time since t0; the generator's datagrams are left out: Msgs has them).
+func capturedMsgs(frames []tapFrame, src int32, t0 time.Duration) []Msg {
+	var out []Msg
+	for _, f := range frames {
+		if f.gen || f.at < t0 {
+			continue
+		}
+		out = append(out, Msg{Src: src, Dst: 1 - src, Bytes: int64(f.bytes), At: f.at - t0, ReplyTo: -1})
+	}
+	return out
+}

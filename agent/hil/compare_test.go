@@ -1,0 +1,109 @@
+package hil
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/lpictl/lpictl/hwlink"
+)
+
+// TestVerdict: the tolerance is 10 % of the measured value, or ±20 for
+// counts below 200, ±1 point for shares below 10 %, ±1 ms for delays below
+// 10 ms.
+func TestVerdict(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	for _, c := range []struct {
+		m, g float64
+		unit string
+		want string
+	}{
+		{1000, 1100, "", VerdictAgrees},
+		{1000, 1101, "", VerdictDiffers},
+		{150, 170, "", VerdictAgrees},
+		{150, 171, "", VerdictDiffers},
+		{250, 280, "", VerdictDiffers},
+		{4.0, 5.0, "%", VerdictAgrees},
+		{4.0, 5.1, "%", VerdictDiffers},
+		{40, 44, "%", VerdictAgrees},
+		{5, 6, "ms", VerdictAgrees},
+		{50, 56, "ms", VerdictDiffers},
+		{0, 0, "", VerdictAgrees},
+	} {
+		if got := verdict(v(c.m), v(c.g), c.unit); got != c.want {
+			t.Errorf("verdict(%v, %v, %q) = %s, want %s", c.m, c.g, c.unit, got, c.want)
+		}
+	}
+	if verdict(nil, v(1), "") != VerdictNone || verdict(v(1), nil, "") != VerdictNone {
+		t.Error("a missing side has no verdict")
+	}
+}
+
+// TestComparePorts: a port's rows from hand-made status, replay and sim;
+// the measured wake-up delay is the run's beyond the always-on run's.
+func TestComparePorts(t *testing.T) {
+	st := hwlink.EmulatorStatus{IdlePeriods: 1000, Misses: 100, DelayTotal: 30 * time.Millisecond, Saving: 0.05}
+	st.Fractions.DeepSleep = 0.06
+	run := &RunReport{Ports: []PortReport{{Port: "a0", Status: st}}}
+	base := &RunReport{Ports: []PortReport{{Port: "a0", Status: hwlink.EmulatorStatus{DelayTotal: 10 * time.Millisecond}}}}
+	rep := []PortReplay{{Port: "a0", Rows: 1000, IdlePeriods: 1000, Misses: 130, SpanS: 1, AsleepS: 0.06, DelayS: 0.02}}
+	sim := &SimResult{Ports: []SimPort{{Port: "a0", IdlePeriods: 990, Misses: 105, SleepShare: 0.065, DelayS: 0.021, Saving: 5.5}}}
+	rows := comparePorts(run, base, rep, sim)
+	want := map[string][2]string{
+		"idle periods":  {VerdictAgrees, VerdictAgrees},
+		"misses":        {VerdictDiffers, VerdictAgrees},
+		"sleep share":   {VerdictAgrees, VerdictAgrees},
+		"wake-up delay": {VerdictAgrees, VerdictAgrees},
+		"energy saving": {VerdictNone, VerdictAgrees},
+	}
+	if len(rows) != len(want) {
+		t.Fatalf("%d rows, want %d", len(rows), len(want))
+	}
+	for _, r := range rows {
+		if w := want[r.Metric]; r.PredictVerdict != w[0] || r.SimVerdict != w[1] {
+			t.Errorf("%s: verdicts %s, %s; want %v", r.Metric, r.PredictVerdict, r.SimVerdict, w)
+		}
+		if r.Metric == "wake-up delay" && (r.Measured == nil || math.Abs(*r.Measured-20) > 1e-9) {
+			t.Errorf("measured wake-up delay %v, want 30 − 10 ms", r.Measured)
+		}
+	}
+	if u := unexplained(rows); len(u) != 1 || u[0] != "a0 misses: predict 130 against 100 measured" {
+		t.Errorf("unexplained %q", u)
+	}
+}
+
+// TestParseFrame: the generator's datagrams (magic) are told from TCP
+// segments with and without payload.
+func TestParseFrame(t *testing.T) {
+	frame := func(proto byte, l4 []byte) []byte {
+		b := make([]byte, 14+20)
+		binary.BigEndian.PutUint16(b[12:], 0x0800)
+		b[14] = 0x45
+		binary.BigEndian.PutUint16(b[16:], uint16(20+len(l4)))
+		b[14+9] = proto
+		return append(b, l4...)
+	}
+	udp := make([]byte, 8+headerLen)
+	binary.BigEndian.PutUint16(udp[2:], 47001)
+	putHeader(udp[8:], header{flow: 1})
+	if f := parseFrame(frame(17, udp), 100); !f.gen || f.tcp || f.ports[1] != 47001 || f.bytes != 100 {
+		t.Errorf("generator datagram: %+v", f)
+	}
+	tcp := make([]byte, 32)
+	tcp[12] = 8 << 4 // 32-byte header: an ACK
+	binary.BigEndian.PutUint16(tcp, 47003)
+	if f := parseFrame(frame(6, tcp), 66); f.gen || !f.tcp || f.data || f.ports[0] != 47003 {
+		t.Errorf("ACK: %+v", f)
+	}
+	if f := parseFrame(frame(6, append(tcp, make([]byte, 100)...)), 166); !f.data {
+		t.Errorf("data segment: %+v", f)
+	}
+	if f := parseFrame([]byte{1, 2, 3}, 60); f.gen || f.tcp {
+		t.Errorf("runt: %+v", f)
+	}
+	m := capturedMsgs([]tapFrame{{at: 5, bytes: 60}, {at: 20, bytes: 66, tcp: true}, {at: 30, gen: true}}, 1, 10)
+	if len(m) != 1 || m[0].Src != 1 || m[0].Dst != 0 || m[0].At != 10 || m[0].Bytes != 66 || m[0].ReplyTo != -1 {
+		t.Errorf("captured messages %+v", m)
+	}
+}
