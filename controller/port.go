@@ -187,6 +187,16 @@ func (p *Port) Decide(now time.Duration) time.Duration {
 	return p.current
 }
 
+// ChargeDelay charges the ledger a wait that ended no idle period: a
+// packet that found the link asleep before its port had ever transmitted
+// (a link starts idle, with the t_PDT Decide gave at the start). Nothing
+// else is recorded: the predictor sees idle periods only.
+func (p *Port) ChargeDelay(now, d time.Duration) {
+	if p.led.rated != nil && d > 0 {
+		p.led.charge(predictor.IdlePeriod{End: now, Delay: d})
+	}
+}
+
 // SleepAllowedAt is the earliest time ≥ now at which the ledger lets the
 // port's link start going down (now without a ledger). A link whose two
 // ends both pay for its wake-ups sleeps only when both allow it.

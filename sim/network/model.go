@@ -261,7 +261,10 @@ func New(t topo.Topology, p Params) (*Network, error) {
 		if err != nil {
 			return nil, err
 		}
-		n.initPDT = toPS(ctl.PDT())
+		// Decide at 0: under the ledger a link may not go down before the
+		// budget covers one wake-up, not even in the idle period every
+		// link starts with.
+		n.initPDT = toPS(ctl.Decide(0))
 		_, slotted = ctl.Predictor().(*predictor.PerfBoundCorrect)
 	}
 
@@ -681,6 +684,12 @@ func (n *Network) needed(i int32, now int64) {
 				Delay: ceilDur(ready - now),
 			})
 		}
+	}
+	if pt.idleStart < 0 && ready > now && pt.flags&watched == 0 && n.p.EEE.Mode != eee.AlwaysOn {
+		// The port's first packet found the link asleep in the idle
+		// period it started with: no idle period of the port's, but a
+		// wait its ledger pays.
+		n.ctlFor(i).ChargeDelay(toDur(now), ceilDur(ready-now))
 	}
 	pt.flags &^= decidePending
 	pt.idleStart = -1
