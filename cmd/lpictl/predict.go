@@ -288,7 +288,7 @@ func loadPredictConfig(flags *pflag.FlagSet, o predictOptions) (predictFile, rep
 		name := "--set"
 		if o.config != "" {
 			var err error
-			if data, err = os.ReadFile(o.config); err != nil {
+			if data, err = configs.ReadFile(o.config); err != nil {
 				return pf, replay.Timing{}, err
 			}
 			name = o.config

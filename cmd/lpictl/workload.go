@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -168,7 +167,7 @@ func loadWorkload(o workloadOptions) (*workload.Workload, int, error) {
 	name := "--set"
 	if o.config != "" {
 		var err error
-		if data, err = os.ReadFile(o.config); err != nil {
+		if data, err = configs.ReadFile(o.config); err != nil {
 			return nil, 0, badInput(err)
 		}
 		name = o.config

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/sim/scenario"
 )
 
@@ -169,7 +171,7 @@ func (p *planner) base(rel string) (*baseFile, error) {
 		p.bases[name] = b
 		return b, nil
 	}
-	data, err := os.ReadFile(name)
+	data, err := configs.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
@@ -525,12 +527,11 @@ func hashFiles(w map[string]any, where string) error {
 		if !ok || p == "" {
 			continue
 		}
-		data, err := os.ReadFile(p)
+		sum, err := hashFile(p)
 		if err != nil {
 			return fmt.Errorf("%s.%s: %w", where, k, err)
 		}
-		sum := sha256.Sum256(data)
-		w[k] = "sha256:" + hex.EncodeToString(sum[:])
+		w[k] = "sha256:" + sum
 	}
 	if jobs, ok := w["jobs"].([]any); ok {
 		for i, j := range jobs {
@@ -542,4 +543,19 @@ func hashFiles(w map[string]any, where string) error {
 		}
 	}
 	return nil
+}
+
+// hashFile is the hex SHA-256 of a file's contents, streamed (a trace may
+// be large).
+func hashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
