@@ -610,3 +610,100 @@ func TestReplayHybridHold(t *testing.T) {
 }
 
 func durp(d time.Duration) *predictor.Duration { v := predictor.Duration(d); return &v }
+
+// TestReplaySentBatched: a row's sent counts reach the controller as one
+// Sent(hops, n) per hop count; the decisions are those of n calls of
+// Sent(hops, 1) (what the simulator makes, one per packet), for every
+// predictor that counts hops (issue 24 item 12).
+func TestReplaySentBatched(t *testing.T) {
+	for _, kind := range predictor.Kinds {
+		t.Run(string(kind), func(t *testing.T) {
+			newPort := func() *controller.Port {
+				cfg := predictor.Config{Kind: kind, WakeTime: predictor.Duration(4 * us)}
+				if kind == predictor.KindFixed {
+					cfg.PDT = durp(2 * us)
+				}
+				pred, err := predictor.New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := controller.NewPort(controller.Config{}, pred, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return p
+			}
+			timing := Timing{Wake: 4 * us, Sleep: 2 * us}
+			batched, perPacket := newPort(), newPort()
+			rb, rp := New(batched, timing), New(perPacket, timing)
+			rng := uint64(12345)
+			next := func(n uint64) uint64 { // xorshift: a fixed pseudo-random sequence
+				rng ^= rng << 13
+				rng ^= rng >> 7
+				rng ^= rng << 17
+				return rng % n
+			}
+			var start PS
+			for i := range 3000 {
+				row := TraceRow{Line: i + 2, Start: start, Gap: PS(1+next(40_000)) * psPerNS, PDT: Never}
+				for h := 1; h <= 40; h += 1 + int(next(12)) {
+					row.Sent = append(row.Sent, HopCount{Hops: h, Packets: 1 + next(200)})
+				}
+				start = row.End() + PS(next(5000))*psPerNS
+				sb, err := rb.Row(row)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, hc := range row.Sent {
+					for range hc.Packets {
+						perPacket.Sent(hc.Hops, 1)
+					}
+				}
+				ref := row
+				ref.Sent = nil
+				sp, err := rp.Row(ref)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sb != sp {
+					t.Fatalf("row %d: batched %+v, per packet %+v", i, sb, sp)
+				}
+			}
+		})
+	}
+}
+
+// TestReplaySentHugeCount: a row sending 2^64−1 packets looped once per
+// packet and never ended (10^10 took 54 s); it is now refused at once, and
+// 10^9 packets replay in one call.
+func TestReplaySentHugeCount(t *testing.T) {
+	done := make(chan error, 1)
+	go func() {
+		r := New(fixedPort(t, 10*us), Timing{Wake: 4 * us})
+		if _, err := r.Row(TraceRow{Start: 0, Gap: 5 * psPerUS, PDT: 10 * psPerUS, Sent: []HopCount{{Hops: 2, Packets: 1_000_000_000}}}); err != nil {
+			done <- err
+			return
+		}
+		_, err := r.Row(TraceRow{Start: 10 * psPerUS, Gap: 5 * psPerUS, PDT: 10 * psPerUS, Sent: []HopCount{{Hops: 2, Packets: 1<<64 - 1}}})
+		if err == nil || !strings.Contains(err.Error(), "more than 9007199254740992") {
+			done <- errors.New("want the sent bound's error, got " + errString(err))
+			return
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a row with 10^9 packets did not replay within 10 s")
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return err.Error()
+}
