@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"os"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"text/tabwriter"
+	"time"
 )
 
 // TestConfigReadsBounded: -c /dev/zero and --preset /dev/zero read without
@@ -34,5 +40,76 @@ func TestConfigReadsBounded(t *testing.T) {
 		if code != 2 || out != "" || !strings.Contains(errs, "longer than 4 MiB") || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and one line \"… longer than 4 MiB …\"", args, code, out, errs)
 		}
+	}
+}
+
+// TestPredictTraceStreams: --trace kept every decision in memory (684 MB
+// for 10^6 periods) until the end (issue 24 item 13). The table now goes
+// through a spool on disk: the heap stays small however long the input,
+// and the output is the tabwriter's, byte for byte.
+func TestPredictTraceStreams(t *testing.T) {
+	var b strings.Builder
+	for i := range 300_000 {
+		fmt.Fprintf(&b, "%dns\n", 1+(i*7919)%40_000)
+	}
+	gaps := writeFile(t, "g.txt", b.String())
+	b.Reset()
+	runtime.GC()
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapAlloc > peak.Load() {
+				peak.Store(ms.HeapAlloc)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	var out countingWriter
+	var errb strings.Builder
+	code := run([]string{"predict", "--trace", "--predictor", "fixed", "--pdt", "10us", gaps}, &out, &errb)
+	close(stop)
+	<-sampled
+	if code != 0 || out.lines != 300_000+1+8 { // the rows, their header, the summary
+		t.Fatalf("exit %d, %d lines, stderr %q", code, out.lines, errb.String())
+	}
+	if p := peak.Load(); p > 64<<20 {
+		t.Errorf("heap peaked at %d MiB for a 300 000-period --trace; want < 64 MiB (streamed)", p>>20)
+	}
+}
+
+type countingWriter struct{ lines int }
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.lines += bytes.Count(p, []byte("\n"))
+	return len(p), nil
+}
+
+// TestStreamTableAsTabwriter: streamTable aligns as text/tabwriter with
+// AlignRight and padding 2 (the --trace table's former writer).
+func TestStreamTableAsTabwriter(t *testing.T) {
+	rows := [][]string{{"#", "line", "start", "gap"}, {"1", "12", "6.5µs", "never"}, {"200", "3", "0s", "1h0m0.5s"}}
+	var want bytes.Buffer
+	tw := tabwriter.NewWriter(&want, 0, 0, 2, ' ', tabwriter.AlignRight)
+	var st streamTable
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+		st.row(r...)
+	}
+	tw.Flush()
+	var got bytes.Buffer
+	if _, err := st.WriteTo(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Errorf("got\n%s\nwant\n%s", got.String(), want.String())
 	}
 }
