@@ -113,3 +113,36 @@ func TestStreamTableAsTabwriter(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", got.String(), want.String())
 	}
 }
+
+// TestPredictFormatDetection: a "# controller:" comment in a gap file made
+// predict read it as an agent trace (and fail on its JSON); only a port
+// trace's header block names a controller. A BOM made a port trace a gap
+// file. "-0.4ns" was a gap of 0 (issue 24 item 14).
+func TestPredictFormatDetection(t *testing.T) {
+	gaps := writeFile(t, "g.txt", "1us\n# controller: see the wiki\n20us\n")
+	s := predictJSON(t, "--predictor", "fixed", "--pdt", "10us", gaps)
+	if s.IdlePeriods != 2 || s.Misses != 1 {
+		t.Errorf("gap file with a controller comment: %+v", s)
+	}
+	first := writeFile(t, "g2.txt", "# controller: not json\n1us\n")
+	if s := predictJSON(t, first); s.IdlePeriods != 1 {
+		t.Errorf("gap file whose first line is a controller comment: %+v", s)
+	}
+	trace := writeFile(t, "t.csv", "\ufeffstart_ps,gap_ps,pdt_ps,outcome,delay_ps,sent\n0,5000000,1000000,miss,0,\n")
+	if s := predictJSON(t, "--predictor", "fixed", "--pdt", "1us", trace); s.Agreement == nil || s.Agreement.Decisions != 1 {
+		t.Errorf("port trace with a BOM not read as one: %+v", s)
+	}
+	for in, want := range map[string]string{
+		"1us\n-0.4ns\n": `g.txt:2: negative duration "-0.4ns"`,
+		"1us\n-0.4\n":   `g.txt:2: negative duration "-0.4"`,
+	} {
+		code, out, errs := lpictl(t, "predict", writeFile(t, "g.txt", in))
+		if code != 2 || out != "" || !strings.Contains(errs, want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 and %q", in, code, out, errs, want)
+		}
+	}
+	code, out, _ := lpictl(t, "predict", "--trace", writeFile(t, "b.txt", "9007199254740993\n"))
+	if code != 0 || !strings.Contains(out, " 2501h59m59.254740993s ") {
+		t.Errorf("2^53+1 ns not read exactly: exit %d\n%s", code, out)
+	}
+}

@@ -462,8 +462,9 @@ func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 	// predictor is chosen here.
 	br := bufio.NewReaderSize(in, 64<<10)
 	in = br
-	if head, _ := br.Peek(64 << 10); bytes.Contains(head, []byte("# controller: ")) && !predictorChosen(cmd.Flags(), o) {
-		ti, err := agent.ReadTraceInfo(bytes.NewReader(head))
+	head, _ := br.Peek(64 << 10)
+	if ctl, ok := agentTraceHeader(head); ok && !predictorChosen(cmd.Flags(), o) {
+		ti, err := agent.ReadTraceInfo(bytes.NewReader(ctl))
 		if err != nil {
 			return badInput(fmt.Errorf("%s: %w", name, err))
 		}
@@ -491,6 +492,37 @@ func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 	}
 	_, err = out.WriteTo(cmd.OutOrStdout())
 	return err
+}
+
+// agentTraceHeader finds the "# controller: …" line of a port trace
+// written by lpictl agent: a comment line of the header block, before the
+// first content line, which must be the port trace header. Such a line
+// anywhere else (in a gap file, or among a trace's rows) is a comment.
+func agentTraceHeader(head []byte) (line []byte, ok bool) {
+	head = replay.StripBOM(head)
+	for len(head) > 0 {
+		text := head
+		if i := bytes.IndexByte(head, '\n'); i >= 0 {
+			text, head = head[:i], head[i+1:]
+		} else {
+			head = nil
+		}
+		text = bytes.TrimRight(text, "\r")
+		if bytes.HasPrefix(text, []byte("#")) {
+			if line == nil && bytes.HasPrefix(text, []byte("# controller: ")) {
+				line = text
+			}
+			continue
+		}
+		if i := bytes.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		if text = bytes.TrimSpace(text); len(text) == 0 {
+			continue
+		}
+		return line, line != nil && string(text) == replay.TraceHeader
+	}
+	return nil, false
 }
 
 // predictorChosen reports whether the command line chooses the predictor

@@ -707,3 +707,46 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+// TestParseGapEdges: "-0.4" was refused but "-0.4ns" accepted as a gap of
+// 0; plain nanoseconds above 2^53 were rounded through float64 (issue 24
+// item 14).
+func TestParseGapEdges(t *testing.T) {
+	for _, s := range []string{"-0.4", "-0.4ns", "-0", "-1us", "-0s", " -3"} {
+		if d, err := ParseGap(s); err == nil || !strings.Contains(err.Error(), "negative") {
+			t.Errorf("ParseGap(%q) = %v, %v; want a negative duration error", s, d, err)
+		}
+	}
+	for s, want := range map[string]time.Duration{
+		"9007199254740993":    9007199254740993, // 2^53 + 1
+		"9223372036854775807": 1<<63 - 1,
+		"+12":                 12,
+		"12.5us":              12500,
+		"0.4":                 0,
+		"7":                   7,
+	} {
+		if d, err := ParseGap(s); err != nil || d != want {
+			t.Errorf("ParseGap(%q) = %v, %v; want %d", s, d, err, want)
+		}
+	}
+	if _, err := ParseGap("9223372036854775808"); err == nil {
+		t.Error("2^63 ns accepted")
+	}
+}
+
+// TestReadBOM: a UTF-8 byte order mark made a port trace read as a gap
+// file (its header line did not match); it is stripped.
+func TestReadBOM(t *testing.T) {
+	in := "\ufeff" + TraceHeader + "\n0,5000,1000,miss,0,\n"
+	rows := 0
+	f, err := Read(strings.NewReader(in), "t.csv", func(int, time.Duration) error { return errors.New("read as a gap file") },
+		func(TraceRow) error { rows++; return nil })
+	if err != nil || f != FormatTrace || rows != 1 {
+		t.Errorf("format %v, %d rows, %v; want a port trace of 1 row", f, rows, err)
+	}
+	var gaps []time.Duration
+	f, err = Read(strings.NewReader("\ufeff12\n3us\n"), "g.txt", func(_ int, g time.Duration) error { gaps = append(gaps, g); return nil }, nil)
+	if err != nil || f != FormatGaps || len(gaps) != 2 || gaps[0] != 12 {
+		t.Errorf("gap file with a BOM: %v %v %v", f, gaps, err)
+	}
+}
