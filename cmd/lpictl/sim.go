@@ -199,13 +199,23 @@ func (p *progress) update(pr network.Progress) {
 		return
 	}
 	p.last = now
-	el := now.Sub(p.start).Seconds()
-	eta := "?"
-	if p.target > 0 && pr.Now > 0 && pr.Now < p.target {
-		eta = (time.Duration(el*float64(p.target-pr.Now)/float64(pr.Now)) * time.Second / time.Second).Round(time.Second).String()
+	el := now.Sub(p.start)
+	left := "?"
+	if d, ok := eta(el, pr.Now, p.target); ok {
+		left = d.String()
 	}
-	fmt.Fprintf(p.w, "\rsimulated %-12v %6.2f M events/s  ETA %-8s", time.Duration(pr.Now/1000), float64(pr.Events)/el/1e6, eta)
+	fmt.Fprintf(p.w, "\rsimulated %-12v %6.2f M events/s  ETA %-8s", time.Duration(pr.Now/1000), float64(pr.Events)/el.Seconds()/1e6, left)
 	p.shown = true
+}
+
+// eta is the wall time a run has left, to the second, if it keeps the pace
+// it had: elapsed wall time for simulated time now of target (both ps);
+// ok is false when the target is unknown or passed.
+func eta(elapsed time.Duration, now, target int64) (left time.Duration, ok bool) {
+	if target <= 0 || now <= 0 || now >= target {
+		return 0, false
+	}
+	return time.Duration(float64(elapsed) * float64(target-now) / float64(now)).Round(time.Second), true
 }
 
 func (p *progress) done() {
