@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -169,5 +172,49 @@ func TestETA(t *testing.T) {
 		if got != c.want || ok != c.ok {
 			t.Errorf("eta(%v, %d, %d) = %v, %v; want %v, %v", c.elapsed, c.now, c.target, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// TestSimRunInterruptedWritesPartial: ^C on sim run -o DIR threw the whole
+// run away ("context canceled", exit 1, nothing written; issue 24 item
+// 16). The run now writes what it simulated, marked incomplete, and exits
+// 130. The context is cancelled before the run starts: the run stops
+// after its first million events (quick.yaml has 2.7 million).
+func TestSimRunInterruptedWritesPartial(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := runContext(ctx, []string{"sim", "run", "-c", "../../configs/sim/quick.yaml", "-o", dir}, &out, &errb)
+	if code != exitInterrupted || !strings.Contains(errb.String(), "interrupted after") || strings.Count(errb.String(), "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q; want %d and one line saying it was interrupted", code, errb.String(), exitInterrupted)
+	}
+	if !strings.HasPrefix(out.String(), "INCOMPLETE") {
+		t.Errorf("table does not start with the INCOMPLETE line:\n%s", out.String())
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Incomplete bool    `json:"incomplete"`
+		ExecTimeS  float64 `json:"exec_time_s"`
+		Events     uint64  `json:"events"`
+	}
+	if err := json.Unmarshal(data, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Incomplete || sum.ExecTimeS <= 0 || sum.Events < 1<<20 || sum.Events >= 2_695_420 {
+		t.Errorf("summary.json: %+v; want incomplete, some time simulated, between 2^20 and all events", sum)
+	}
+	for _, f := range []string{"perf.json", "ports.csv", "idle_hist.csv", "idle_log.csv"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	// A run that ends is not marked.
+	code, full, _ := lpictl(t, "sim", "run", "-c", "../../configs/sim/quick.yaml", "--json", "--deterministic")
+	if code != 0 || strings.Contains(full, "incomplete") {
+		t.Errorf("complete run: exit %d, incomplete in its JSON", code)
 	}
 }
