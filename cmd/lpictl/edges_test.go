@@ -218,3 +218,44 @@ func TestSimRunInterruptedWritesPartial(t *testing.T) {
 		t.Errorf("complete run: exit %d, incomplete in its JSON", code)
 	}
 }
+
+// TestSweepPointLimit: a 10^6-point sweep planned for 90 s and 0.9 GB with
+// no output, and run would have written 10^6 folders (issue 24 item 17).
+// The points are now counted first (axes × seeds, nothing expanded) and
+// more than --max-points is refused at once; the count is shown.
+func TestSweepPointLimit(t *testing.T) {
+	vals := func(unit string) string {
+		v := make([]string, 100)
+		for i := range v {
+			v[i] = fmt.Sprintf("%d%s", i+1, unit)
+		}
+		return "[" + strings.Join(v, ", ") + "]"
+	}
+	path := sweepFile(t, "base: small.yaml\nset: {predictor.kind: fixed}\naxes:\n  predictor.pdt: "+vals("us")+
+		"\n  workload.duration: "+vals("us")+"\n  predictor.initial_pdt: "+vals("ns")+"\nrepetitions: 2\n")
+	start := time.Now()
+	for _, sub := range []string{"plan", "run", "submit"} {
+		args := []string{"sweep", sub, path}
+		if sub != "plan" {
+			args = append(args, "-o", t.TempDir(), "--slurm")
+		}
+		if sub == "run" {
+			args = args[:len(args)-1]
+		}
+		code, out, errs := lpictl(t, args...)
+		want := "2000000 points (100 × 100 × 100 values × 2 seeds) is more than --max-points 10000"
+		if code != 2 || out != "" || !strings.Contains(errs, want) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2 and %q", sub, code, out, errs, want)
+		}
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("refusing took %v", el)
+	}
+	code, _, errs := lpictl(t, "sweep", "plan", smokeSweep)
+	if code != 0 || errs != "smoke: 4 points (2 × 2 values × 1 seed), 5 runs with the baselines\n" {
+		t.Errorf("smoke plan: exit %d, stderr %q; want the count", code, errs)
+	}
+	if code, _, errs := lpictl(t, "sweep", "plan", "--max-points", "3", smokeSweep); code != 2 || !strings.Contains(errs, "4 points (2 × 2 values × 1 seed) is more than --max-points 3") {
+		t.Errorf("--max-points 3: exit %d, %q", code, errs)
+	}
+}

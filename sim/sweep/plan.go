@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -558,4 +559,57 @@ func hashFile(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// MaxPoints is the default limit on a sweep's points (Count) that
+// `lpictl sweep plan`, `run` and `submit` accept without --max-points:
+// each point is a directory and a simulation, and planning resolves every
+// one of them up front.
+const MaxPoints = 10_000
+
+// Count is the number of points of the sweep, without expanding it: the
+// product of its factors' value counts (an axis of its own, or a zip group
+// once) times the seeds per point. The plan adds at most as many
+// baselines. Factors describes the product ("3 × 2 values × 5 seeds").
+// A product beyond math.MaxInt saturates there.
+func (s *Sweep) Count() (points int, factors string) {
+	var sizes []int
+	groups := map[int]bool{}
+	for _, a := range s.Axes {
+		if a.Group >= 0 {
+			if groups[a.Group] {
+				continue
+			}
+			groups[a.Group] = true
+		}
+		sizes = append(sizes, len(a.Values))
+	}
+	seeds := 1
+	switch {
+	case s.Seeds != nil:
+		seeds = len(s.Seeds)
+	case s.Repetitions > 0:
+		seeds = s.Repetitions
+	}
+	points = 1
+	parts := make([]string, 0, len(sizes))
+	for _, n := range append(sizes, seeds) {
+		if n != 0 && points > math.MaxInt/n {
+			points = math.MaxInt
+		} else if points != math.MaxInt {
+			points *= n
+		}
+	}
+	for _, n := range sizes {
+		parts = append(parts, strconv.Itoa(n))
+	}
+	desc := "1 combination"
+	if len(parts) > 0 {
+		desc = strings.Join(parts, " × ") + " values"
+	}
+	unit := "seeds"
+	if seeds == 1 {
+		unit = "seed"
+	}
+	return points, fmt.Sprintf("%s × %d %s", desc, seeds, unit)
 }
