@@ -13,6 +13,8 @@ import (
 	"testing"
 	"text/tabwriter"
 	"time"
+
+	"github.com/lpictl/lpictl/sim/sweep"
 )
 
 // TestConfigReadsBounded: -c /dev/zero and --preset /dev/zero read without
@@ -257,5 +259,63 @@ func TestSweepPointLimit(t *testing.T) {
 	}
 	if code, _, errs := lpictl(t, "sweep", "plan", "--max-points", "3", smokeSweep); code != 2 || !strings.Contains(errs, "4 points (2 × 2 values × 1 seed) is more than --max-points 3") {
 		t.Errorf("--max-points 3: exit %d, %q", code, errs)
+	}
+}
+
+// TestSweepChecksInputsFirst: a bad trace in a sweep's base scenario was
+// found only when every run had failed (exit 1); it is now read through
+// once before anything runs: exit 2 naming FILE:LINE, no run started
+// (issue 24 item 18).
+func TestSweepChecksInputsFirst(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("w.yaml", "topology: {kind: megafly, groups: 5, leaves: 2, spines: 2, nodes_per_switch: 2, global_links: 2}\n"+
+		"workload: {kind: vef, file: w.vef}\n")
+	write("w.vef", "VEF 2 2 1 0 0 FALSE\nC0 0 1\n0 0 1 20000 0 1000 -1\n1 1 0 0 2 500 5\n")
+	sw := write("s.yaml", "base: w.yaml\nset: {predictor.kind: fixed}\naxes:\n  predictor.pdt: [0, 1us, 2us]\nbaseline:\n  set: {power.mode: always-on}\n")
+	out := filepath.Join(dir, "out")
+	for _, sub := range []string{"run", "submit"} {
+		args := []string{"sweep", sub, sw, "-o", out}
+		if sub == "submit" {
+			args = append(args, "--slurm", "--dry-run")
+		}
+		code, stdout, errs := lpictl(t, args...)
+		if code != 2 || stdout != "" || !strings.Contains(errs, "w.vef:4:") || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2 and one line naming w.vef:4", sub, code, stdout, errs)
+		}
+	}
+	if st, _ := filepath.Glob(filepath.Join(out, "points", "*", "status.json")); len(st) != 0 {
+		t.Errorf("runs were started: %v", st)
+	}
+}
+
+// TestSweepRunLocked: two sweep runs on one directory both ran every
+// point; the second now stops at once with a clear message.
+func TestSweepRunLocked(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "smoke")
+	unlock, err := sweep.Lock(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, errs := lpictl(t, "sweep", "run", smokeSweep, "-o", out)
+	if code != 1 || stdout != "" || !strings.Contains(errs, "another lpictl sweep run is running in this directory") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("second run: exit %d, stdout %q, stderr %q; want 1 and the lock's message", code, stdout, errs)
+	}
+	if _, err := os.Stat(filepath.Join(out, sweep.PlanFile)); err == nil {
+		t.Error("the second run wrote plan.json")
+	}
+	unlock()
+	if code, _, errs := lpictl(t, "sweep", "run", smokeSweep, "-o", out, "-j", "1"); code != 0 {
+		t.Fatalf("after unlock: exit %d %s", code, errs)
+	} else if lines := strings.Split(errs, "\n"); len(lines) < 3 || !strings.Contains(lines[2], " baseline ") {
+		// Baselines run first: after ^C, finished points have their
+		// overheads.
+		t.Errorf("the first run finished is not the baseline:\n%s", errs)
 	}
 }

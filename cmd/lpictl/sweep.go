@@ -63,9 +63,10 @@ func loadSweep(path string) (*sweep.Sweep, error) {
 }
 
 // loadPlan reads a sweep file, counts its points (more than maxPoints is
-// bad input), expands it (the count goes to errw if not nil) and, with
-// dir, prepares DIR.
-func loadPlan(path, dir string, sets []string, maxPoints int, errw io.Writer) (*sweep.Sweep, *sweep.Plan, error) {
+// bad input), expands it, with check builds its scenarios and reads its
+// workload files through once (sweep.CheckInputs), writes the count to
+// errw if not nil and, with dir, prepares DIR.
+func loadPlan(path, dir string, sets []string, maxPoints int, errw io.Writer, check bool) (*sweep.Sweep, *sweep.Plan, error) {
 	s, err := loadSweep(path)
 	if err != nil {
 		return nil, nil, sweepError(err)
@@ -81,6 +82,11 @@ func loadPlan(path, dir string, sets []string, maxPoints int, errw io.Writer) (*
 	plan, err := s.Plan()
 	if err != nil {
 		return nil, nil, sweepError(err)
+	}
+	if check {
+		if err := sweep.CheckInputs(plan); err != nil {
+			return nil, nil, sweepError(fmt.Errorf("%s: %w", s.Path, err))
+		}
 	}
 	if errw != nil {
 		fmt.Fprintf(errw, "%s: %d points (%s), %d runs with the baselines\n", s.Name, n, factors, len(plan.Points))
@@ -120,8 +126,10 @@ func newSweepRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run SWEEP.yaml -o DIR [-j N]",
 		Short: "Run a sweep's pending runs here, N at a time, and write DIR/results.csv",
-		Long: `Expands the sweep, writes DIR/plan.json and runs every run that is not done yet (status.json
-ok), N at a time. A run that fails is recorded (status failed with its error) and the others go
+		Long: `Expands the sweep, checks its scenarios and reads its workload files through once (a bad
+trace exits 2 before anything runs), writes DIR/plan.json and runs every run that is not done yet
+(status.json ok), N at a time, the baselines first. It holds a lock on DIR/.lock: a second sweep
+run on DIR exits 1 at once. A run that fails is recorded (status failed with its error) and the others go
 on; results.csv and results.json are written in plan order at the end, and the exit status is 1
 if any run failed. Ctrl-C stops the runs under way (they leave nothing) and writes the results
 of the finished ones; run again to resume.`,
@@ -135,7 +143,12 @@ of the finished ones; run again to resume.`,
 			if jobs < 1 {
 				return badInput(fmt.Errorf("-j %d: want at least 1", jobs))
 			}
-			_, plan, err := loadPlan(args[0], out, sets, maxPoints, cmd.ErrOrStderr())
+			unlock, err := sweep.Lock(out)
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			_, plan, err := loadPlan(args[0], out, sets, maxPoints, cmd.ErrOrStderr(), true)
 			if err != nil {
 				return err
 			}
@@ -212,7 +225,7 @@ index, id, role, seed, baseline id and axis values. With -o it also writes DIR/p
 DIR/sweep.yaml and every run's scenario.json, as sweep run and sweep submit do.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, plan, err := loadPlan(args[0], out, sets, maxPoints, cmd.ErrOrStderr())
+			_, plan, err := loadPlan(args[0], out, sets, maxPoints, cmd.ErrOrStderr(), false)
 			if err != nil {
 				return err
 			}
@@ -370,7 +383,7 @@ lpictl sweep collect DIR when the array has finished.`,
 			if o.MaxParallel < 0 || o.CPUsPerTask < 0 {
 				return badInput(errors.New("--max-parallel and --cpus-per-task: want ≥ 1"))
 			}
-			_, plan, err := loadPlan(args[0], out, sets, maxPoints, nil)
+			_, plan, err := loadPlan(args[0], out, sets, maxPoints, nil, true)
 			if err != nil {
 				return err
 			}
