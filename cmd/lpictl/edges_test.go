@@ -319,3 +319,34 @@ func TestSweepRunLocked(t *testing.T) {
 		t.Errorf("the first run finished is not the baseline:\n%s", errs)
 	}
 }
+
+// TestWorkloadDescribeTIAndGOAL: TI printed an empty collectives line and
+// "57 (0 from collectives)"; GOAL summed overlapping calcs ("max 4µs"
+// while the replay ran them at once in 1 µs) and its errors numbered ops
+// from 0 instead of naming their labels (issue 24 item 19).
+func TestWorkloadDescribeTIAndGOAL(t *testing.T) {
+	const topo = "topology={kind: megafly, groups: 5, leaves: 2, spines: 2, nodes_per_switch: 2, global_links: 2}"
+	ti := "../../sim/workload/ti/testdata/smpi-coll/coll.ti"
+	code, out, errs := lpictl(t, "workload", "describe", "--set", "workload={kind: ti, file: "+ti+"}", "--set", topo)
+	for _, want := range []string{
+		"trace records         50 (5 point-to-point, 52 B)",
+		"collectives           allgather 1, allgatherv 1, allreduce 1, alltoall 1, alltoallv 1, barrier 1, bcast 1, exscan 1, gather 1, gatherv 1, reduce 1, reducescatter 1, scan 1, scatter 1, scatterv 1\n",
+		"network messages      57 (52 from collectives), 578 B",
+	} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("TI describe: exit %d %s, want %q in\n%s", code, errs, want, out)
+		}
+	}
+	goal := writeFile(t, "c.goal", "num_ranks 1\nrank 0 {\na: calc 1000\nb: calc 1000\nc: calc 1000\nd: calc 1000\n}\n")
+	code, out, errs = lpictl(t, "workload", "describe", "--set", "workload={kind: goal, file: "+goal+"}", "--set", topo)
+	for _, want := range []string{"compute per rank      max 4µs, mean 4µs", "collectives           none", "ideal execution time  4µs", "mean utilisation      1.000"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("GOAL describe: exit %d %s, want %q in\n%s", code, errs, want, out)
+		}
+	}
+	cyc := writeFile(t, "cyc.goal", "num_ranks 1\nrank 0 {\nfirst: calc 1\nsecond: calc 1\nfirst requires second\nsecond requires first\n}\n")
+	code, _, errs = lpictl(t, "workload", "describe", "--set", "workload={kind: goal, file: "+cyc+"}", "--set", topo)
+	if code != 2 || !strings.Contains(errs, "dependency cycle: op first (line 3) requires op second (line 4) requires op first (line 3)") {
+		t.Errorf("GOAL cycle: exit %d, %q; want 2 naming the labels", code, errs)
+	}
+}

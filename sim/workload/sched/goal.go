@@ -445,6 +445,12 @@ func (p *goalParser) closeBlock() error {
 	rk := &p.s.Ranks[p.rank]
 	rk.Ops = append(rk.Ops, p.ops...)
 	rk.Deps = deps
+	if len(p.labels) > 0 {
+		rk.Labels = make(map[uint32]string, len(p.labels))
+		for l, i := range p.labels {
+			rk.Labels[i] = l
+		}
+	}
 	for i := range rk.Ops {
 		rk.Ops[i].DepFrom, rk.Ops[i].DepTo = count[i], count[i+1]
 	}
