@@ -350,3 +350,13 @@ func TestWorkloadDescribeTIAndGOAL(t *testing.T) {
 		t.Errorf("GOAL cycle: exit %d, %q; want 2 naming the labels", code, errs)
 	}
 }
+
+// TestSimRunSetKindChange: -c quick.yaml --set workload.kind=goal --set
+// workload.file=X failed on quick's duration (issue 24 item 20).
+func TestSimRunSetKindChange(t *testing.T) {
+	goal := writeFile(t, "c.goal", "num_ranks 2\nrank 0 {\ns: send 8b to 1 tag 0\n}\nrank 1 {\nr: recv 8b from 0 tag 0\n}\n")
+	code, out, errs := lpictl(t, "sim", "run", "-c", "../../configs/sim/quick.yaml", "--set", "workload.kind=goal", "--set", "workload.file="+goal, "--json", "--deterministic")
+	if code != 0 || !strings.Contains(out, `"workload": "goal"`) || !strings.Contains(out, `"ranks": 2`) {
+		t.Errorf("exit %d, stderr %q\n%s", code, errs, out)
+	}
+}
