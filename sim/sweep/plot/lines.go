@@ -80,9 +80,9 @@ func linesFigure(t *Table, rows []int, x *xAxis, xf xOf, key, rowKey func(r int)
 			all[i] = make([][]series, len(sp.ys))
 			for j, y := range sp.ys {
 				ss, err := aggregate(t, g.rows, xf, y.col, key)
-			if err != nil {
-				return nil, err
-			}
+				if err != nil {
+					return nil, err
+				}
 				for _, s := range ss {
 					for _, p := range s.Pts {
 						xs = append(xs, p.X)
