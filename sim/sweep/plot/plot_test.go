@@ -93,9 +93,9 @@ func TestFigureContent(t *testing.T) {
 			"Cumulative share of periods (%)", "periods beyond the last bin"}},
 		// Fig. 1 was linear: PATMOS's and MLWF's bars vanished, LAMMPS's
 		// filled 2 µs of a 95 µs axis. With idle_log.csv: a log axis of
-		// durations, 10 ns to 100 ms for this AlexNet port.
+		// durations, 10 ns to 100 ms for this AlexNet port, every other decade labelled.
 		{"testdata/idlelog", Options{Figure: "idle-hist", Class: "port"}, []string{"alexnet, idle_hist_port=4160",
-			">10ns<", ">1µs<", ">1ms<", ">100ms<", "Idle period length<"}},
+			">10ns<", ">1µs<", ">100µs<", ">10ms<", "Idle period length<"}},
 		{"testdata/idle", Options{Figure: "idle-hist", Weight: "time"}, []string{"Idle time in bin (%)",
 			"Cumulative idle time (%)", "idle time per bin"}},
 	}
