@@ -61,7 +61,7 @@ demo: build ## the main job on a built-in default: LAMMPS on a small Megafly und
 demo-predict: build ## replay a captured idle-gap file through PerfBoundCorrect
 	./$(BIN) predict --predictor perfboundcorrect configs/predict/gaps-demo.txt
 
-reproduce-fig1: ## paper 000 Fig. 1 and §4.4–4.7 on the Megafly-4160 (about a minute; docs/reproducing.md)
+reproduce-fig1: ## paper 000 Fig. 1 and §4.4–4.7 on the Megafly-4160 (about 15 minutes on 2 cores: LAMMPS dominates; docs/reproducing.md)
 	./scripts/reproduce-fig1.sh out/fig1
 
 reproduce-sweeps: ## paper 000's fixed-t_PDT sweeps and PerfBound vs PerfBoundCorrect (about 15 minutes)

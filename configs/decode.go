@@ -12,7 +12,9 @@ import (
 // Decode reads one YAML document into out, strictly: an unknown key is an
 // error. Each override is "dotted.path=value" (as --set gives it) and is
 // applied to the document before decoding, so type errors still name the
-// key; the value is read as YAML ("10us", "0.02", "[1, 2]"). Errors read
+// key; the value is read as YAML ("10us", "0.02", "[1, 2]"). An override
+// that changes a KindSection's kind drops the section's other keys from
+// the file first. Errors read
 // "NAME: line N: …" or "NAME: --set KEY: …", on one line.
 func Decode(data []byte, name string, out any, overrides []string) error {
 	var doc yaml.Node
@@ -26,6 +28,7 @@ func Decode(data []byte, name string, out any, overrides []string) error {
 		return fmt.Errorf("%s: want a mapping of keys at the top level", name)
 	}
 	for _, o := range overrides {
+		resetKind(doc.Content[0], reflect.TypeOf(out), o)
 		if err := Set(doc.Content[0], o); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -109,4 +112,71 @@ func cleanError(err error) error {
 	msg = strings.ReplaceAll(msg, "\n  ", "; ")
 	msg = strings.ReplaceAll(msg, "\n", " ")
 	return errors.New(msg)
+}
+
+// KindSection is implemented by a configuration section whose keys depend
+// on its kind (a workload, a topology). A --set that changes such a
+// section's kind ("workload.kind=goal" over a file's "kind: synthetic")
+// first drops the keys the file gave the section besides its kind: they
+// belong to the previous kind (a synthetic workload's duration makes no
+// sense for a GOAL trace). Keys given by --set are kept, whatever their
+// order.
+type KindSection interface{ KindSection() }
+
+var kindSectionType = reflect.TypeOf((*KindSection)(nil)).Elem()
+
+// resetKind applies KindSection's rule for one override to root, the
+// document decoded into a t.
+func resetKind(root *yaml.Node, t reflect.Type, override string) {
+	key, value, ok := strings.Cut(override, "=")
+	parts := strings.Split(strings.TrimSpace(key), ".")
+	if !ok || len(parts) < 2 || parts[len(parts)-1] != "kind" {
+		return
+	}
+	n := root
+	for _, part := range parts[:len(parts)-1] {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
+			return
+		}
+		ft, ok := yamlFields(t)[part]
+		if !ok {
+			return
+		}
+		var next *yaml.Node
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			if n.Content[j].Value == part {
+				next = n.Content[j+1]
+			}
+		}
+		if next == nil {
+			return
+		}
+		n, t = next, ft
+	}
+	if n.Kind != yaml.MappingNode || !(t.Implements(kindSectionType) || reflect.PointerTo(t).Implements(kindSectionType)) {
+		return
+	}
+	var newKind yaml.Node
+	if yaml.Unmarshal([]byte(value), &newKind) != nil || len(newKind.Content) != 1 || newKind.Content[0].Kind != yaml.ScalarNode {
+		return // Set reports it
+	}
+	old := -1
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		if n.Content[j].Value == "kind" {
+			old = j
+		}
+	}
+	if old < 0 || n.Content[old+1].Kind != yaml.ScalarNode || n.Content[old+1].Value == newKind.Content[0].Value {
+		return // no kind to change from, or the same kind
+	}
+	kept := n.Content[:0]
+	for j := 0; j+1 < len(n.Content); j += 2 {
+		if n.Content[j].Value == "kind" || n.Content[j].Line == 0 { // the kind, or a --set key
+			kept = append(kept, n.Content[j], n.Content[j+1])
+		}
+	}
+	n.Content = kept
 }

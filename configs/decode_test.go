@@ -103,3 +103,50 @@ func TestIntegerKeyRejectsFraction(t *testing.T) {
 		t.Errorf("whole numbers as floats: %v %+v", err, v)
 	}
 }
+
+type kinded struct {
+	Kind     string  `yaml:"kind"`
+	Duration string  `yaml:"duration"`
+	File     string  `yaml:"file"`
+	Load     float64 `yaml:"load"`
+}
+
+func (kinded) KindSection() {}
+
+type plain struct {
+	Kind  string  `yaml:"kind"`
+	Bound float64 `yaml:"bound"`
+}
+
+type withKinds struct {
+	Workload  kinded `yaml:"workload"`
+	Predictor plain  `yaml:"predictor"`
+}
+
+// TestDecodeKindChange: --set workload.kind=goal over a file's synthetic
+// workload kept its duration, which a GOAL trace refuses; only
+// --set 'workload={kind: goal, file: X}' worked (issue 24 item 20). A
+// kind change of a KindSection drops the file's other keys of the
+// section; --set keys stay, before or after; other sections keep theirs.
+func TestDecodeKindChange(t *testing.T) {
+	file := []byte("workload:\n  kind: synthetic\n  duration: 2ms\n  load: 0.5\npredictor:\n  kind: perfbound\n  bound: 0.05\n")
+	for _, sets := range [][]string{
+		{"workload.kind=goal", "workload.file=x.goal"},
+		{"workload.file=x.goal", "workload.kind=goal"},
+		{"workload.kind=goal", "workload.file=x.goal", "predictor.kind=perfboundcorrect"},
+	} {
+		var w withKinds
+		if err := Decode(file, "f.yaml", &w, sets); err != nil {
+			t.Fatal(err)
+		}
+		want := kinded{Kind: "goal", File: "x.goal"}
+		if w.Workload != want || w.Predictor.Bound != 0.05 {
+			t.Errorf("%v: %+v; want workload %+v and the predictor's bound kept", sets, w, want)
+		}
+	}
+	var same withKinds
+	if err := Decode(file, "f.yaml", &same, []string{"workload.kind=synthetic", "workload.load=0.2"}); err != nil ||
+		same.Workload != (kinded{Kind: "synthetic", Duration: "2ms", Load: 0.2}) {
+		t.Errorf("same kind: %v %+v; want the file's keys kept", err, same)
+	}
+}

@@ -2,7 +2,6 @@ package configs
 
 import (
 	"embed"
-	"os"
 )
 
 // FS holds the shipped configuration files, under their folder names
@@ -19,6 +18,6 @@ func Read(path, def string) (data []byte, name string, err error) {
 		data, err = FS.ReadFile(def)
 		return data, "configs/" + def, err
 	}
-	data, err = os.ReadFile(path)
+	data, err = ReadFile(path)
 	return data, path, err
 }

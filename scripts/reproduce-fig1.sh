@@ -49,8 +49,8 @@ json() { grep -o "\"$2\": [-0-9.e+]*" "$1" | head -1 | awk '{print $2}'; }
 shares() { # idle_log.csv class → "<375ns <1us 1us-1ms >=1ms time>=1ms" (percent)
 	awk -F, -v c="$2" '$1 == c {
 		n += $4; t += $5
-		if ($3 <= 0.375) a += $4
-		if ($3 <= 1) b += $4
+		if ($3 <= 375) a += $4 # idle_log.csv is in ns
+		if ($3 <= 1000) b += $4
 		else if ($3 <= 1e6) m += $4
 		if ($2 >= 1e6) { l += $4; lt += $5 }
 	} END { if (n) printf "%.1f %.1f %.1f %.1f %.1f", 100*a/n, 100*b/n, 100*m/n, 100*l/n, 100*lt/t; else printf "- - - - -" }' "$1"

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,13 +16,19 @@ func main() {
 }
 
 // run executes the command line and maps errors to exit statuses:
-// 0 success, 2 bad input (usage, config, data files), 1 runtime failure.
+// 0 success, 2 bad input (usage, config, data files), 1 runtime failure,
+// 130 a sim run interrupted after writing its partial results.
 func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+// runContext is run with a context (tests cancel it as a signal would).
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCommand()
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
 	}
@@ -29,6 +36,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var ue *usageError
 	if errors.As(err, &ue) {
 		return 2
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
 	}
 	return 1
 }

@@ -290,7 +290,7 @@ func loadPredictConfig(flags *pflag.FlagSet, o predictOptions) (predictFile, rep
 		name := "--set"
 		if o.config != "" {
 			var err error
-			if data, err = os.ReadFile(o.config); err != nil {
+			if data, err = configs.ReadFile(o.config); err != nil {
 				return pf, replay.Timing{}, err
 			}
 			name = o.config
@@ -468,8 +468,9 @@ func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 	// predictor is chosen here.
 	br := bufio.NewReaderSize(in, 64<<10)
 	in = br
-	if head, _ := br.Peek(64 << 10); bytes.Contains(head, []byte("# controller: ")) && !predictorChosen(cmd.Flags(), o) {
-		ti, err := agent.ReadTraceInfo(bytes.NewReader(head))
+	head, _ := br.Peek(64 << 10)
+	if ctl, ok := agentTraceHeader(head); ok && !predictorChosen(cmd.Flags(), o) {
+		ti, err := agent.ReadTraceInfo(bytes.NewReader(ctl))
 		if err != nil {
 			return badInput(fmt.Errorf("%s: %w", name, err))
 		}
@@ -478,8 +479,10 @@ func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 		}
 		pf.Predictor, pf.Controller, start = ti.Spec.Predictor, ti.Spec.Controller, ti.Opened
 	}
-	// Everything goes to a buffer first: on bad input stdout stays empty.
-	var out bytes.Buffer
+	// Everything goes to a spool first (memory, then a temporary file:
+	// a --trace of millions of periods): on bad input stdout stays empty.
+	var out spool
+	defer out.Close()
 	switch {
 	case o.whatIf:
 		err = whatIfPredict(&out, in, name, cmd.Flags(), o, pf)
@@ -495,6 +498,37 @@ func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 	}
 	_, err = out.WriteTo(cmd.OutOrStdout())
 	return err
+}
+
+// agentTraceHeader finds the "# controller: …" line of a port trace
+// written by lpictl agent: a comment line of the header block, before the
+// first content line, which must be the port trace header. Such a line
+// anywhere else (in a gap file, or among a trace's rows) is a comment.
+func agentTraceHeader(head []byte) (line []byte, ok bool) {
+	head = replay.StripBOM(head)
+	for len(head) > 0 {
+		text := head
+		if i := bytes.IndexByte(head, '\n'); i >= 0 {
+			text, head = head[:i], head[i+1:]
+		} else {
+			head = nil
+		}
+		text = bytes.TrimRight(text, "\r")
+		if bytes.HasPrefix(text, []byte("#")) {
+			if line == nil && bytes.HasPrefix(text, []byte("# controller: ")) {
+				line = text
+			}
+			continue
+		}
+		if i := bytes.IndexByte(text, '#'); i >= 0 {
+			text = text[:i]
+		}
+		if text = bytes.TrimSpace(text); len(text) == 0 {
+			continue
+		}
+		return line, line != nil && string(text) == replay.TraceHeader
+	}
+	return nil, false
 }
 
 // predictorChosen reports whether the command line chooses the predictor
@@ -515,17 +549,19 @@ func predictorChosen(flags *pflag.FlagSet, o predictOptions) bool {
 // --trace) and the summary to w.
 func replayPredict(w io.Writer, in io.Reader, name string, o predictOptions, pf predictFile, timing replay.Timing, port *controller.Port) error {
 	r := replay.New(port, timing)
-	var tw *tabwriter.Writer
+	var tw *streamTable // the --trace table, streamed through a spool
 	if o.trace {
-		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		tw = new(streamTable)
+		defer tw.rows.Close()
 	}
 	headed := false
-	header := func(cols string) {
+	header := func(cols ...string) {
 		if !headed {
-			fmt.Fprintln(tw, cols)
+			tw.row(cols...)
 			headed = true
 		}
 	}
+	str := func(v any) string { return fmt.Sprint(v) }
 	zeroLines := 0
 	format, err := replay.Read(in, name, func(line int, gap time.Duration) error {
 		st, err := r.Gap(gap)
@@ -537,9 +573,8 @@ func replayPredict(w io.Writer, in io.Reader, name string, o predictOptions, pf 
 			return nil
 		}
 		if tw != nil {
-			header("#\tline\tstart\tgap\tt_PDT\toutcome\tasleep\tdelay\t")
-			fmt.Fprintf(tw, "%d\t%d\t%v\t%v\t%s\t%s\t%v\t%v\t\n",
-				st.Index, line, st.Start, st.Gap, pdtString(st.PDTPS()), stepOutcome(st), st.Asleep, st.Delay)
+			header("#", "line", "start", "gap", "t_PDT", "outcome", "asleep", "delay")
+			tw.row(str(st.Index), str(line), st.Start.String(), st.Gap.String(), pdtString(st.PDTPS()), stepOutcome(st), st.Asleep.String(), st.Delay.String())
 		}
 		return nil
 	}, func(row replay.TraceRow) error {
@@ -548,14 +583,13 @@ func replayPredict(w io.Writer, in io.Reader, name string, o predictOptions, pf 
 			return fmt.Errorf("%s:%d: %w", name, row.Line, err)
 		}
 		if tw != nil {
-			header("#\tline\tstart\tgap\tt_PDT\tsim t_PDT\toutcome\tsim outcome\tasleep\tdelay\tagree\t")
+			header("#", "line", "start", "gap", "t_PDT", "sim t_PDT", "outcome", "sim outcome", "asleep", "delay", "agree")
 			agree := "yes"
 			if st.PDTPS() != row.PDT || st.Missed != row.Missed {
 				agree = "NO"
 			}
-			fmt.Fprintf(tw, "%d\t%d\t%v\t%v\t%s\t%s\t%s\t%s\t%v\t%v\t%s\t\n",
-				st.Index, row.Line, st.Start, st.Gap, pdtString(st.PDTPS()), pdtString(row.PDT),
-				stepOutcome(st), outcome(row.Missed), st.Asleep, st.Delay, agree)
+			tw.row(str(st.Index), str(row.Line), st.Start.String(), st.Gap.String(), pdtString(st.PDTPS()), pdtString(row.PDT),
+				stepOutcome(st), outcome(row.Missed), st.Asleep.String(), st.Delay.String(), agree)
 		}
 		return nil
 	})
@@ -573,7 +607,7 @@ func replayPredict(w io.Writer, in io.Reader, name string, o predictOptions, pf 
 		return fmt.Errorf("%s: no idle periods to replay: the gap file has no gaps", name)
 	}
 	if tw != nil {
-		if err := tw.Flush(); err != nil {
+		if _, err := tw.WriteTo(w); err != nil {
 			return err
 		}
 	}

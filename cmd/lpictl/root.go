@@ -19,6 +19,19 @@ type usageError struct{ err error }
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
+// exitInterrupted is the exit status of a run stopped by Ctrl-C or
+// SIGTERM that still wrote what it had (128 + SIGINT, as shells report).
+const exitInterrupted = 130
+
+// exitError is an error with its own exit status.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
 // badInput wraps err as a usage error (exit status 2).
 func badInput(err error) error {
 	if err == nil {

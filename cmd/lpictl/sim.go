@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -77,7 +78,11 @@ table, or with --json one JSON object. The network replays the scenario's worklo
 traffic, an application model, a VEF trace or several jobs: docs/workloads.md). -o DIR also
 writes summary.json (deterministic: the same scenario and seed give the same bytes), perf.json
 (wall time, events/s, peak RSS), ports.csv, idle_hist.csv and idle_log.csv. A progress line
-goes to stderr when it is a terminal. A bad trace record exits 2 naming FILE:LINE.`,
+goes to stderr when it is a terminal. A bad trace record exits 2 naming FILE:LINE.
+
+Interrupted (Ctrl-C, SIGTERM), it stops, writes and prints what it simulated so far, marked
+incomplete (summary.json "incomplete": true, an INCOMPLETE line in the table), says so on
+stderr and exits 130.`,
 		Example: `  lpictl sim run -c configs/sim/quick.yaml
   lpictl sim run -c configs/sim/quick.yaml --set power.mode=fast-wake --set seed=2 --json
   lpictl sim run --set workload.synthetic.load=0.5 -o out/megafly
@@ -88,23 +93,35 @@ goes to stderr when it is a terminal. A bad trace record exits 2 naming FILE:LIN
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			prog := newProgress(cmd.ErrOrStderr(), s)
 			out, err := scenario.Run(ctx, s, prog.update)
 			prog.done()
-			if err != nil {
+			if err != nil && (out == nil || !out.Report.Incomplete) {
 				return runError(err)
 			}
+			// An interrupted run (^C, SIGTERM) still writes what it
+			// simulated, marked incomplete, and exits 130.
 			if o.out != "" {
 				if err := out.WriteDir(o.out); err != nil {
 					return err
 				}
 			}
 			if o.json {
-				return out.WriteJSON(cmd.OutOrStdout(), !o.deterministic)
+				err = out.WriteJSON(cmd.OutOrStdout(), !o.deterministic)
+			} else {
+				err = out.WriteTable(cmd.OutOrStdout())
 			}
-			return out.WriteTable(cmd.OutOrStdout())
+			if err != nil || !out.Report.Incomplete {
+				return err
+			}
+			where := ""
+			if o.out != "" {
+				where = "; " + o.out + " holds it"
+			}
+			return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted after %v simulated: the output covers the run up to there (incomplete%s)",
+				time.Duration(out.Report.ExecTimeS*1e9).Round(time.Microsecond), where)}
 		},
 	}
 	f := cmd.Flags()
@@ -199,13 +216,23 @@ func (p *progress) update(pr network.Progress) {
 		return
 	}
 	p.last = now
-	el := now.Sub(p.start).Seconds()
-	eta := "?"
-	if p.target > 0 && pr.Now > 0 && pr.Now < p.target {
-		eta = (time.Duration(el*float64(p.target-pr.Now)/float64(pr.Now)) * time.Second / time.Second).Round(time.Second).String()
+	el := now.Sub(p.start)
+	left := "?"
+	if d, ok := eta(el, pr.Now, p.target); ok {
+		left = d.String()
 	}
-	fmt.Fprintf(p.w, "\rsimulated %-12v %6.2f M events/s  ETA %-8s", time.Duration(pr.Now/1000), float64(pr.Events)/el/1e6, eta)
+	fmt.Fprintf(p.w, "\rsimulated %-12v %6.2f M events/s  ETA %-8s", time.Duration(pr.Now/1000), float64(pr.Events)/el.Seconds()/1e6, left)
 	p.shown = true
+}
+
+// eta is the wall time a run has left, to the second, if it keeps the pace
+// it had: elapsed wall time for simulated time now of target (both ps);
+// ok is false when the target is unknown or passed.
+func eta(elapsed time.Duration, now, target int64) (left time.Duration, ok bool) {
+	if target <= 0 || now <= 0 || now >= target {
+		return 0, false
+	}
+	return time.Duration(float64(elapsed) * float64(target-now) / float64(now)).Round(time.Second), true
 }
 
 func (p *progress) done() {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/signal"
@@ -61,8 +62,11 @@ func loadSweep(path string) (*sweep.Sweep, error) {
 	return sweep.Load(path)
 }
 
-// loadPlan reads a sweep file, expands it and, with dir, prepares DIR.
-func loadPlan(path, dir string, sets []string) (*sweep.Sweep, *sweep.Plan, error) {
+// loadPlan reads a sweep file, counts its points (more than maxPoints is
+// bad input), expands it, with check builds its scenarios and reads its
+// workload files through once (sweep.CheckInputs), writes the count to
+// errw if not nil and, with dir, prepares DIR.
+func loadPlan(path, dir string, sets []string, maxPoints int, errw io.Writer, check bool) (*sweep.Sweep, *sweep.Plan, error) {
 	s, err := loadSweep(path)
 	if err != nil {
 		return nil, nil, sweepError(err)
@@ -70,9 +74,22 @@ func loadPlan(path, dir string, sets []string) (*sweep.Sweep, *sweep.Plan, error
 	if err := s.Override(sets); err != nil {
 		return nil, nil, sweepError(err)
 	}
+	n, factors := s.Count()
+	if n > maxPoints {
+		return nil, nil, badInput(fmt.Errorf("%s: %d points (%s) is more than --max-points %d: each is a simulation and a directory; shrink the axes or raise --max-points",
+			s.Path, n, factors, maxPoints))
+	}
 	plan, err := s.Plan()
 	if err != nil {
 		return nil, nil, sweepError(err)
+	}
+	if check {
+		if err := sweep.CheckInputs(plan); err != nil {
+			return nil, nil, sweepError(fmt.Errorf("%s: %w", s.Path, err))
+		}
+	}
+	if errw != nil {
+		fmt.Fprintf(errw, "%s: %d points (%s), %d runs with the baselines\n", s.Name, n, factors, len(plan.Points))
 	}
 	if dir != "" {
 		if err := sweep.Prepare(dir, s, plan); err != nil {
@@ -101,15 +118,18 @@ func describeAxes(a sweep.AxisValues) string {
 
 func newSweepRunCmd() *cobra.Command {
 	var (
-		out  string
-		jobs int
-		sets []string
+		out       string
+		jobs      int
+		sets      []string
+		maxPoints int
 	)
 	cmd := &cobra.Command{
 		Use:   "run SWEEP.yaml -o DIR [-j N]",
 		Short: "Run a sweep's pending runs here, N at a time, and write DIR/results.csv",
-		Long: `Expands the sweep, writes DIR/plan.json and runs every run that is not done yet (status.json
-ok), N at a time. A run that fails is recorded (status failed with its error) and the others go
+		Long: `Expands the sweep, checks its scenarios and reads its workload files through once (a bad
+trace exits 2 before anything runs), writes DIR/plan.json and runs every run that is not done yet
+(status.json ok), N at a time, the baselines first. It holds a lock on DIR/.lock: a second sweep
+run on DIR exits 1 at once. A run that fails is recorded (status failed with its error) and the others go
 on; results.csv and results.json are written in plan order at the end, and the exit status is 1
 if any run failed. Ctrl-C stops the runs under way (they leave nothing) and writes the results
 of the finished ones; run again to resume.`,
@@ -123,7 +143,12 @@ of the finished ones; run again to resume.`,
 			if jobs < 1 {
 				return badInput(fmt.Errorf("-j %d: want at least 1", jobs))
 			}
-			_, plan, err := loadPlan(args[0], out, sets)
+			unlock, err := sweep.Lock(out)
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			_, plan, err := loadPlan(args[0], out, sets, maxPoints, cmd.ErrOrStderr(), true)
 			if err != nil {
 				return err
 			}
@@ -182,13 +207,15 @@ of the finished ones; run again to resume.`,
 	cmd.Flags().StringVarP(&out, "output", "o", "", "sweep directory (created; resumed if it holds finished runs)")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a scenario key of every run, on top of the sweep's set (key=value, repeatable; e.g. workload.steps=486)")
 	cmd.Flags().IntVarP(&jobs, "jobs", "j", runtime.NumCPU(), "runs at once")
+	cmd.Flags().IntVar(&maxPoints, "max-points", sweep.MaxPoints, "refuse a sweep of more points (axis values × seeds) than this")
 	return cmd
 }
 
 func newSweepPlanCmd() *cobra.Command {
 	var (
-		out  string
-		sets []string
+		out       string
+		sets      []string
+		maxPoints int
 	)
 	cmd := &cobra.Command{
 		Use:   "plan SWEEP.yaml [-o DIR]",
@@ -198,7 +225,7 @@ index, id, role, seed, baseline id and axis values. With -o it also writes DIR/p
 DIR/sweep.yaml and every run's scenario.json, as sweep run and sweep submit do.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, plan, err := loadPlan(args[0], out, sets)
+			_, plan, err := loadPlan(args[0], out, sets, maxPoints, cmd.ErrOrStderr(), false)
 			if err != nil {
 				return err
 			}
@@ -215,6 +242,7 @@ DIR/sweep.yaml and every run's scenario.json, as sweep run and sweep submit do.`
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "also write the plan into this sweep directory")
+	cmd.Flags().IntVar(&maxPoints, "max-points", sweep.MaxPoints, "refuse a sweep of more points (axis values × seeds) than this")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a scenario key of every run, on top of the sweep's set (key=value, repeatable; e.g. workload.steps=486)")
 	return cmd
 }
@@ -326,11 +354,12 @@ func newSweepCollectCmd() *cobra.Command {
 
 func newSweepSubmitCmd() *cobra.Command {
 	var (
-		out    string
-		sets   []string
-		slurm  bool
-		dryRun bool
-		o      sweep.Slurm
+		out       string
+		sets      []string
+		slurm     bool
+		dryRun    bool
+		maxPoints int
+		o         sweep.Slurm
 	)
 	cmd := &cobra.Command{
 		Use:   "submit SWEEP.yaml -o DIR --slurm [options] [--dry-run]",
@@ -354,7 +383,7 @@ lpictl sweep collect DIR when the array has finished.`,
 			if o.MaxParallel < 0 || o.CPUsPerTask < 0 {
 				return badInput(errors.New("--max-parallel and --cpus-per-task: want ≥ 1"))
 			}
-			_, plan, err := loadPlan(args[0], out, sets)
+			_, plan, err := loadPlan(args[0], out, sets, maxPoints, nil, true)
 			if err != nil {
 				return err
 			}
@@ -405,6 +434,7 @@ lpictl sweep collect DIR when the array has finished.`,
 	f.StringArrayVar(&sets, "set", nil, "override a scenario key of every run, on top of the sweep's set (key=value, repeatable; e.g. workload.steps=486)")
 	f.BoolVar(&slurm, "slurm", false, "submit to Slurm (required)")
 	f.BoolVar(&dryRun, "dry-run", false, "print the job script, submit nothing")
+	f.IntVar(&maxPoints, "max-points", sweep.MaxPoints, "refuse a sweep of more points (axis values × seeds) than this")
 	f.StringVar(&o.Partition, "partition", "", "sbatch --partition")
 	f.StringVar(&o.Time, "time", "", "sbatch --time per task (e.g. 10, 1:00:00)")
 	f.StringVar(&o.Account, "account", "", "sbatch --account")

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -168,7 +167,7 @@ func loadWorkload(o workloadOptions) (*workload.Workload, int, error) {
 	name := "--set"
 	if o.config != "" {
 		var err error
-		if data, err = os.ReadFile(o.config); err != nil {
+		if data, err = configs.ReadFile(o.config); err != nil {
 			return nil, 0, badInput(err)
 		}
 		name = o.config
@@ -336,7 +335,7 @@ func runWorkloadDescribe(cmd *cobra.Command, o workloadOptions) error {
 	for _, k := range ops {
 		cs = append(cs, fmt.Sprintf("%s %d", k, d.Collectives[k]))
 	}
-	fmt.Fprintf(tw, "collectives\t%s\n", strings.Join(cs, ", "))
+	fmt.Fprintf(tw, "collectives\t%s\n", listOrNone(cs))
 	fmt.Fprintf(tw, "compute per rank\tmax %v, mean %v\n", psDur(d.ComputeMaxPS), psDur(d.ComputeMeanPS))
 	if o.ideal {
 		var as []string
@@ -345,7 +344,13 @@ func runWorkloadDescribe(cmd *cobra.Command, o workloadOptions) error {
 		}
 		sort.Strings(as)
 		fmt.Fprintf(tw, "network messages\t%d (%d from collectives), %d B\n", *d.Messages, *d.CollMsgs, *d.Bytes)
-		fmt.Fprintf(tw, "algorithms\t%s\n", strings.Join(as, ", "))
+		if len(as) > 0 || len(cs) == 0 {
+			fmt.Fprintf(tw, "algorithms\t%s\n", listOrNone(as))
+		} else {
+			// TI traces expand their collectives as SMPI does
+			// (docs/workloads.md), not by lpictl's algorithms.
+			fmt.Fprintf(tw, "algorithms\tthe trace reader's own expansions (docs/workloads.md)\n")
+		}
 		fmt.Fprintf(tw, "ideal execution time\t%v (contention-free: %v + size/%.0f Gb/s per message)\n",
 			psDur(*d.IdealExecPS), psDur(host.Latency), host.Bandwidth/1e9)
 		fmt.Fprintf(tw, "mean utilisation\t%.3f\n", *d.MeanUtil)
@@ -363,6 +368,14 @@ func runWorkloadDescribe(cmd *cobra.Command, o workloadOptions) error {
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%v\t%v\t\n", r.Rank, r.Node, r.Sends, r.Recvs, r.BytesSent, r.BytesReceived, psDur(r.ComputePS), psDur(r.FinishPS))
 	}
 	return tw.Flush()
+}
+
+// listOrNone joins items with commas, or says "none".
+func listOrNone(items []string) string {
+	if len(items) == 0 {
+		return "none"
+	}
+	return strings.Join(items, ", ")
 }
 
 func psDur(ps int64) time.Duration { return time.Duration(ps / 1000) }

@@ -2,8 +2,11 @@ package replay
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,6 +35,13 @@ func (f Format) String() string {
 	return "gap file"
 }
 
+// bom is the UTF-8 byte order mark some editors write at the start of a
+// file; it is no content.
+const bom = "\ufeff"
+
+// StripBOM returns b without a leading UTF-8 byte order mark.
+func StripBOM(b []byte) []byte { return bytes.TrimPrefix(b, []byte(bom)) }
+
 // lines reads an input's content lines: everything after '#' is a
 // comment, surrounding white space is dropped and blank lines are skipped.
 type lines struct {
@@ -52,6 +62,9 @@ func (l *lines) next() (string, bool) {
 	for l.sc.Scan() {
 		l.n++
 		text := l.sc.Text()
+		if l.n == 1 {
+			text = strings.TrimPrefix(text, bom) // an editor's UTF-8 byte order mark
+		}
 		if i := strings.IndexByte(text, '#'); i >= 0 {
 			text = text[:i]
 		}
@@ -95,7 +108,7 @@ func readGaps(l *lines, first string, has bool, fn func(line int, gap time.Durat
 		text, ok = l.next()
 	}
 	for ; ok; text, ok = l.next() {
-		d, err := predictor.ParseDuration(text)
+		d, err := ParseGap(text)
 		if err != nil {
 			return l.errorf("%w", err)
 		}
@@ -104,6 +117,26 @@ func readGaps(l *lines, first string, has bool, fn func(line int, gap time.Durat
 		}
 	}
 	return l.err()
+}
+
+// ParseGap reads one idle period of a gap file: a duration with its unit
+// ("12.5us", "3ms", "1s") or a plain number of nanoseconds. Anything with
+// a minus sign is refused as negative ("-0.4" and "-0.4ns" alike, though
+// the latter rounds to 0), and a plain integer is read exactly (not
+// through float64, which rounds above 2^53 ns).
+func ParseGap(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "-") {
+		return 0, fmt.Errorf("negative duration %q", s)
+	}
+	if digits := strings.TrimPrefix(s, "+"); digits != "" && strings.Trim(digits, "0123456789") == "" {
+		v, err := strconv.ParseInt(digits, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("gap %q out of range (at most %d ns)", s, int64(math.MaxInt64))
+		}
+		return time.Duration(v), nil
+	}
+	return predictor.ParseDuration(s)
 }
 
 // Read reads a replay input of either format: a port trace if its first

@@ -150,6 +150,7 @@ type Replayer struct {
 	end               PS // when the last idle period ended
 	res               Result
 	sumPDT            float64
+	sent              uint64 // packets of the rows' sent columns so far
 }
 
 // New returns a replayer over port, starting at time 0.
@@ -200,9 +201,15 @@ func (r *Replayer) Gap(gap time.Duration) (Step, error) {
 	return st, nil
 }
 
+// MaxSent bounds the packets a port trace's sent columns may add up to
+// (2^53: counts stay exact as float64 in the predictors' hop factor, and
+// their sums cannot wrap).
+const MaxSent uint64 = 1 << 53
+
 // Row replays a port trace's row: the idle period starts at row.Start
 // (absolute, not the replay's clock), after the controller has been told
-// of row.Sent (Sent(hops, 1) per packet). The replay decides t_PDT and the
+// of row.Sent (Sent(hops, packets) per hop count). The sent counts of all
+// rows may add up to at most MaxSent. The replay decides t_PDT and the
 // outcome itself; Result.Agreement counts the rows where both equal the
 // simulator's. Rows must come in order without overlapping. After an
 // error the replayer must not be used.
@@ -218,9 +225,16 @@ func (r *Replayer) Row(row TraceRow) (Step, error) {
 		return Step{}, errOverflow
 	}
 	for _, hc := range row.Sent {
-		for range hc.Packets {
-			r.port.Sent(hc.Hops, 1)
+		if hc.Packets > MaxSent-r.sent {
+			return Step{}, fmt.Errorf("sent: the trace's packet counts add up to more than %d (2^53), more than any run sends", uint64(MaxSent))
 		}
+		r.sent += hc.Packets
+	}
+	for _, hc := range row.Sent {
+		// One call per hop count: the predictors count packets by hop
+		// count (integers), so Sent(h, n) decides as n calls Sent(h, 1)
+		// do, without a loop per packet.
+		r.port.Sent(hc.Hops, hc.Packets)
 	}
 	st, err := r.period(row.Start, row.Gap)
 	if err != nil {

@@ -611,3 +611,143 @@ func TestReplayHybridHold(t *testing.T) {
 }
 
 func durp(d time.Duration) *predictor.Duration { v := predictor.Duration(d); return &v }
+
+// TestReplaySentBatched: a row's sent counts reach the controller as one
+// Sent(hops, n) per hop count; the decisions are those of n calls of
+// Sent(hops, 1) (what the simulator makes, one per packet), for every
+// predictor that counts hops (issue 24 item 12).
+func TestReplaySentBatched(t *testing.T) {
+	for _, kind := range predictor.Kinds {
+		t.Run(string(kind), func(t *testing.T) {
+			newPort := func() *controller.Port {
+				cfg := predictor.Config{Kind: kind, WakeTime: predictor.Duration(4 * us)}
+				if kind == predictor.KindFixed {
+					cfg.PDT = durp(2 * us)
+				}
+				pred, err := predictor.New(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p, err := controller.NewPort(controller.Config{}, pred, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return p
+			}
+			timing := Timing{Wake: 4 * us, Sleep: 2 * us}
+			batched, perPacket := newPort(), newPort()
+			rb, rp := New(batched, timing), New(perPacket, timing)
+			rng := uint64(12345)
+			next := func(n uint64) uint64 { // xorshift: a fixed pseudo-random sequence
+				rng ^= rng << 13
+				rng ^= rng >> 7
+				rng ^= rng << 17
+				return rng % n
+			}
+			var start PS
+			for i := range 3000 {
+				row := TraceRow{Line: i + 2, Start: start, Gap: PS(1+next(40_000)) * psPerNS, PDT: Never}
+				for h := 1; h <= 40; h += 1 + int(next(12)) {
+					row.Sent = append(row.Sent, HopCount{Hops: h, Packets: 1 + next(200)})
+				}
+				start = row.End() + PS(next(5000))*psPerNS
+				sb, err := rb.Row(row)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, hc := range row.Sent {
+					for range hc.Packets {
+						perPacket.Sent(hc.Hops, 1)
+					}
+				}
+				ref := row
+				ref.Sent = nil
+				sp, err := rp.Row(ref)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sb != sp {
+					t.Fatalf("row %d: batched %+v, per packet %+v", i, sb, sp)
+				}
+			}
+		})
+	}
+}
+
+// TestReplaySentHugeCount: a row sending 2^64−1 packets looped once per
+// packet and never ended (10^10 took 54 s); it is now refused at once, and
+// 10^9 packets replay in one call.
+func TestReplaySentHugeCount(t *testing.T) {
+	done := make(chan error, 1)
+	go func() {
+		r := New(fixedPort(t, 10*us), Timing{Wake: 4 * us})
+		if _, err := r.Row(TraceRow{Start: 0, Gap: 5 * psPerUS, PDT: 10 * psPerUS, Sent: []HopCount{{Hops: 2, Packets: 1_000_000_000}}}); err != nil {
+			done <- err
+			return
+		}
+		_, err := r.Row(TraceRow{Start: 10 * psPerUS, Gap: 5 * psPerUS, PDT: 10 * psPerUS, Sent: []HopCount{{Hops: 2, Packets: 1<<64 - 1}}})
+		if err == nil || !strings.Contains(err.Error(), "more than 9007199254740992") {
+			done <- errors.New("want the sent bound's error, got " + errString(err))
+			return
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a row with 10^9 packets did not replay within 10 s")
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return err.Error()
+}
+
+// TestParseGapEdges: "-0.4" was refused but "-0.4ns" accepted as a gap of
+// 0; plain nanoseconds above 2^53 were rounded through float64 (issue 24
+// item 14).
+func TestParseGapEdges(t *testing.T) {
+	for _, s := range []string{"-0.4", "-0.4ns", "-0", "-1us", "-0s", " -3"} {
+		if d, err := ParseGap(s); err == nil || !strings.Contains(err.Error(), "negative") {
+			t.Errorf("ParseGap(%q) = %v, %v; want a negative duration error", s, d, err)
+		}
+	}
+	for s, want := range map[string]time.Duration{
+		"9007199254740993":    9007199254740993, // 2^53 + 1
+		"9223372036854775807": 1<<63 - 1,
+		"+12":                 12,
+		"12.5us":              12500,
+		"0.4":                 0,
+		"7":                   7,
+	} {
+		if d, err := ParseGap(s); err != nil || d != want {
+			t.Errorf("ParseGap(%q) = %v, %v; want %d", s, d, err, want)
+		}
+	}
+	if _, err := ParseGap("9223372036854775808"); err == nil {
+		t.Error("2^63 ns accepted")
+	}
+}
+
+// TestReadBOM: a UTF-8 byte order mark made a port trace read as a gap
+// file (its header line did not match); it is stripped.
+func TestReadBOM(t *testing.T) {
+	in := "\ufeff" + TraceHeader + "\n0,5000,1000,miss,0,\n"
+	rows := 0
+	f, err := Read(strings.NewReader(in), "t.csv", func(int, time.Duration) error { return errors.New("read as a gap file") },
+		func(TraceRow) error { rows++; return nil })
+	if err != nil || f != FormatTrace || rows != 1 {
+		t.Errorf("format %v, %d rows, %v; want a port trace of 1 row", f, rows, err)
+	}
+	var gaps []time.Duration
+	f, err = Read(strings.NewReader("\ufeff12\n3us\n"), "g.txt", func(_ int, g time.Duration) error { gaps = append(gaps, g); return nil }, nil)
+	if err != nil || f != FormatGaps || len(gaps) != 2 || gaps[0] != 12 {
+		t.Errorf("gap file with a BOM: %v %v %v", f, gaps, err)
+	}
+}

@@ -221,6 +221,7 @@ type Network struct {
 	pauses       uint64
 	wall         time.Duration
 	finished     bool
+	interrupted  bool // Run stopped by its context: results up to then
 	endTime      int64
 }
 
@@ -1027,7 +1028,9 @@ type Progress struct {
 var ErrDeadlock = errors.New("network deadlocked")
 
 // Run runs the simulation to completion. progress, if not nil, is called
-// about every chunk events. The context cancels the run between chunks.
+// about every chunk events. The context cancels the run between chunks:
+// Run then returns ctx's error, and the results (Result, Ports, …) cover
+// the run up to the simulated time reached (Interrupted reports it).
 func (n *Network) Run(ctx context.Context, chunk uint64, progress func(Progress)) error {
 	if n.finished {
 		return errors.New("network: already run")
@@ -1039,6 +1042,9 @@ func (n *Network) Run(ctx context.Context, chunk uint64, progress func(Progress)
 	n.start()
 	for n.eng.Run(engine.Forever, chunk) && !n.workloadFailed() {
 		if err := ctx.Err(); err != nil {
+			n.wall = time.Since(start)
+			n.interrupted = true
+			n.finish()
 			return err
 		}
 		if progress != nil {
@@ -1056,6 +1062,10 @@ func (n *Network) Run(ctx context.Context, chunk uint64, progress func(Progress)
 	return nil
 }
 
+// Interrupted reports whether Run was stopped by its context before the
+// workload ended: the results cover the simulated time up to then.
+func (n *Network) Interrupted() bool { return n.interrupted }
+
 // finish accounts every link's states up to the end of the run.
 func (n *Network) finish() {
 	n.finished = true
@@ -1067,6 +1077,10 @@ func (n *Network) finish() {
 	}
 	if n.wl.rep != nil {
 		end = n.workloadEnd()
+	}
+	if n.interrupted {
+		// Up to the last event: the workload has not ended.
+		end = n.eng.Now()
 	}
 	n.endTime = end
 	for i := range n.ports {

@@ -237,7 +237,7 @@ func Load(name string) (*Preset, error) {
 		name = DefaultPreset
 	}
 	if strings.ContainsRune(name, os.PathSeparator) || strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {
-		data, err := os.ReadFile(name)
+		data, err := configs.ReadFile(name)
 		if err != nil {
 			return nil, err
 		}

@@ -33,6 +33,10 @@ type Report struct {
 	// count.
 	Workload string `json:"workload"`
 	Ranks    int    `json:"ranks"`
+	// Incomplete marks a run interrupted before its workload ended (^C,
+	// SIGTERM): the figures cover the simulated time up to then
+	// (exec_time_s).
+	Incomplete bool `json:"incomplete,omitempty"`
 	network.Result
 }
 
@@ -62,7 +66,9 @@ func (e *RunError) Unwrap() error { return e.Err }
 
 // Run builds and runs the scenario: the network replays the workload
 // (sim/workload) as its workload.Host. progress, if not nil, is called
-// every million events or so.
+// every million events or so. When ctx is cancelled during the run, Run
+// returns both its error (a *RunError wrapping ctx's) and the outcome so
+// far, its Report marked Incomplete; on any other error the outcome is nil.
 func Run(ctx context.Context, s *Scenario, progress func(network.Progress)) (*Outcome, error) {
 	b, err := s.Build()
 	if err != nil {
@@ -81,8 +87,9 @@ func Run(ctx context.Context, s *Scenario, progress func(network.Progress)) (*Ou
 			return nil, s.named(fmt.Errorf("output.idle_hist_port: %w", err))
 		}
 	}
-	if err := n.Run(ctx, 1<<20, progress); err != nil {
-		return nil, &RunError{Err: err}
+	runErr := n.Run(ctx, 1<<20, progress)
+	if runErr != nil && !n.Interrupted() {
+		return nil, &RunError{Err: runErr}
 	}
 	kind := string(b.Params.Predictor.WithDefaults().Kind)
 	if s.Power.Mode == string(power.AlwaysOn) {
@@ -93,7 +100,10 @@ func Run(ctx context.Context, s *Scenario, progress func(network.Progress)) (*Ou
 		Scenario: s.Name, Topology: b.Topology.Name(), Nodes: b.Topology.Nodes(), Switches: b.Topology.Switches(),
 		Preset: b.Preset.Name, Mode: s.Power.Mode, Predictor: kind, Seed: s.Seed,
 		Workload: workloadKind(&s.Workload), Ranks: b.Workload.Ranks,
-		Result: n.Result(),
+		Result: n.Result(), Incomplete: n.Interrupted(),
+	}
+	if runErr != nil {
+		return o, &RunError{Err: runErr}
 	}
 	return o, nil
 }
@@ -235,6 +245,9 @@ func (o *Outcome) WriteTable(w io.Writer) error {
 	r := o.Report
 	bw := bufio.NewWriter(w)
 	p := func(k, format string, a ...any) { fmt.Fprintf(bw, "%-22s "+format+"\n", append([]any{k}, a...)...) }
+	if r.Incomplete {
+		p("INCOMPLETE", "interrupted after %s simulated: every figure below covers the run up to there", fmtS(r.ExecTimeS))
+	}
 	p("scenario", "%s (seed %d)", r.Scenario, r.Seed)
 	p("workload", "%s, %d ranks, mean node utilisation %.2f%%", r.Workload, r.Ranks, 100*r.NodeUtilisation)
 	p("topology", "%s: %d nodes, %d switches, %d links", r.Topology, r.Nodes, r.Switches, r.Links)

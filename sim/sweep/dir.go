@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/renameio/v2"
 
+	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/sim/scenario"
 )
 
@@ -24,6 +25,10 @@ const (
 	StatusFile   = "status.json"
 	PointsDir    = "points"
 )
+
+// MaxPlanSize bounds DIR/plan.json (a few hundred bytes a run: room for
+// far more runs than MaxPoints).
+const MaxPlanSize = 256 << 20
 
 // Run states.
 const (
@@ -70,7 +75,7 @@ func Prepare(dir string, s *Sweep, plan *Plan) error {
 		if err != nil {
 			return err
 		}
-		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, data) {
+		if old, err := configs.ReadFile(path); err == nil && bytes.Equal(old, data) {
 			continue
 		}
 		if err := os.MkdirAll(pdir, 0o755); err != nil {
@@ -97,7 +102,7 @@ var idPattern = regexp.MustCompile(`^[0-9a-f]{16}$`)
 // *Error naming the file).
 func ReadPlan(dir string) (*Plan, error) {
 	path := filepath.Join(dir, PlanFile)
-	data, err := os.ReadFile(path)
+	data, err := configs.ReadFileLimit(path, MaxPlanSize, "a sweep plan")
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &Error{Err: fmt.Errorf("%s: missing: not a sweep directory (lpictl sweep run or submit writes it): %w", path, fs.ErrNotExist)}
@@ -168,7 +173,7 @@ func contains(list []string, s string) bool {
 // ReadStatus reads a run's status.json; ok is false when it has none (or
 // an unreadable one: the run is pending).
 func ReadStatus(dir string, pt Point) (st Status, ok bool) {
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(pt.Dir), StatusFile))
+	data, err := configs.ReadFileLimit(filepath.Join(dir, filepath.FromSlash(pt.Dir), StatusFile), configs.MaxFileSize, "a run's status")
 	if err != nil {
 		return Status{}, false
 	}
@@ -192,13 +197,13 @@ func tmpPrefix(id string) string { return ".tmp-" + id + "-" }
 // does not).
 func LoadScenario(dir string, pt Point) (*scenario.Scenario, error) {
 	path := filepath.Join(dir, filepath.FromSlash(pt.Dir), ScenarioFile)
-	data, err := os.ReadFile(path)
+	data, err := configs.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		// A run killed between its two renames left its scenario in a
 		// temporary directory.
 		tmps, _ := filepath.Glob(filepath.Join(dir, PointsDir, tmpPrefix(pt.ID)+"*", ScenarioFile))
 		for _, t := range tmps {
-			if d, e := os.ReadFile(t); e == nil {
+			if d, e := configs.ReadFile(t); e == nil {
 				data, err = d, nil
 				break
 			}

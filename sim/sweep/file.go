@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/lpictl/lpictl/configs"
 )
 
 // BaseKey is the axis key that gives points different scenario files.
@@ -75,7 +76,7 @@ type Baseline struct {
 
 // Load reads and parses a sweep file.
 func Load(path string) (*Sweep, error) {
-	data, err := os.ReadFile(path)
+	data, err := configs.ReadFile(path)
 	if err != nil {
 		return nil, &Error{Err: fmt.Errorf("sweep file: %w", err)}
 	}

@@ -7,13 +7,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/sim/scenario"
 )
 
@@ -169,7 +172,7 @@ func (p *planner) base(rel string) (*baseFile, error) {
 		p.bases[name] = b
 		return b, nil
 	}
-	data, err := os.ReadFile(name)
+	data, err := configs.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
@@ -525,12 +528,11 @@ func hashFiles(w map[string]any, where string) error {
 		if !ok || p == "" {
 			continue
 		}
-		data, err := os.ReadFile(p)
+		sum, err := hashFile(p)
 		if err != nil {
 			return fmt.Errorf("%s.%s: %w", where, k, err)
 		}
-		sum := sha256.Sum256(data)
-		w[k] = "sha256:" + hex.EncodeToString(sum[:])
+		w[k] = "sha256:" + sum
 	}
 	if jobs, ok := w["jobs"].([]any); ok {
 		for i, j := range jobs {
@@ -542,4 +544,72 @@ func hashFiles(w map[string]any, where string) error {
 		}
 	}
 	return nil
+}
+
+// hashFile is the hex SHA-256 of a file's contents, streamed (a trace may
+// be large).
+func hashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// MaxPoints is the default limit on a sweep's points (Count) that
+// `lpictl sweep plan`, `run` and `submit` accept without --max-points:
+// each point is a directory and a simulation, and planning resolves every
+// one of them up front.
+const MaxPoints = 10_000
+
+// Count is the number of points of the sweep, without expanding it: the
+// product of its factors' value counts (an axis of its own, or a zip group
+// once) times the seeds per point. The plan adds at most as many
+// baselines. Factors describes the product ("3 × 2 values × 5 seeds").
+// A product beyond math.MaxInt saturates there.
+func (s *Sweep) Count() (points int, factors string) {
+	var sizes []int
+	groups := map[int]bool{}
+	for _, a := range s.Axes {
+		if a.Group >= 0 {
+			if groups[a.Group] {
+				continue
+			}
+			groups[a.Group] = true
+		}
+		sizes = append(sizes, len(a.Values))
+	}
+	seeds := 1
+	switch {
+	case s.Seeds != nil:
+		seeds = len(s.Seeds)
+	case s.Repetitions > 0:
+		seeds = s.Repetitions
+	}
+	points = 1
+	parts := make([]string, 0, len(sizes))
+	for _, n := range append(sizes, seeds) {
+		if n != 0 && points > math.MaxInt/n {
+			points = math.MaxInt
+		} else if points != math.MaxInt {
+			points *= n
+		}
+	}
+	for _, n := range sizes {
+		parts = append(parts, strconv.Itoa(n))
+	}
+	desc := "1 combination"
+	if len(parts) > 0 {
+		desc = strings.Join(parts, " × ") + " values"
+	}
+	unit := "seeds"
+	if seeds == 1 {
+		unit = "seed"
+	}
+	return points, fmt.Sprintf("%s × %d %s", desc, seeds, unit)
 }

@@ -384,3 +384,25 @@ func TestShippedSweeps(t *testing.T) {
 		t.Errorf("LoadFS parse error %v", err)
 	}
 }
+
+// TestCount: the points of a sweep, counted without expanding it (issue 24
+// item 17): axes multiply, a zip group counts once, seeds multiply.
+func TestCount(t *testing.T) {
+	for _, c := range []struct {
+		doc     string
+		n       int
+		factors string
+	}{
+		{"base: b.yaml\n", 1, "1 combination × 1 seed"},
+		{"base: b.yaml\naxes:\n  seed_x: [1, 2, 3]\n  y: [a, b]\nseeds: [1, 2, 3, 4]\n", 24, "3 × 2 values × 4 seeds"},
+		{"base: b.yaml\nzip:\n  - {a: [1, 2, 3], b: [4, 5, 6]}\naxes:\n  c: [x, y]\nrepetitions: 5\n", 30, "2 × 3 values × 5 seeds"},
+	} {
+		s, err := Parse([]byte(c.doc), "s.yaml")
+		if err != nil {
+			t.Fatalf("%q: %v", c.doc, err)
+		}
+		if n, f := s.Count(); n != c.n || f != c.factors {
+			t.Errorf("%q: %d points (%s), want %d (%s)", c.doc, n, f, c.n, c.factors)
+		}
+	}
+}

@@ -5,12 +5,12 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 
 	"github.com/google/renameio/v2"
 
+	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/sim/scenario"
 )
 
@@ -111,7 +111,7 @@ func compare(r, b *scenario.Report) []cell {
 }
 
 func readSummary(dir string, pt Point) (*scenario.Report, error) {
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(pt.Dir), "summary.json"))
+	data, err := configs.ReadFileLimit(filepath.Join(dir, filepath.FromSlash(pt.Dir), "summary.json"), configs.MaxFileSize, "a run's summary")
 	if err != nil {
 		return nil, err
 	}

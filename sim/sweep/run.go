@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"sync"
 	"time"
 
@@ -96,7 +97,7 @@ type Options struct {
 }
 
 // RunAll runs every run of a prepared directory that is not done, Jobs at
-// a time, then writes results.csv and results.json in plan order. Runs
+// a time, the baselines first, then writes results.csv and results.json in plan order. Runs
 // that fail are recorded and the others go on. On cancellation the runs
 // under way are abandoned (they leave nothing), the results of the
 // finished ones are written and ctx's error is returned.
@@ -119,6 +120,11 @@ func RunAll(ctx context.Context, dir string, plan *Plan, o Options) (*Report, er
 			todo = append(todo, pt)
 		}
 	}
+	// Baselines first: an interrupted sweep's finished points then have
+	// their overheads and savings (a point's row needs its baseline).
+	sort.SliceStable(todo, func(i, j int) bool {
+		return todo[i].Role == RoleBaseline && todo[j].Role != RoleBaseline
+	})
 	total := len(skipped) + len(todo)
 	if o.Started != nil {
 		o.Started(total, len(skipped))

@@ -70,6 +70,11 @@ const (
 	maxDims     = 8
 )
 
+// KindSection marks the section's keys as depending on its kind
+// (configs.KindSection): --set topology.kind=K drops the file's other
+// topology keys, which belonged to its previous kind.
+func (Config) KindSection() {}
+
 // Config selects and sizes a topology. Zero fields take the default of the
 // kind (the paper's network where there is one); fields a kind does not use
 // must be left zero. YAML key: `topology`.

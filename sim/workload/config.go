@@ -29,6 +29,11 @@ const (
 // Kinds lists every workload kind.
 func Kinds() []string { return append([]string{KindVEF, KindTI, KindGOAL}, apps.Kinds()...) }
 
+// KindSection marks the section's keys as depending on its kind
+// (configs.KindSection): --set workload.kind=K drops the file's other
+// workload keys, which belonged to its previous kind.
+func (Config) KindSection() {}
+
 // isProgram reports a kind replayed as a schedule.
 func isProgram(kind string) bool { return kind == KindTI || kind == KindGOAL }
 

@@ -29,6 +29,8 @@ func (lt logTicks) Ticks(lo, hi float64) []gplot.Tick {
 		return lt.zero > 0 && v <= lt.zero*10*(1-1e-9)
 	}
 	const eps = 1e-9
+	// Over many decades, label every step-th one: at most about six labels.
+	step := math.Max(1, math.Ceil((math.Ceil(math.Log10(hi)-eps)-math.Floor(math.Log10(lo)+eps))/6))
 	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
 		dec := math.Pow(10, e)
 		for m := 1.0; m < 10; m++ {
@@ -37,7 +39,7 @@ func (lt logTicks) Ticks(lo, hi float64) []gplot.Tick {
 				continue
 			}
 			t := gplot.Tick{Value: v}
-			if lt.labelAt == nil && labelMultiple(m, hi/lo) {
+			if lt.labelAt == nil && labelMultiple(m, hi/lo) && math.Mod(math.Mod(e, step)+step, step) == 0 {
 				t.Label = lt.label(v)
 			}
 			ticks = append(ticks, t)

@@ -236,7 +236,9 @@ func runTitle(t *Table, r int) string {
 // idleHist is paper 000 Fig. 1: per selected run, the number of idle
 // periods in each length bin (bars) and the cumulative share of periods
 // (line) — or, with weight "time", each bin's share of idle time and its
-// cumulative share.
+// cumulative share. With every run's idle_log.csv the length axis is
+// logarithmic, bins a tenth of a decade wide, the same range in every
+// panel; else linear, idle_hist.csv's bins.
 func idleHist(dir string, t *Table, rows []int, class, weight string) (*figure, error) {
 	if _, err := t.Col("id"); err != nil {
 		return nil, err
@@ -258,18 +260,46 @@ func idleHist(dir string, t *Table, rows []int, class, weight string) (*figure, 
 	}
 	f := &figure{legend: newLegend()}
 	overflow := false
+	// Runs with an idle_log.csv (every simulator run since it has one)
+	// are drawn on a log axis of length, from its log-linear histogram:
+	// every period, from nanoseconds to seconds. Older runs, with only
+	// idle_hist.csv's fixed-width bins up to the 99th percentile, on a
+	// linear axis.
+	logAxis := true
 	for _, r := range rows {
-		id := t.Cell(r, "id")
-		path := filepath.Join(dir, "points", id, "idle_hist.csv")
-		bins, err := readBins(path, class)
+		ok, err := hasIdleLog(filepath.Join(dir, "points", t.Cell(r, "id"), "idle_log.csv"))
 		if err != nil {
 			return nil, err
 		}
-		maxNs := 0.0
-		for _, b := range bins {
-			maxNs = math.Max(maxNs, b.hi)
+		logAxis = logAxis && ok
+	}
+	xmin, xmax := math.Inf(1), math.Inf(-1)
+	var plots []*gplot.Plot
+	for _, r := range rows {
+		id := t.Cell(r, "id")
+		var bins []bin
+		var err error
+		if logAxis {
+			bins, err = readLogBins(filepath.Join(dir, "points", id, "idle_log.csv"), class)
+		} else {
+			bins, err = readBins(filepath.Join(dir, "points", id, "idle_hist.csv"), class)
 		}
-		unit, scale := durationUnit(maxNs * 1e-9)
+		if err != nil {
+			return nil, err
+		}
+		xLabel := "Idle period length"
+		if !logAxis {
+			maxNs := 0.0
+			for _, b := range bins {
+				maxNs = math.Max(maxNs, b.hi)
+			}
+			unit, scale := durationUnit(maxNs * 1e-9)
+			for i := range bins {
+				bins[i].lo *= 1e-9 / scale
+				bins[i].hi *= 1e-9 / scale
+			}
+			xLabel = fmt.Sprintf("Idle period length (%s)", unit)
+		}
 		for i := range bins {
 			if weight == "count" {
 				bins[i].share, bins[i].cum = bins[i].count, bins[i].cumCount
@@ -277,15 +307,28 @@ func idleHist(dir string, t *Table, rows []int, class, weight string) (*figure, 
 				bins[i].share, bins[i].cum = bins[i].time, bins[i].cumTime
 			}
 			overflow = overflow || bins[i].overflow
-			bins[i].lo *= 1e-9 / scale
-			bins[i].hi *= 1e-9 / scale
+			xmin, xmax = math.Min(xmin, bins[i].lo), math.Max(xmax, bins[i].hi)
 		}
-		p := newPanel(runTitle(t, r), fmt.Sprintf("Idle period length (%s)", unit), yLabel)
+		p := newPanel(runTitle(t, r), xLabel, yLabel)
 		p.Add(binBars{bins: bins}, cumLine{bins: bins})
 		p.Y.Min = 0
 		applyNiceY(p)
-		p.X.Tick.Marker = niceTicks{}
+		if logAxis {
+			p.X.Scale = gplot.LogScale{}
+			p.X.Tick.Marker = logTicks{duration: true}
+		} else {
+			p.X.Tick.Marker = niceTicks{}
+		}
+		plots = append(plots, p)
 		f.panels = append(f.panels, twinPanel{p: p, label: strings.ToUpper(cumName[:1]) + cumName[1:] + " (%)"})
+	}
+	if logAxis {
+		// One x range for every panel, whole decades: the applications'
+		// idle periods compare at a glance.
+		lo, hi := math.Pow(10, math.Floor(math.Log10(xmin)+1e-9)), math.Pow(10, math.Ceil(math.Log10(xmax)-1e-9))
+		for _, p := range plots {
+			p.X.Min, p.X.Max = lo, hi
+		}
 	}
 	names := []string{barName}
 	f.legend.Add(names[0], barThumb{barColor})

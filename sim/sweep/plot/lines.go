@@ -32,31 +32,68 @@ type lineNote struct {
 	dash bool
 }
 
+// panelRow is one row of a line figure's panels: the rows of the table
+// whose row key is name ("" for a figure of one row).
+type panelRow struct {
+	name string
+	rows []int
+}
+
+// splitRows groups rows by rowKey, in order of first appearance (nil
+// rowKey: one group of all rows).
+func splitRows(rows []int, rowKey func(r int) string) []panelRow {
+	if rowKey == nil {
+		return []panelRow{{rows: rows}}
+	}
+	var out []panelRow
+	at := map[string]int{}
+	for _, r := range rows {
+		k := rowKey(r)
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, panelRow{name: k})
+		}
+		out[i].rows = append(out[i].rows, r)
+	}
+	return out
+}
+
 // linesFigure draws one panel per spec; in each, every series (rows with
 // the same key) of every y column is a line at the rows' x, averaged over
-// seeds with min–max error bars. Series keep one style across panels.
-func linesFigure(t *Table, rows []int, x *xAxis, xf xOf, key func(r int) string,
+// seeds with min–max error bars. Series keep one style across panels,
+// and no two series share one: each has its own colour while there are
+// at most len(palette), and its own colour × marker pair beyond. With
+// rowKey, the panels are repeated in one row per distinct row key (e.g.
+// the power mode), each drawing that key's rows, and the key is left out
+// of the series names.
+func linesFigure(t *Table, rows []int, x *xAxis, xf xOf, key, rowKey func(r int) string,
 	specs []panelSpec, notes []lineNote) (*figure, error) {
-	all := make([][][]series, len(specs))
+	groups := splitRows(rows, rowKey)
+	all := make([][][]series, len(specs)*len(groups))
 	var xs []float64
 	points := 0
-	for i, sp := range specs {
-		all[i] = make([][]series, len(sp.ys))
-		for j, y := range sp.ys {
-			ss, err := aggregate(t, rows, xf, y.col, key)
-			if err != nil {
-				return nil, err
-			}
-			for _, s := range ss {
-				for _, p := range s.Pts {
-					xs = append(xs, p.X)
-					points++
-					if sp.logY && p.Min <= 0 {
-						return nil, inputErr("%s: --logy: column %s has a value ≤ 0 (%g)", t.Path, y.col, p.Min)
+	for gi, g := range groups {
+		for si, sp := range specs {
+			i := gi*len(specs) + si
+			all[i] = make([][]series, len(sp.ys))
+			for j, y := range sp.ys {
+				ss, err := aggregate(t, g.rows, xf, y.col, key)
+				if err != nil {
+					return nil, err
+				}
+				for _, s := range ss {
+					for _, p := range s.Pts {
+						xs = append(xs, p.X)
+						points++
+						if sp.logY && p.Min <= 0 {
+							return nil, inputErr("%s: --logy: column %s has a value ≤ 0 (%g)", t.Path, y.col, p.Min)
+						}
 					}
 				}
+				all[i][j] = ss
 			}
-			all[i][j] = ss
 		}
 	}
 	if points == 0 {
@@ -90,8 +127,13 @@ func linesFigure(t *Table, rows []int, x *xAxis, xf xOf, key func(r int) string,
 	}
 
 	f := &figure{align: true, legend: newLegend()}
-	for i, sp := range specs {
-		p := newPanel(sp.title, x.label, sp.yLabel)
+	for i := range all {
+		g, sp := groups[i/len(specs)], specs[i%len(specs)]
+		title := sp.title
+		if g.name != "" {
+			title += " — " + g.name
+		}
+		p := newPanel(title, x.label, sp.yLabel)
 		x.apply(p)
 		if sp.logY {
 			applyLogY(p)
@@ -122,6 +164,10 @@ func linesFigure(t *Table, rows []int, x *xAxis, xf xOf, key func(r int) string,
 	if len(names) == 1 && names[0] == "" {
 		legendNames = nil
 	}
+	for i, n := range names {
+		c, g := style(i)
+		f.series = append(f.series, seriesStyle{name: n, color: c, glyph: g})
+	}
 	for i, n := range legendNames {
 		c, g := style(i)
 		f.legend.Add(n, &plotter.Line{LineStyle: draw.LineStyle{Color: c, Width: vg.Points(1.5)}},
@@ -137,6 +183,9 @@ func linesFigure(t *Table, rows []int, x *xAxis, xf xOf, key func(r int) string,
 	all2 := append(append([]string{}, legendNames...), noteNames(notes)...)
 	f.legendW = legendWidth(f.legend, all2)
 	f.cols, f.rows = grid(len(f.panels), 3)
+	if rowKey != nil {
+		f.cols, f.rows = len(specs), len(groups)
+	}
 	const panelW, panelH = 340, 330
 	f.width = vg.Points(math.Max(600, float64(f.cols)*panelW)) + f.legendW
 	f.height = vg.Points(float64(f.rows)*panelH + 45)
@@ -281,7 +330,7 @@ func pdtSweep(t *Table, rows []int) (*figure, error) {
 	x := &xAxis{label: "Power-down threshold t_PDT", scale: xDuration, log: true}
 	specs, notes := threePanels()
 	return linesFigure(t, rows, x, columnX(t, xcol, xDuration, nil),
-		describeKey(t, []string{"power.mode"}, paperLabel), specs, notes)
+		describeKey(t, []string{"power.mode"}, paperLabel), nil, specs, notes)
 }
 
 // predictors is paper 000 Figs. 8/14/17: the three panels against the
@@ -329,8 +378,14 @@ func predictors(t *Table, rows []int) (*figure, error) {
 	}
 	x := &xAxis{label: "PerfBound bound (tolerated slowdown, %)", scale: xCategorical, cats: cats}
 	specs, notes := threePanels()
-	key := describeKey(t, []string{"predictor.kind", "predictor.histogram.strategy", "power.mode"}, paperLabel)
-	return linesFigure(t, rows, x, xf, key, specs, notes)
+	// One row of panels per power mode, one series per predictor ×
+	// histogram in each: a dozen series in one panel were not told apart.
+	key := describeKey(t, []string{"predictor.kind", "predictor.histogram.strategy"}, paperLabel)
+	var rowKey func(int) string
+	if t.Has("power.mode") {
+		rowKey = describeKey(t, []string{"power.mode"}, paperLabel)
+	}
+	return linesFigure(t, rows, x, xf, key, rowKey, specs, notes)
 }
 
 // generic draws --y columns (one panel each) against --x, one series per
@@ -355,7 +410,7 @@ func generic(t *Table, rows []int, o Options) (*figure, error) {
 		specs[i] = panelSpec{title: y, yLabel: columnLabel(y), ys: []ySpec{{col: y}}, logY: o.LogY}
 	}
 	key := describeKey(t, o.Series, func(_, v string) string { return v })
-	return linesFigure(t, rows, x, columnX(t, o.X, scale, cats), key, specs, nil)
+	return linesFigure(t, rows, x, columnX(t, o.X, scale, cats), key, nil, specs, nil)
 }
 
 // columnLabel names a results.csv column with its unit.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/lpictl/lpictl/configs"
 )
 
 // Options select and shape a figure.
@@ -103,7 +105,7 @@ func Write(dir, out string, o Options) error {
 // sweepName is DIR/plan.json's "name", or DIR's base name without a plan.
 func sweepName(dir string) (string, error) {
 	path := filepath.Join(dir, "plan.json")
-	data, err := os.ReadFile(path)
+	data, err := configs.ReadFileLimit(path, 256<<20, "a sweep plan") // sweep.MaxPlanSize
 	if errors.Is(err, fs.ErrNotExist) {
 		abs, aerr := filepath.Abs(dir)
 		if aerr != nil {

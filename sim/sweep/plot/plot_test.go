@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"image/color"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -18,9 +19,10 @@ var figureCases = []struct {
 	w, h int // PNG size in pixels
 }{
 	{"pdt-sweep", "testdata/pdt", Options{Figure: "pdt-sweep"}, 0, 500},
-	{"predictors", "testdata/predictors", Options{Figure: "predictors"}, 0, 500},
+	{"predictors", "testdata/predictors", Options{Figure: "predictors"}, 0, 940}, // a row per mode
 	{"predictors one mode", "testdata/predictors", Options{Figure: "predictors", Where: map[string]string{"power.mode": "deep-sleep"}}, 0, 500},
 	{"idle-hist", "testdata/idle", Options{Figure: "idle-hist"}, 0, 460},
+	{"idle-hist log", "testdata/idlelog", Options{Figure: "idle-hist", Class: "port"}, 0, 460},
 	{"idle-hist nic", "testdata/idle", Options{Figure: "idle-hist", Class: "nic", Where: map[string]string{"predictor.pdt": "1us"}}, 0, 460},
 	{"generic", "testdata/pdt", Options{Figure: "generic", X: "predictor.pdt", Y: []string{"exec_time_s", "energy_links_j"},
 		Series: []string{"power.mode"}, LogX: true, Title: "links"}, 0, 500},
@@ -83,11 +85,17 @@ func TestFigureContent(t *testing.T) {
 			"(a) Execution time", "(b) Energy", "(c) Packet latency", "Execution time overhead (%)",
 			"Power-down threshold t_PDT", ">0<", ">10ns<", ">1µs<", ">100µs<", ">1s<"}},
 		{"testdata/predictors", Options{Figure: "predictors", Title: "LAMMPS"}, []string{">LAMMPS<",
-			"PerfBoundCorrect, circular buffer, Deep Sleep", "PerfBound, self-clearing histogram, Fast Wake",
+			"PerfBoundCorrect, circular buffer", "PerfBound, self-clearing histogram",
+			"(a) Execution time — Fast Wake", "(c) Packet latency — Deep Sleep",
 			">1%<", ">2%<", ">5%<"}},
 		{"testdata/idle", Options{Figure: "idle-hist"}, []string{"lammps-idle: idle periods (class all)",
 			"mode=deep-sleep, kind=fixed, pdt=10ns, seed=1", "Idle period length (µs)", "Idle periods in bin",
 			"Cumulative share of periods (%)", "periods beyond the last bin"}},
+		// Fig. 1 was linear: PATMOS's and MLWF's bars vanished, LAMMPS's
+		// filled 2 µs of a 95 µs axis. With idle_log.csv: a log axis of
+		// durations, 10 ns to 100 ms for this AlexNet port, every other decade labelled.
+		{"testdata/idlelog", Options{Figure: "idle-hist", Class: "port"}, []string{"alexnet, idle_hist_port=4160",
+			">10ns<", ">1µs<", ">100µs<", ">10ms<", "Idle period length<"}},
 		{"testdata/idle", Options{Figure: "idle-hist", Weight: "time"}, []string{"Idle time in bin (%)",
 			"Cumulative idle time (%)", "idle time per bin"}},
 	}
@@ -232,5 +240,52 @@ func TestTrackedPortClass(t *testing.T) {
 		if got, want := isPortClass(c), c == "port12" || c == "port4160"; got != want {
 			t.Errorf("isPortClass(%q) = %v, want %v", c, got, want)
 		}
+	}
+}
+
+// TestSeriesStylesDistinct: the predictors figures drew 12 series with an
+// 8-colour palette in one legend (colours repeated; issue 24 item 22).
+// They now have a row of panels per power mode, whose series (predictor
+// × histogram) each have a colour of their own; in any line figure no two
+// series share colour and marker.
+func TestSeriesStylesDistinct(t *testing.T) {
+	tab, err := ReadResults("testdata/predictors/results.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make([]int, len(tab.Rows))
+	for i := range all {
+		all[i] = i
+	}
+	f, err := predictors(tab, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.rows != 2 || f.cols != 3 || len(f.series) != 4 {
+		t.Fatalf("predictors: %d×%d panels, %d series; want a row per mode (2×3) and 4 series (2 kinds × 2 histograms)", f.rows, f.cols, len(f.series))
+	}
+	colours := map[color.RGBA]string{}
+	for _, s := range f.series {
+		if other, dup := colours[s.color]; dup {
+			t.Errorf("series %q and %q share colour %v", s.name, other, s.color)
+		}
+		colours[s.color] = s.name
+		if strings.Contains(s.name, "Fast Wake") || strings.Contains(s.name, "Deep Sleep") {
+			t.Errorf("series %q names the mode, which its panel row says", s.name)
+		}
+	}
+	// Beyond the palette, colour × marker stays distinct.
+	type pair struct {
+		c color.RGBA
+		g string
+	}
+	seen := map[pair]int{}
+	for i := range 40 {
+		c, g := style(i)
+		k := pair{c, fmt.Sprintf("%T", g)}
+		if j, dup := seen[k]; dup {
+			t.Errorf("series %d and %d share colour and marker", j, i)
+		}
+		seen[k] = i
 	}
 }

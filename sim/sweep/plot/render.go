@@ -58,8 +58,17 @@ type figure struct {
 	legend     gplot.Legend
 	width      vg.Length // whole figure
 	height     vg.Length
-	legendW    vg.Length // the legend column
-	align      bool      // align the data areas of the panels (line plots)
+	legendW    vg.Length     // the legend column
+	align      bool          // align the data areas of the panels (line plots)
+	series     []seriesStyle // line figures: each series' style, in legend order
+}
+
+// seriesStyle is how one series of a line figure is drawn (its lines are
+// solid or dashed by the column they draw, not by series).
+type seriesStyle struct {
+	name  string
+	color color.RGBA
+	glyph draw.GlyphDrawer
 }
 
 // panel is one sub-plot: a gonum plot, optionally with extra drawing

@@ -43,12 +43,13 @@ type RankStats struct {
 	BytesSent, BytesReceived int64 // their payloads (a receive counts the message's size)
 	IntraBytes               int64 // sent to ranks on the same node (never on the network)
 	NetworkBytes             int64 // sent through the host (rendezvous data included; RTS/CTS are 0 bytes)
-	Compute                  int64 // ps: the sum of its Calc times (Stats.RankBusy merges overlaps)
+	Compute                  int64 // ps: the sum of its Calc times (they never overlap: a rank computes one Calc at a time)
 }
 
 // Op states.
 const (
 	opWaiting uint8 = iota
+	opQueued        // a ready Calc waiting for its rank's CPU
 	opStarted
 	opDone
 )
@@ -63,8 +64,9 @@ const (
 
 // Timer tags (below 1<<62, workload.Driver's rule).
 const (
-	calcBit  = uint64(1) << 40 // | global op index: a Calc ends
-	intraBit = uint64(1) << 41 // | message index: an intra-node message arrives
+	calcBit      = uint64(1) << 40 // | global op index: a Calc ends
+	intraBit     = uint64(1) << 41 // | message index: an intra-node message arrives
+	calcStartBit = uint64(1) << 42 // | global op index: a queued Calc's turn on its rank's CPU
 )
 
 const none = int32(-1)
@@ -77,6 +79,7 @@ type msg struct {
 	seq            uint32 // per (src, dst) envelope number: MPI's non-overtaking order
 	next           int32  // in the receiver's unexpected list
 	phase          uint8
+	coll           bool // a collective's step (Op.Coll)
 }
 
 type post struct {
@@ -99,7 +102,11 @@ type heldKey struct {
 //
 // An op starts once all its dependencies are satisfied (requires: the
 // other op has completed; irequires: it has started); an op without
-// dependencies starts at time 0. A Calc completes Time later. A Send of at
+// dependencies starts at time 0. A Calc completes Time later; a rank has
+// one CPU (GOAL's "cpu C" is read and ignored), which runs its Calcs one at
+// a time in the order they became ready, as LogGOPSim does: a Calc ready
+// while another computes starts when that one ends (an irequires on it
+// waits for that start). Messages take no CPU time. A Send of at
 // most EagerThreshold bytes is eager: the data is handed to the network
 // at once and the send completes then (its buffer is free). A larger Send
 // is rendezvous: a 0-byte RTS goes to the receiver, which answers with a
@@ -314,6 +321,8 @@ func (e *Executor) Timer(tag uint64) {
 		e.arrive(int32(tag &^ intraBit))
 	case tag&calcBit != 0 && tag&^calcBit < uint64(len(e.state)):
 		e.complete(uint32(tag &^ calcBit))
+	case tag&calcStartBit != 0 && tag&^calcStartBit < uint64(len(e.state)):
+		e.start(uint32(tag &^ calcStartBit)) // its turn on the rank's CPU
 	default:
 		e.fail(fmt.Errorf("sched: unknown timer tag %#x", tag))
 		return
@@ -333,7 +342,7 @@ func (e *Executor) Err() error { return e.err }
 func (e *Executor) Close() error { return nil }
 
 // Stats implements workload.Driver: ExecTime, RankFinish (a rank's last
-// op start or completion), RankBusy (its Calc time, overlaps merged),
+// op start or completion), RankBusy (its Calc time; Calcs never overlap),
 // Node; Messages/Bytes are what went through the host (RTS and CTS count
 // as 0-byte messages), IntraMessages/IntraBytes what took the intra-node
 // path, P2P/P2PBytes the schedule's messages (SelfMessages those to the
@@ -417,21 +426,30 @@ func (e *Executor) noteFinish(r int) {
 }
 
 // start starts op g: its start successors are released, then it acts.
+// A Calc ready while its rank's CPU computes another waits its turn
+// (queued, first come first served): calcs of one rank never overlap, as
+// LogGOPSim runs local operations one at a time per CPU.
 func (e *Executor) start(g uint32) {
+	r, op := e.op(g)
+	now := e.h.Now()
+	if op.Kind == Calc && e.state[g] == opWaiting && e.busyUntil[r] > now {
+		e.state[g] = opQueued
+		at := e.busyUntil[r]
+		e.busyUntil[r] = at + op.Time
+		e.outstanding++
+		e.h.Schedule(at, calcStartBit|uint64(g))
+		return
+	}
 	e.state[g] = opStarted
 	for _, j := range e.startSucc[e.startOff[g]:e.startOff[g+1]] {
 		e.release(j)
 	}
-	r, op := e.op(g)
 	e.noteFinish(r)
-	now := e.h.Now()
 	switch op.Kind {
 	case Calc:
 		e.rstats[r].Compute += op.Time
-		if from := max(now, e.busyUntil[r]); now+op.Time > from {
-			e.stats.RankBusy[r] += now + op.Time - from
-			e.busyUntil[r] = now + op.Time
-		}
+		e.stats.RankBusy[r] += op.Time
+		e.busyUntil[r] = max(e.busyUntil[r], now+op.Time)
 		if op.Time == 0 {
 			e.complete(g)
 			return
@@ -484,7 +502,7 @@ func (e *Executor) send(g uint32, r int, op *Op) {
 	mi := e.newMsg()
 	key := pairKey(int32(r), op.Peer)
 	ps := e.pairs[key]
-	e.msgs[mi] = msg{bytes: op.Bytes, sendOp: g, src: int32(r), dst: op.Peer, tag: op.Tag, seq: ps.sent, next: none}
+	e.msgs[mi] = msg{bytes: op.Bytes, sendOp: g, src: int32(r), dst: op.Peer, tag: op.Tag, seq: ps.sent, next: none, coll: op.Coll}
 	ps.sent++
 	e.pairs[key] = ps
 
@@ -531,6 +549,10 @@ func (e *Executor) transmit(mi int32, from, to int32, bytes int64) {
 	default:
 		e.stats.Messages++
 		e.stats.Bytes += bytes
+		if e.msgs[mi].coll {
+			e.stats.CollMessages++
+			e.stats.CollBytes += bytes
+		}
 		e.rstats[from].NetworkBytes += bytes
 		e.outstanding++
 		e.h.Send(int(e.node[from]), int(e.node[to]), bytes, uint64(mi))
@@ -692,13 +714,13 @@ func (e *Executor) deadlock() error {
 				op := &e.s.Ranks[r].Ops[i]
 				switch {
 				case pass == 0 && e.state[g] == opStarted && op.Kind == Recv:
-					return e.s.errOp(r, i, "deadlock: op %d (recv %db from %s tag %s) is never matched by a message; %s",
-						i, op.Bytes, wildcard(op.Peer), wildcard(op.Tag), left)
+					return e.s.errOp(r, i, "deadlock: %s (recv %db from %s tag %s) is never matched by a message; %s",
+						e.s.OpRef(r, i), op.Bytes, wildcard(op.Peer), wildcard(op.Tag), left)
 				case pass == 0 && e.state[g] == opStarted && op.Kind == Send:
-					return e.s.errOp(r, i, "deadlock: op %d (send %db to %d tag %d, rendezvous) waits for a matching receive that is never posted; %s",
-						i, op.Bytes, op.Peer, op.Tag, left)
+					return e.s.errOp(r, i, "deadlock: %s (send %db to %d tag %d, rendezvous) waits for a matching receive that is never posted; %s",
+						e.s.OpRef(r, i), op.Bytes, op.Peer, op.Tag, left)
 				case pass == 1 && e.state[g] == opWaiting:
-					return e.s.errOp(r, i, "deadlock: op %d (%s) waits for dependencies that never complete; %s", i, op.Kind, left)
+					return e.s.errOp(r, i, "deadlock: %s (%s) waits for dependencies that never complete; %s", e.s.OpRef(r, i), op.Kind, left)
 				}
 			}
 		}

@@ -403,11 +403,11 @@ func TestDeadlock(t *testing.T) {
 	}{{
 		name: "recv without send",
 		text: "num_ranks 2\nrank 0 {\nc: calc 10\n}\nrank 1 {\nc: calc 10\nr: recv 8b from 0 tag 3\nr requires c\n}\n",
-		want: []string{"t.goal:7: rank 1: deadlock: op 1 (recv 8b from 0 tag 3)", "1 ops of 1 ranks unfinished"},
+		want: []string{"t.goal:7: rank 1: deadlock: op r (recv 8b from 0 tag 3)", "1 ops of 1 ranks unfinished"},
 	}, {
 		name: "rendezvous send without recv",
 		text: "num_ranks 2\nrank 0 {\ns: send 100000b to 1 tag 2\n}\nrank 1 {\nr: recv 8b from 0 tag 1\n}\n",
-		want: []string{"t.goal:3: rank 0: deadlock: op 0 (send 100000b to 1 tag 2, rendezvous) waits for a matching receive"},
+		want: []string{"t.goal:3: rank 0: deadlock: op s (send 100000b to 1 tag 2, rendezvous) waits for a matching receive"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -465,5 +465,44 @@ func TestEmpty(t *testing.T) {
 	res := execute(t, parseText(t, "num_ranks 3\n"), Options{}, workload.NewIdealHost())
 	if res.err != nil || !res.e.Done() || res.e.Stats().ExecTime != 0 {
 		t.Errorf("err %v done %v exec %d", res.err, res.e.Done(), res.e.Stats().ExecTime)
+	}
+}
+
+// TestCalcsSerialisedPerRank: calcs of one rank that do not depend on each
+// other ran at once (four 1 µs calcs finished together at 1 µs); a rank
+// has one CPU, which runs them one at a time in the order they became
+// ready, as LogGOPSim does (issue 24 item 19). An irequires on a queued
+// calc waits for its start; a calc of another rank runs beside them.
+func TestCalcsSerialisedPerRank(t *testing.T) {
+	s := parseText(t, `num_ranks 2
+rank 0 {
+a: calc 1000
+b: calc 1000
+c: calc 1000
+d: calc 1000
+s: send 8b to 1 tag 0
+s irequires c
+}
+rank 1 {
+r: recv 8b from 0 tag 0
+x: calc 1000
+}`)
+	res := execute(t, s, Options{}, &workload.IdealHost{Latency: L})
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	for op, want := range map[opKey]int64{
+		{0, 0}: 1_000_000, {0, 1}: 2_000_000, {0, 2}: 3_000_000, {0, 3}: 4_000_000,
+		{0, 4}: 2_000_000,     // the send starts with c (at 2 µs), eager: done then
+		{1, 0}: 2_000_000 + L, // received one latency later
+		{1, 1}: 1_000_000,     // rank 1's own CPU
+	} {
+		if got := res.done[op]; got != want {
+			t.Errorf("rank %d op %d completed at %d ps, want %d", op.rank, op.op, got, want)
+		}
+	}
+	st := res.e.Stats()
+	if st.ExecTime != 4_000_000 || st.RankBusy[0] != 4_000_000 || st.RankBusy[1] != 1_000_000 {
+		t.Errorf("exec %d, busy %v; want 4 µs and [4 µs 1 µs]", st.ExecTime, st.RankBusy)
 	}
 }

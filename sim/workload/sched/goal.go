@@ -88,7 +88,11 @@ func ParseGOAL(r io.Reader, name string) (*Schedule, error) {
 	p := &goalParser{name: name, s: &Schedule{File: name}, numRanks: -1, labels: make(map[string]uint32)}
 	br := bufio.NewReaderSize(r, 1<<16)
 	for {
-		text, err := br.ReadString('\n')
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return nil, &Error{File: name, Line: p.line + 1, Msg: fmt.Sprintf("line longer than %d KiB: not a GOAL schedule", br.Size()>>10)}
+		}
+		text := string(line)
 		if len(text) > 0 {
 			p.line++
 			if perr := p.parseLine(text); perr != nil {
@@ -441,6 +445,12 @@ func (p *goalParser) closeBlock() error {
 	rk := &p.s.Ranks[p.rank]
 	rk.Ops = append(rk.Ops, p.ops...)
 	rk.Deps = deps
+	if len(p.labels) > 0 {
+		rk.Labels = make(map[uint32]string, len(p.labels))
+		for l, i := range p.labels {
+			rk.Labels[i] = l
+		}
+	}
 	for i := range rk.Ops {
 		rk.Ops[i].DepFrom, rk.Ops[i].DepTo = count[i], count[i+1]
 	}

@@ -23,6 +23,9 @@ func TestParseGOAL(t *testing.T) {
 	r2 := want.Add(2, Op{Kind: Recv, Peer: 1, Tag: 1, Bytes: 8, Line: 18})
 	c2 := want.Add(2, Op{Kind: Calc, Time: 500_000, Line: 19}, Dep{Op: r2})
 	want.Add(2, Op{Kind: Send, Peer: 0, Tag: 0, Bytes: 8, Line: 20}, Dep{Op: c2})
+	want.Ranks[0].Labels = map[uint32]string{0: "s", 1: "c", 2: "r"}
+	want.Ranks[1].Labels = map[uint32]string{0: "r", 1: "s"}
+	want.Ranks[2].Labels = map[uint32]string{0: "r", 1: "c", 2: "s"}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("parsed\n%+v\nwant\n%+v", s, want)
 	}
@@ -34,6 +37,7 @@ func TestParseGOAL(t *testing.T) {
 	want.Add(0, Op{Kind: Send, Peer: 1, Bytes: 4, Line: 5})
 	want.Add(1, Op{Kind: Recv, Peer: AnySource, Tag: AnyTag, Bytes: 8, Line: 2})
 	want.Add(1, Op{Kind: Calc, Time: 7000, Line: 3})
+	want.Ranks[1].Labels = map[uint32]string{0: "l1"}
 	for r := range want.Ranks {
 		if want.Ranks[r].Deps == nil {
 			want.Ranks[r].Deps = []Dep{}
@@ -80,7 +84,7 @@ func TestParseGOALErrors(t *testing.T) {
 		{"dependency trailing", "num_ranks 2\nrank 0 {\nl1: calc 5\nl2: calc 5\nl1 requires l2 l2\n}\n", `x.goal:5: unexpected "l2" after the dependency`},
 		{"self dependency", "num_ranks 2\nrank 0 {\nl1: calc 5\nl1 requires l1\n}\n", `x.goal:3: rank 0: depends on itself`},
 		{"cycle", "num_ranks 2\nrank 0 {\na: calc 5\nb: calc 5\nc: calc 5\nb requires a\nc requires b\na irequires c\n}\n",
-			`x.goal:3: rank 0: dependency cycle: op 0 (line 3) requires op 2 (line 5) requires op 1 (line 4) requires op 0 (line 3)`},
+			`x.goal:3: rank 0: dependency cycle: op a (line 3) requires op c (line 5) requires op b (line 4) requires op a (line 3)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -170,6 +174,7 @@ func stripLines(s *Schedule) {
 		for i := range s.Ranks[r].Ops {
 			s.Ranks[r].Ops[i].Line = 0
 		}
+		s.Ranks[r].Labels = nil // names, as lines are (WriteGOAL writes its own)
 		if len(s.Ranks[r].Deps) == 0 {
 			s.Ranks[r].Deps = nil
 		}

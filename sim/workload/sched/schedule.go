@@ -47,6 +47,10 @@ type Op struct {
 	// NonBlocking marks a Send/Recv whose start does not wait for completion by itself (isend/irecv); informative:
 	// the executor only follows the dependencies.
 	NonBlocking bool
+	// Coll marks a step of a collective's expansion (TI's collectives):
+	// its messages count in Stats.CollMessages and CollBytes, not as the
+	// program's point-to-point ones.
+	Coll bool
 }
 
 // Dep is a dependency on another op of the same rank.
@@ -59,6 +63,9 @@ type Dep struct {
 type Rank struct {
 	Ops  []Op
 	Deps []Dep
+	// Labels names ops by the labels of the file they were read from
+	// (GOAL), for errors; nil when it has none.
+	Labels map[uint32]string
 }
 
 // Schedule is an MPI program as per-rank operations.
@@ -69,6 +76,12 @@ type Schedule struct {
 	// (one per rank, as SimGrid's TI traces): errors about an op name its
 	// rank's file with the op's line, not File.
 	RankFiles []string
+	// Collectives counts the collective operations the schedule's Coll
+	// ops expand, by name (e.g. "allreduce": 2); nil for none.
+	Collectives map[string]int64
+	// CollRecords is the number of trace records (a rank's line) of those
+	// collectives.
+	CollRecords int64
 }
 
 // Add appends op to rank r with deps and returns its index (a builder for readers and tests).
@@ -299,10 +312,20 @@ func (s *Schedule) acyclic(r int) error {
 	return s.errOp(r, path[lo], "dependency cycle: %s", desc.String())
 }
 
-// opName names op i of rank r for messages: "op I (line L)".
+// opName names op i of rank r for messages: "op LABEL (line L)" with
+// the file's label, else "op I (line L)" (I counts the rank's ops from 0).
 func (s *Schedule) opName(r int, i uint32) string {
 	if line := s.Ranks[r].Ops[i].Line; line > 0 {
-		return fmt.Sprintf("op %d (line %d)", i, line)
+		return fmt.Sprintf("%s (line %d)", s.OpRef(r, i), line)
+	}
+	return s.OpRef(r, i)
+}
+
+// OpRef names op i of rank r as its file did: "op LABEL" (GOAL's label)
+// or, for an op without one, "op I" (I counts the rank's ops from 0).
+func (s *Schedule) OpRef(r int, i uint32) string {
+	if l, ok := s.Ranks[r].Labels[i]; ok {
+		return "op " + l
 	}
 	return fmt.Sprintf("op %d", i)
 }

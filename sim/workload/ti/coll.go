@@ -319,12 +319,13 @@ func (rc *rankConv) counts(args []float64, from, n int) ([]int64, error) {
 	return out, nil
 }
 
+// send and recv are a collective's steps (Op.Coll).
 func send(peer int, tag int32, b int64) sched.Op {
-	return sched.Op{Kind: sched.Send, Peer: int32(peer), Tag: tag, Bytes: b}
+	return sched.Op{Kind: sched.Send, Peer: int32(peer), Tag: tag, Bytes: b, Coll: true}
 }
 
 func recv(peer int, tag int32, b int64) sched.Op {
-	return sched.Op{Kind: sched.Recv, Peer: int32(peer), Tag: tag, Bytes: b}
+	return sched.Op{Kind: sched.Recv, Peer: int32(peer), Tag: tag, Bytes: b, Coll: true}
 }
 
 // recursiveDoubling is barrier (b = 0) and allreduce: with p the largest

@@ -836,7 +836,9 @@ func (rc *rankConv) wait(v verb, args []float64) error {
 	return nil
 }
 
-// finish checks that every rank reached every collective.
+// finish checks that every rank reached every collective, and counts
+// them in the schedule (Collectives by verb, CollRecords: one line per
+// rank each).
 func (c *converter) finish() error {
 	for r, k := range c.count {
 		if k < len(c.colls) {
@@ -844,6 +846,13 @@ func (c *converter) finish() error {
 			return fmt.Errorf("%s: rank %d ends after %d collectives; rank %d has %s at %s:%d",
 				c.s.File, r, k, g.rank, g.verb, g.file, g.line)
 		}
+	}
+	if len(c.colls) > 0 {
+		c.s.Collectives = make(map[string]int64)
+		for _, g := range c.colls {
+			c.s.Collectives[g.verb.String()]++
+		}
+		c.s.CollRecords = int64(len(c.colls)) * int64(c.n)
 	}
 	return nil
 }

@@ -124,6 +124,11 @@ func (d *driver) Stats() workload.Stats {
 // rank, from the schedule.
 func (p *Program) Summary() workload.Summary {
 	sum := workload.Summary{Collectives: map[string]int64{}}
+	for k, n := range p.s.Collectives {
+		sum.Collectives[k] = n
+		sum.Header.CollOps += n
+	}
+	sum.Header.CollRecords = p.s.CollRecords
 	sum.Header.Tasks = len(p.s.Ranks)
 	var total int64
 	for r := range p.s.Ranks {
@@ -131,6 +136,9 @@ func (p *Program) Summary() workload.Summary {
 		for _, op := range p.s.Ranks[r].Ops {
 			switch op.Kind {
 			case sched.Send:
+				if op.Coll {
+					continue // a collective's step: counted as its collective
+				}
 				sum.Header.Messages++
 				sum.P2PBytes += op.Bytes
 			case sched.Calc:
