@@ -6,7 +6,6 @@ import (
 	"math"
 	"net"
 	"net/netip"
-	"os"
 	"path"
 	"reflect"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/predictor"
 )
@@ -616,7 +616,7 @@ func (m MetricsConfig) webProtection() (tls, auth bool) {
 	if m.WebConfigFile == "" {
 		return false, false
 	}
-	data, err := os.ReadFile(m.WebConfigFile)
+	data, err := configs.ReadFile(m.WebConfigFile)
 	if err != nil {
 		return false, false
 	}

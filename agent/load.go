@@ -74,7 +74,7 @@ func Load(opts LoadOptions) (Loaded, error) {
 		}
 	}
 	var data []byte
-	if b, err := os.ReadFile(file); err == nil {
+	if b, err := configs.ReadFile(file); err == nil { // bounded: -c /dev/zero stops at once
 		data = b
 	} else if explicit || !errors.Is(err, fs.ErrNotExist) {
 		return Loaded{}, fmt.Errorf("config file %s: %w", file, unwrapPathErr(err))

@@ -137,6 +137,11 @@ func TestLoadErrors(t *testing.T) {
 		!strings.Contains(err.Error(), "/nonexistent/agent.yaml") {
 		t.Errorf("missing explicit file: %v", err)
 	}
+	// A file that never ends is refused after 4 MiB (issue 24 item 11).
+	if _, err := agent.Load(agent.LoadOptions{File: "/dev/zero"}); err == nil ||
+		!strings.Contains(err.Error(), "longer than 4 MiB") {
+		t.Errorf("-c /dev/zero: %v", err)
+	}
 }
 
 // TestShippedConfig: configs/agent.yaml documents exactly the defaults.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lpictl/lpictl/agent"
+	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/hwlink"
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/power"
@@ -48,7 +49,7 @@ func FromConfig(c agent.HWConfig, log *slog.Logger) (Options, error) {
 		PollInterval: c.PollInterval.D(), SampleFloor: c.SampleFloor.D(), Logger: log,
 		Emulated: c.EEEBackend == "emulated", BPFFS: c.BPFFS}
 	if c.HopsFile != "" {
-		data, err := os.ReadFile(c.HopsFile)
+		data, err := configs.ReadFile(c.HopsFile)
 		if err != nil {
 			return o, fmt.Errorf("hw.hops_file: %w", err)
 		}

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sync"
 
 	"github.com/google/renameio/v2"
+	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/hwlink"
 	"github.com/lpictl/lpictl/hwlink/fakedriver"
 )
@@ -61,7 +61,7 @@ func WriteModel(path string, doc ModelDoc) error {
 // ReadModel reads a driver-model file.
 func ReadModel(path string) (ModelDoc, error) {
 	var doc ModelDoc
-	data, err := os.ReadFile(path)
+	data, err := configs.ReadFile(path)
 	if err != nil {
 		return doc, fmt.Errorf("driver model: %w", err)
 	}
