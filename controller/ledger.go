@@ -17,7 +17,7 @@ const Never = time.Duration(math.MaxInt64)
 // ledger"). It charges every ended idle period what its next packet
 // actually waited, S(t), against the budget B(t) = l × (t − start), with
 // l the predictor's BudgetRate (bound × hop factor, as PerfBound's budget
-// takes it: the hop factor of the moment over the whole span) and start
+// takes it: the hop factor of the moment, over the whole span) and start
 // when the port started. The port may start going down only at a time t
 // with S + c ≤ B(t), c the reserve (Config.MissCost): until then it stays
 // awake.
@@ -28,7 +28,12 @@ const Never = time.Duration(math.MaxInt64)
 // spent never exceeds the budget at the end of an idle period, and while
 // a wake-up is under way it exceeds it by less than that one wake-up:
 // S(T) ≤ l·T + c for every T (l constant; with a hop factor that moves,
-// for the l of the moment). With Decide called per idle period
+// for the l of the moment).
+//
+// The time from which the port may go down (readyAt) is worked out when
+// an idle period is charged or the rate moved, so a decision is a
+// comparison; a peer asking (SleepAllowedAt) reads it as the port last
+// worked it out. With Decide called per idle period
 // (OnQueueEmpty) this holds whatever the predictor answers. With
 // OnInterval the hold can only be applied to a whole interval (Never), so
 // up to k misses of the interval are committed at once: S(T) ≤ l·T + k·c.
@@ -36,8 +41,9 @@ type ledger struct {
 	rated   predictor.Bounded // nil: no ledger
 	reserve time.Duration     // c
 	start   time.Duration     // when the budget began
-	rate    float64           // l at the last look
+	rate    float64           // l, read at the last charge
 	spent   time.Duration     // S, ns (charges are rounded up)
+	readyAt time.Duration     // the first t with S + c ≤ l·(t − start)
 
 	held, overruns, unmeasured uint64
 }
@@ -82,31 +88,43 @@ func (l *ledger) init(cfg Config, pred predictor.Predictor, now time.Duration) {
 	if l.reserve == 0 {
 		l.reserve = b.WakeCost()
 	}
-	l.rate = b.BudgetRate()
+	l.settle()
 }
 
-// budget is B(now), ns, with the predictor's current rate.
+// budget is B(now), ns.
 func (l *ledger) budget(now time.Duration) float64 {
-	l.rate = l.rated.BudgetRate()
 	return l.rate * float64(max(now-l.start, 0))
 }
 
-// allowedAt is the earliest time ≥ now at which the port may start going
-// down: S + c ≤ B(t). Never when the rate is 0.
-func (l *ledger) allowedAt(now time.Duration) time.Duration {
+// settle reads the predictor's rate and works out readyAt, the earliest
+// time at which S + c ≤ B(t): Never when the rate is 0.
+func (l *ledger) settle() { l.settleAt(l.rated.BudgetRate()) }
+
+// settleAt works out readyAt for rate l.
+func (l *ledger) settleAt(rate float64) {
+	l.rate = rate
 	need := float64(l.spent + l.reserve)
-	if need <= l.budget(now) {
-		return now
-	}
 	if !(l.rate > 0) {
-		return Never
+		l.readyAt = Never
+		return
 	}
 	// One nanosecond of slack covers the float's rounding.
 	at := math.Ceil(need/l.rate) + 1 + float64(l.start)
 	if at >= float64(Never) {
-		return Never
+		l.readyAt = Never
+		return
 	}
-	return max(time.Duration(at), now)
+	l.readyAt = time.Duration(at)
+}
+
+// allowedAt is the earliest time ≥ now at which the port may start going
+// down, with the predictor's rate of now (the port's own decision: the
+// predictor has just formed its hop factor, so reading it is cheap).
+func (l *ledger) allowedAt(now time.Duration) time.Duration {
+	if r := l.rated.BudgetRate(); r != l.rate {
+		l.settleAt(r)
+	}
+	return max(l.readyAt, now)
 }
 
 // charge records an ended idle period's delay.
@@ -116,11 +134,11 @@ func (l *ledger) charge(ip predictor.IdlePeriod) {
 		d = l.reserve
 		l.unmeasured++
 	}
-	if d <= 0 {
-		return
+	if d > 0 {
+		l.spent = satAddDur(l.spent, d)
 	}
-	l.spent = satAddDur(l.spent, d)
-	if float64(l.spent) > l.budget(ip.End) {
+	l.settle()
+	if d > 0 && float64(l.spent) > l.budget(ip.End) {
 		l.overruns++
 	}
 }

@@ -204,7 +204,7 @@ func (p *Port) SleepAllowedAt(now time.Duration) time.Duration {
 	if p.led.rated == nil {
 		return now
 	}
-	return p.led.allowedAt(now)
+	return max(p.led.readyAt, now) // as the port last worked it out
 }
 
 // Guarded reports whether the port runs under the delay ledger.

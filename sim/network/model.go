@@ -203,6 +203,7 @@ type Network struct {
 	psPerByte, xbarPsPerByte float64
 	handshake                int64
 	initPDT                  int64
+	initReady                time.Duration // controller.Port.SleepAllowedAt of a port not yet used
 
 	// statistics
 	latency      *logHist
@@ -266,6 +267,9 @@ func New(t topo.Topology, p Params) (*Network, error) {
 		// budget covers one wake-up, not even in the idle period every
 		// link starts with.
 		n.initPDT = toPS(ctl.Decide(0))
+		// A port whose controller is not built yet has the prototype's
+		// ledger: the peer rule reads this rather than building it.
+		n.initReady = ctl.SleepAllowedAt(0)
 		_, slotted = ctl.Predictor().(*predictor.PerfBoundCorrect)
 	}
 
@@ -755,7 +759,11 @@ func (n *Network) peerFloor(pt *port, pdt time.Duration) time.Duration {
 		return pdt
 	}
 	start := toDur(pt.idleStart)
-	if at := n.ctlFor(q).SleepAllowedAt(start); at-start > pdt {
+	at := max(n.initReady, start)
+	if c := n.ports[q].ctl; c != nil {
+		at = c.SleepAllowedAt(start)
+	}
+	if at-start > pdt {
 		return at - start
 	}
 	return pdt
