@@ -303,12 +303,9 @@ func (b *EmulatedBackend) SetHold(ctx context.Context, ifname string, hold time.
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	p, err := b.port(ifname)
-	switch {
-	case err != nil:
+	p, err := b.emulated(ifname)
+	if err != nil {
 		return err
-	case p == nil:
-		return fmt.Errorf("%s: %w", ifname, ErrNotEmulated)
 	}
 	if err := p.SetHold(hold); err != nil {
 		return err
@@ -326,14 +323,24 @@ func (b *EmulatedBackend) Status(ctx context.Context, ifname string, now time.Du
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	p, err := b.emulated(ifname)
+	if err != nil {
+		return EmulatorStatus{}, err
+	}
+	return p.Status(now)
+}
+
+// emulated is ifname's emulated port, ErrNotEmulated when it has none;
+// b.mu is held.
+func (b *EmulatedBackend) emulated(ifname string) (*EmulatedPort, error) {
 	p, err := b.port(ifname)
 	switch {
 	case err != nil:
-		return EmulatorStatus{}, err
+		return nil, err
 	case p == nil:
-		return EmulatorStatus{}, fmt.Errorf("%s: %w", ifname, ErrNotEmulated)
+		return nil, fmt.Errorf("%s: %w", ifname, ErrNotEmulated)
 	}
-	return p.Status(now)
+	return p, nil
 }
 
 // ethtoolModeForRate names the EEE link mode of an emulated port from its

@@ -130,12 +130,9 @@ func (b *EmulatedBackend) SetLedger(ctx context.Context, ifname string, l Emulat
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	p, err := b.port(ifname)
-	switch {
-	case err != nil:
+	p, err := b.emulated(ifname)
+	if err != nil {
 		return err
-	case p == nil:
-		return fmt.Errorf("%s: %w", ifname, ErrNotEmulated)
 	}
 	return p.SetLedger(l)
 }
