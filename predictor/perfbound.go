@@ -68,13 +68,13 @@ func (p *PerfBound) init(c Config) {
 		p.hy = newHybrid(c)
 	}
 	if len(c.Hops) > 0 {
-		p.staticHop = staticHopFactor(c.Hops)
+		p.staticHop = StaticHopFactor(c.Hops)
 	}
 }
 
-// staticHopFactor is Σ p_i/h_i with the shares normalised to sum to 1,
+// StaticHopFactor is Σ p_i/h_i with the shares normalised to sum to 1,
 // summed in hop order so the result does not depend on map order.
-func staticHopFactor(hops map[int]float64) float64 {
+func StaticHopFactor(hops map[int]float64) float64 {
 	var sum, total float64
 	for h := 1; h <= maxHops; h++ {
 		if p, ok := hops[h]; ok {

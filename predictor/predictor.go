@@ -74,7 +74,7 @@ func New(cfg Config) (Predictor, error) {
 		f := NewFixed(cfg.PDT.D())
 		f.rate, f.wake = cfg.Bound, max(cfg.WakeTime.D(), cfg.Hybrid.DeepWakeTime.D())
 		if len(cfg.Hops) > 0 {
-			f.rate *= staticHopFactor(cfg.Hops)
+			f.rate *= StaticHopFactor(cfg.Hops)
 		}
 		return f, nil
 	case KindPerfBound:

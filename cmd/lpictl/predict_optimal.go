@@ -72,17 +72,12 @@ func newOptimalSetup(pf predictFile, timing replay.Timing) (optimalSetup, error)
 		return s, fmt.Errorf("predictor.bound: must be in (0, 1], got %v", s.bound)
 	}
 	if h := pf.Predictor.Hops; len(h) > 0 {
-		var sum, total float64
-		for hops := 1; hops <= replay.MaxHops; hops++ {
-			if p, ok := h[hops]; ok {
-				sum += p / float64(hops)
-				total += p
-			}
+		// predictor.Config's checks and PerfBound's static hop factor.
+		hc := predictor.Config{Kind: predictor.KindPerfBound, WakeTime: 1, Hops: h}
+		if err := hc.WithDefaults().Validate(); err != nil {
+			return s, err
 		}
-		if !(total > 0) || len(h) != countHops(h) {
-			return s, errors.New("predictor.hops: want shares > 0 for hop counts 1..255")
-		}
-		s.staticHop = sum / total
+		s.staticHop = predictor.StaticHopFactor(h)
 	}
 	preset, err := power.Load(pf.Preset)
 	if err != nil {
@@ -103,16 +98,6 @@ func newOptimalSetup(pf predictFile, timing replay.Timing) (optimalSetup, error)
 		s.cfg.DeepPower = preset.DeepSleep.Power(wakeW) / wakeW
 	}
 	return s, nil
-}
-
-func countHops(h map[int]float64) int {
-	n := 0
-	for hops := range h {
-		if hops >= 1 && hops <= replay.MaxHops {
-			n++
-		}
-	}
-	return n
 }
 
 // rate returns l = bound × hop factor: the port trace's observed hop
@@ -504,12 +489,7 @@ func newWhatIfOptimal(cfg estimate.Config, pf predictFile) (*whatIfOptimal, erro
 	}
 	modes := cfg.Modes
 	if len(modes) == 0 {
-		if cfg.Preset.FastWake != nil {
-			modes = append(modes, power.FastWake)
-		}
-		if cfg.Preset.DeepSleep != nil {
-			modes = append(modes, power.DeepSleep)
-		}
+		modes = cfg.Preset.LowPowerModes()
 	}
 	b := &whatIfOptimal{modes: modes, wakeW: cfg.Preset.WakePowerW, rate: s.bound * s.staticHop, policy: optimalKind}
 	for _, m := range modes {

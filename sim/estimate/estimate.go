@@ -157,12 +157,7 @@ func New(cfg Config) (*Estimator, error) {
 	}
 	modes := cfg.Modes
 	if len(modes) == 0 {
-		if cfg.Preset.FastWake != nil {
-			modes = append(modes, power.FastWake)
-		}
-		if cfg.Preset.DeepSleep != nil {
-			modes = append(modes, power.DeepSleep)
-		}
+		modes = cfg.Preset.LowPowerModes()
 	}
 	for i, m := range modes {
 		if m != power.FastWake && m != power.DeepSleep {
@@ -260,7 +255,7 @@ func newPort(cfg Config, pol Policy, name string, m power.Mode) (port, error) {
 		}
 		cc := cfg.Controller
 		if cc.MissCost == 0 { // the ledger's miss cost: one power-down cycle
-			cc.MissCost = predictor.Duration((p.params.Cycle() + 999) / 1000)
+			cc.MissCost = predictor.Duration(controller.ChargePS(p.params.Cycle()))
 		}
 		if p.ctl, err = controller.NewPort(cc, pred, cfg.Start); err != nil {
 			return p, fmt.Errorf("controller: %w", err)
@@ -343,7 +338,7 @@ func (e *Estimator) Idle(end, length time.Duration) {
 		if p.ctl != nil {
 			p.ctl.IdleEnded(predictor.IdlePeriod{
 				End: end, Length: time.Duration((en - at) / 1000), Missed: missed, PDT: time.Duration(min(pdt/1000, int64(maxPDT-1))),
-				Delay: time.Duration((ready - en + 999) / 1000),
+				Delay: controller.ChargePS(ready - en),
 			})
 		}
 	}

@@ -111,6 +111,19 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("unknown mode %q (want always-on, fast-wake, deep-sleep or hybrid)", s)
 }
 
+// LowPowerModes lists the single-state modes the preset can run: Fast
+// Wake if it has the state, then Deep Sleep if it has it.
+func (p *Preset) LowPowerModes() []Mode {
+	var modes []Mode
+	if p.FastWake != nil {
+		modes = append(modes, FastWake)
+	}
+	if p.DeepSleep != nil {
+		modes = append(modes, DeepSleep)
+	}
+	return modes
+}
+
 // State returns the low-power state a mode enters first after t_PDT, or nil
 // for always-on or when the preset lacks it. Hybrid enters Fast Wake first.
 func (p *Preset) State(m Mode) (*LowPower, error) {
