@@ -153,6 +153,15 @@ func (l *ledger) stats(now time.Duration) *LedgerStats {
 	}
 }
 
+// ChargePS is a delay measured in picoseconds as a ledger charges it:
+// rounded up to whole nanoseconds, never less than it was (0 for ps ≤ 0).
+func ChargePS(ps int64) time.Duration {
+	if ps <= 0 {
+		return 0
+	}
+	return time.Duration((ps-1)/1000 + 1)
+}
+
 func satAddDur(a, b time.Duration) time.Duration {
 	if a > Never-b {
 		return Never

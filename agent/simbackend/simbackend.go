@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lpictl/lpictl/agent"
+	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/sim/eee"
 	"github.com/lpictl/lpictl/sim/network"
 	"github.com/lpictl/lpictl/sim/scenario"
@@ -118,7 +119,7 @@ func New(opts Options) (*Backend, error) {
 	e.Prepare()
 	b.wake = time.Duration(e.WakeTime() / 1000)
 	if b.mode != eee.AlwaysOn {
-		b.missCost = ceilNS(e.Cycle()) // the delay ledger's reserve: one power-down cycle
+		b.missCost = controller.ChargePS(e.Cycle()) // the delay ledger's reserve: one power-down cycle
 	}
 	reg := built.Params.Controller.WithDefaults().Register
 	b.reg = agent.Register{Unit: reg.Resolution.D(), Min: reg.Min.D(), Max: reg.Max.D()}
@@ -238,7 +239,7 @@ func (b *Backend) collect() {
 			k := b.net.DrainIdle(p.id, b.buf)
 			for _, o := range b.buf[:k] {
 				p.observe(agent.Observation{End: time.Duration((b.offset + o.End) / 1000), Length: time.Duration(o.Length / 1000),
-					Missed: o.Missed, MissedKnown: true, PDT: pdtDuration(o.PDT), Delay: ceilNS(o.Delay)})
+					Missed: o.Missed, MissedKnown: true, PDT: pdtDuration(o.PDT), Delay: controller.ChargePS(o.Delay)})
 			}
 			if k < len(b.buf) {
 				break
@@ -382,14 +383,6 @@ func (p *simPort) observe(o agent.Observation) {
 func (p *simPort) addHops(h int, c uint64) {
 	p.hops[h] += c
 	p.hopsAny = true
-}
-
-// ceilNS is a delay in ps rounded up to whole ns, as a ledger charges it.
-func ceilNS(ps int64) time.Duration {
-	if ps <= 0 {
-		return 0
-	}
-	return time.Duration((ps-1)/1000 + 1)
 }
 
 // pdtDuration converts a t_PDT in ps (eee.Never: none) to a duration.

@@ -55,14 +55,8 @@ func (t Timing) Cycle() time.Duration {
 	return CeilNS(2*max(t.Handshake, 0)) + t.Sleep + w
 }
 
-// CeilNS is ps rounded up to whole nanoseconds: what a ledger charges for
-// a delay measured in picoseconds, never less than it was.
-func CeilNS(ps PS) time.Duration {
-	if ps <= 0 {
-		return 0
-	}
-	return time.Duration((ps-1)/1000 + 1)
-}
+// CeilNS is ps rounded up to whole nanoseconds (controller.ChargePS).
+func CeilNS(ps PS) time.Duration { return controller.ChargePS(int64(ps)) }
 
 // PDTPS is the t_PDT armed in a port trace's notation: picoseconds, or
 // Never when it is too long for the picosecond clock (the simulator arms

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/eee"
 )
@@ -336,7 +337,7 @@ func (n *Network) extIdleEnded(i int32, now, length int64, missed bool, ready in
 	if pt.flags&extPDT == 0 && n.p.EEE.Mode != eee.AlwaysOn {
 		n.ctlFor(i).IdleEnded(predictor.IdlePeriod{
 			End: toDur(now), Length: toDur(length), Missed: missed, PDT: toDur(pt.pdt),
-			Delay: ceilDur(ready - now),
+			Delay: controller.ChargePS(ready - now),
 		})
 	}
 }

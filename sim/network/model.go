@@ -251,7 +251,7 @@ func New(t topo.Topology, p Params) (*Network, error) {
 	}
 	if n.p.Controller.MissCost == 0 {
 		// The ledger's miss cost: one whole power-down cycle of the mode.
-		n.p.Controller.MissCost = predictor.Duration(ceilDur(n.p.EEE.Cycle()))
+		n.p.Controller.MissCost = predictor.Duration(controller.ChargePS(n.p.EEE.Cycle()))
 	}
 
 	// The controller prototype validates the configuration and gives the
@@ -686,7 +686,7 @@ func (n *Network) needed(i int32, now int64) {
 		} else if n.p.EEE.Mode != eee.AlwaysOn {
 			n.ctlFor(i).IdleEnded(predictor.IdlePeriod{
 				End: toDur(now), Length: toDur(length), Missed: missed, PDT: toDur(pt.pdt),
-				Delay: ceilDur(ready - now),
+				Delay: controller.ChargePS(ready - now),
 			})
 		}
 	}
@@ -694,7 +694,7 @@ func (n *Network) needed(i int32, now int64) {
 		// The port's first packet found the link asleep in the idle
 		// period it started with: no idle period of the port's, but a
 		// wait its ledger pays.
-		n.ctlFor(i).ChargeDelay(toDur(now), ceilDur(ready-now))
+		n.ctlFor(i).ChargeDelay(toDur(now), controller.ChargePS(ready-now))
 	}
 	pt.flags &^= decidePending
 	pt.idleStart = -1
@@ -767,15 +767,6 @@ func (n *Network) peerFloor(pt *port, pdt time.Duration) time.Duration {
 		return at - start
 	}
 	return pdt
-}
-
-// ceilDur is a delay in ps rounded up to whole nanoseconds, as a ledger
-// charges it (never less than it was).
-func ceilDur(ps int64) time.Duration {
-	if ps <= 0 {
-		return 0
-	}
-	return time.Duration((ps-1)/1000 + 1)
 }
 
 // settle makes every pending decision (before the run's end is accounted,
