@@ -43,9 +43,10 @@ test: lint systemd-verify promtool-check static-check deb-check slurm-check simg
 unit:
 	$(GO) test -count=1 -p 1 ./...
 
-lint: ## gofmt check, go vet, staticcheck (pinned)
+lint: ## gofmt check, go mod tidy check, go vet, staticcheck (pinned)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
