@@ -971,7 +971,7 @@ func (a *Agent) tickPort(ctx context.Context, p *portState, now time.Duration) {
 // its t_PDT equals the decision), otherwise — the decision not applied yet
 // or not at all (observe mode, warm-up, a change in flight), or a backend
 // that cannot tell — what the decision would have given (length ≥ t_PDT:
-// SPEC §1.1, an idle period of exactly t_PDT is a miss). The agent counts
+// docs/model.md §1.1, an idle period of exactly t_PDT is a miss). The agent counts
 // (metrics, trace) the port's outcome in enforce mode and the decision's
 // in observe mode.
 func (a *Agent) observe(p *portState) bool {
@@ -991,7 +991,7 @@ func (a *Agent) observe(p *portState) bool {
 		}
 		for _, o := range a.buf[:n] {
 			if o.Length <= 0 {
-				continue // back to back: no idle period (SPEC §1.1)
+				continue // back to back: no idle period (docs/model.md §1.1)
 			}
 			start := o.End - o.Length
 			if p.est != nil {

@@ -93,7 +93,7 @@ const PDTNever = time.Duration(math.MaxInt64)
 // Observation is one ended idle period of a port's transmit side: from the
 // end of the transmission that emptied the queue (End − Length) to the
 // next packet (End). A Length of 0 (back to back) is no idle period and is
-// ignored (SPEC §1.1).
+// ignored (docs/model.md §1.1).
 type Observation struct {
 	End    time.Duration // on the backend's clock
 	Length time.Duration

@@ -61,7 +61,7 @@ const (
 	// DefaultBPFFS is where `lpictl emulate attach` pins emulated ports
 	// (hwlink.DefaultBPFFS).
 	DefaultBPFFS = "/sys/fs/bpf"
-	// DefaultWakeTime is t_w of 1000BASE-T Deep Sleep (SPEC §1, paper 000
+	// DefaultWakeTime is t_w of 1000BASE-T Deep Sleep (docs/model.md §1, paper 000
 	// Table 3), the commonest EEE link on hosts; set predictor.wake_time
 	// for faster links.
 	DefaultWakeTime = 16 * time.Microsecond

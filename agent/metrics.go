@@ -49,7 +49,7 @@ var (
 	descHold         = prometheus.NewDesc(ns+"_hybrid_hold_seconds", "Hybrid mode: time in Fast Wake before Deep Sleep the agent set on a port with a hold register (emulated ports); +Inf: never deeper.", portLabels, nil)
 	descPDTMean      = prometheus.NewDesc(ns+"_pdt_mean_seconds", "Time-weighted mean of the decided t_PDT since the port was selected.", portLabels, nil)
 	descPredInfo     = prometheus.NewDesc(ns+"_predictor_info", "The port's predictor (always 1).", []string{"device", "backend", "predictor", "strategy", "bound"}, nil)
-	descPredBytes    = prometheus.NewDesc(ns+"_predictor_state_bytes", "Storage the predictor's state needs in hardware (SPEC §2.2).", portLabels, nil)
+	descPredBytes    = prometheus.NewDesc(ns+"_predictor_state_bytes", "Storage the predictor's state needs in hardware (docs/model.md §2.2).", portLabels, nil)
 	descIdle         = prometheus.NewDesc(ns+"_idle_periods_total", "Idle periods observed.", portLabels, nil)
 	descHits         = prometheus.NewDesc(ns+"_idle_hits_total", "Idle periods that ended before t_PDT expired (no wake-up).", portLabels, nil)
 	descMisses       = prometheus.NewDesc(ns+"_idle_misses_total", "Idle periods that outlasted t_PDT (the port slept and paid a wake-up).", portLabels, nil)

@@ -6,7 +6,7 @@
  *
  * Attached at TCX (or clsact/cls_bpf) egress of one interface, with fq as
  * the interface's root qdisc. It runs the port power state machine of
- * SPEC §1 for the port's transmit direction, lazily (SPEC §1.1 performance
+ * docs/model.md §1 for the port's transmit direction, lazily (docs/model.md §1.1 performance
  * hint, as sim/eee does): no timer is ever armed; the state a packet finds
  * follows from when the last transmission ended (free_at), the t_PDT armed
  * then and the preset's transition times:
@@ -25,7 +25,7 @@
  * emulated link for its serialisation time and leaves when its last bit
  * would have (tstamp = end of its transmission).
  *
- * Idle period (SPEC §1.1): from the end of the transmission that emptied
+ * Idle period (docs/model.md §1.1): from the end of the transmission that emptied
  * the queue to the next packet's arrival. A gap of 0 (back-to-back) is no
  * idle period; a gap of exactly t_PDT is a miss.
  *
@@ -88,7 +88,7 @@
  * segment. Same as idlegap.c. */
 #define WIRE_OVERHEAD 24
 
-/* Low-power modes (SPEC §1), the values of sim/eee.Mode. */
+/* Low-power modes (docs/model.md §1), the values of sim/eee.Mode. */
 #define MODE_ALWAYS_ON 0
 #define MODE_FAST_WAKE 1
 #define MODE_DEEP_SLEEP 2
@@ -194,7 +194,7 @@ struct emu_state {
 #define EVENT_SLEEPS (1U << 1) /* the port could go down in this period (mode armed is not always-on) */
 #define EVENT_HELD (1U << 2)   /* the ledger kept the port awake past the armed t_PDT (pdt_ns is the t_PDT it ran) */
 
-/* One ended idle period (SPEC §1.1), in CLOCK_MONOTONIC ns. The period ran
+/* One ended idle period (docs/model.md §1.1), in CLOCK_MONOTONIC ns. The period ran
  * from end_ns - gap_ns (the last departure) to end_ns (the next packet
  * reached the port). */
 struct emu_event {

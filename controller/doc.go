@@ -2,7 +2,7 @@
 // predictor with idle periods and hop counts, decides when to recompute
 // t_PDT (when the output queue empties after traffic, as a switch would, or
 // at a fixed interval, as a host agent would), rounds and clamps the answer
-// to the target's PDT register (SPEC §2.2 "Hardware register"), applies
+// to the target's PDT register (docs/model.md §2.2 "Hardware register"), applies
 // hysteresis and a minimum interval between changes, and keeps statistics.
 //
 // The same code runs on simulated ports (package sim) and real ones

@@ -9,7 +9,7 @@
 // ETHTOOL_GEEE / ETHTOOL_SEEE ioctl as fallback; DSA user ports are looked up
 // by their switch's driver, [ResolveSwitchDriver]), reports link events
 // ([SubscribeLinks]) and EEE changes ([SubscribeEEE]) and looks up hop counts
-// for PerfBound's hop factor ([HopTable], SPEC §2.2). Where no EEE-capable
+// for PerfBound's hop factor ([HopTable], docs/model.md §2.2). Where no EEE-capable
 // NIC is at hand, [AttachEmulator] makes any netdev's egress an emulated EEE
 // port (the eeeemu eBPF program of package bpf) whose tx LPI timer
 // [EmulatedBackend] sets behind the same [EEEBackend] interface as the

@@ -510,7 +510,7 @@ func emuPresetRate(pr EmulatedPreset) uint64 {
 }
 
 // AttachEmulator turns cfg.Interface's egress into an emulated EEE port
-// (SPEC §1): it installs fq as the root qdisc if the interface has the
+// (docs/model.md §1): it installs fq as the root qdisc if the interface has the
 // kernel's default root qdisc (fq honours the departure times the program
 // sets), loads and configures the eeeemu program, attaches it (TCX, or a
 // clsact qdisc and a cls_bpf filter) and pins the maps and the link (or

@@ -266,7 +266,7 @@ func checkEvents(t *testing.T, obs *EmulatedObserver, want []EmulatedEvent) {
 	}
 }
 
-// TestEmulatorWaits checks the waits of SPEC §1.1 one by one at scale 1
+// TestEmulatorWaits checks the waits of docs/model.md §1.1 one by one at scale 1
 // with the 400 G preset's Deep Sleep figures: low power t_w, going down
 // the t_s remainder + t_w, queued packets behind the wake-up, a hit, and
 // t_PDT = 0.

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// EmulatedMode is the low-power mode of an emulated EEE port (SPEC §1):
+// EmulatedMode is the low-power mode of an emulated EEE port (docs/model.md §1):
 // the values of bpf/eeeemu.c's MODE_* and of sim/eee.Mode.
 type EmulatedMode uint32
 
@@ -41,7 +41,7 @@ func ParseEmulatedMode(s string) (EmulatedMode, error) {
 // program's per-state times (bpf/eeeemu.c ST_*, sim/eee.State).
 type EmulatedState int
 
-// Port power states (SPEC §1).
+// Port power states (docs/model.md §1).
 const (
 	StateWake EmulatedState = iota
 	StateGoingDown

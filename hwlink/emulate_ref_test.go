@@ -2,8 +2,8 @@ package hwlink
 
 import "time"
 
-// refPort is the emulator's state machine written again in Go, from SPEC
-// §1/§1.1 and sim/eee, as the oracle the eBPF program is checked against
+// refPort is the emulator's state machine written again in Go, from
+// docs/model.md §1/§1.1 and sim/eee, as the oracle the eBPF program is checked against
 // (BPF_PROG_TEST_RUN) and that predicts departures on veth.
 type refPort struct {
 	t         emuTiming

@@ -102,7 +102,7 @@ type EmulatorStatus struct {
 	// EventsLost counts ended idle periods whose event found the events
 	// ring buffer full (its reader, e.g. the agent, did not keep up).
 	EventsLost uint64 `json:"events_lost"`
-	// EnergyJ = Σ state time × that state's port power (SPEC §3.3);
+	// EnergyJ = Σ state time × that state's port power (docs/model.md §3.3);
 	// AlwaysOnJ the same span at wake power; Saving = 1 − EnergyJ/AlwaysOnJ.
 	EnergyJ   float64 `json:"energy_j"`
 	AlwaysOnJ float64 `json:"energy_always_on_j"`

@@ -12,7 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Hop counts feed PerfBound's hop factor l = bound × Σ p_i / h_i (SPEC
+// Hop counts feed PerfBound's hop factor l = bound × Σ p_i / h_i (docs/model.md
 // §2.2). Hardware ports do not know how far their packets travel, so the
 // numbers come from configuration: a default, per-port distributions and
 // per-destination-prefix hop counts.
@@ -167,7 +167,7 @@ func (t *HopTable) Destination(addr netip.Addr) int {
 }
 
 // HopFactor returns Σ p_i / h_i for a port's distribution; PerfBound's
-// l is bound × HopFactor (SPEC §2.2: 70 % at 4 and 30 % at 6 → 0.225).
+// l is bound × HopFactor (docs/model.md §2.2: 70 % at 4 and 30 % at 6 → 0.225).
 func HopFactor(d []HopShare) float64 {
 	var f float64
 	for _, s := range d {

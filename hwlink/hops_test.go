@@ -20,7 +20,7 @@ func TestHopTable(t *testing.T) {
 	if ht.Default() != 3 {
 		t.Errorf("default %d", ht.Default())
 	}
-	// SPEC §2.2 worked example: 70 % at 4 hops, 30 % at 6, bound 1 % → l = 0.00225.
+	// docs/model.md §2.2 worked example: 70 % at 4 hops, 30 % at 6, bound 1 % → l = 0.00225.
 	if l := 0.01 * HopFactor(ht.Port("swp1")); math.Abs(l-0.00225) > 1e-12 {
 		t.Errorf("l = %v, want 0.00225", l)
 	}

@@ -31,7 +31,7 @@ const (
 // Kinds lists every predictor kind, for help texts and validation.
 var Kinds = []Kind{KindFixed, KindPerfBound, KindPerfBoundCorrect, KindNGram, KindPerfBoundCorrectWeighted, KindNextGap}
 
-// Strategy is how a PerfBound histogram forgets (SPEC §2.2).
+// Strategy is how a PerfBound histogram forgets (docs/model.md §2.2).
 type Strategy string
 
 // Histogram strategies.
@@ -49,7 +49,7 @@ const (
 // Strategies lists every histogram strategy.
 var Strategies = []Strategy{Unbounded, Clearing, Circular}
 
-// Search is which bins PerfBound's bin search may answer (SPEC §2.2 step
+// Search is which bins PerfBound's bin search may answer (docs/model.md §2.2 step
 // 3, whose two readings §2.5 names; docs/predictors.md "Bin search").
 type Search string
 
@@ -69,7 +69,7 @@ const (
 // Searches lists every bin-search reading.
 var Searches = []Search{SearchPopulated, SearchAll}
 
-// Defaults that are not in the papers (SPEC §2.2 "Defaults … ours").
+// Defaults that are not in the papers (docs/model.md §2.2 "Defaults … ours").
 const (
 	DefaultBinWidth                 = 100 * time.Nanosecond
 	DefaultMaxValue                 = 10 * time.Millisecond
@@ -207,7 +207,7 @@ type NGramConfig struct {
 	// the predicted class (default 3, 1..255).
 	MinCount int `yaml:"min_count,omitempty" json:"min_count,omitempty"`
 	// BreakEven is the shortest idle period worth sleeping through at
-	// once, t_s + t_w (SPEC §1). Default: SleepTime + the wake cost of a
+	// once, t_s + t_w (docs/model.md §1). Default: SleepTime + the wake cost of a
 	// long period — WakeTime, or in hybrid mode (Hybrid.DeepWakeTime set)
 	// Deep Sleep's t_w, since a long period ends in Deep Sleep; with
 	// SleepTime unknown (0), twice that wake cost (paper 003's 2·T_react:

@@ -1,12 +1,12 @@
 // Package predictor chooses a port's power-down threshold t_PDT from the
-// port's history (SPEC.md §2). Every predictor implements [Predictor]:
+// port's history (docs/model.md §2). Every predictor implements [Predictor]:
 //
-//   - [Fixed]: a constant t_PDT (SPEC §2.1).
+//   - [Fixed]: a constant t_PDT (docs/model.md §2.1).
 //   - [PerfBound]: a histogram of idle periods searched for the lowest
-//     threshold whose expected wake-ups fit a degradation bound (SPEC §2.2,
+//     threshold whose expected wake-ups fit a degradation bound (docs/model.md §2.2,
 //     paper 000 §2.4 and §3.2, after Saravanan & Carpenter 2018).
 //   - [PerfBoundCorrect]: PerfBound lengthened by a factor learnt from recent
-//     mispredictions (SPEC §2.3, paper 000 §3.4).
+//     mispredictions (docs/model.md §2.3, paper 000 §3.4).
 //   - [NGram]: the classes of the last n idle periods predict the next
 //     one's; a confident "long" sleeps at once, a confident "short" stays
 //     awake, anything else falls back to PerfBound (paper 003, adapted).

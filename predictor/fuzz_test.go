@@ -96,7 +96,7 @@ func run(t *testing.T, cfg Config, data []byte) []decision {
 			}
 		}
 		now += gap
-		p.Observe(IdlePeriod{End: now, Length: gap, Missed: gap >= pdt, PDT: pdt}) // SPEC §1.1: gap = t_PDT misses
+		p.Observe(IdlePeriod{End: now, Length: gap, Missed: gap >= pdt, PDT: pdt}) // docs/model.md §1.1: gap = t_PDT misses
 		if p.StateBytes() < 0 {
 			t.Fatal("negative state bytes")
 		}

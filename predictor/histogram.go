@@ -15,7 +15,7 @@ type ringElem struct {
 	start time.Duration // start of the idle period, for the covered span X
 }
 
-// histogram is PerfBound's sparse idle-period histogram (SPEC §2.2, paper 000
+// histogram is PerfBound's sparse idle-period histogram (docs/model.md §2.2, paper 000
 // §3.2): only populated bins are stored, sorted by index, so that the bin
 // search walks them from the top without allocating.
 //
@@ -197,10 +197,10 @@ func (h *histogram) decrement(idx uint32) {
 	}
 }
 
-// search is the PerfBound bin search (SPEC §2.2 step 3). Walking the bins
+// search is the PerfBound bin search (docs/model.md §2.2 step 3). Walking the bins
 // from the highest down and accumulating their counts, it picks the lowest
 // bin whose accumulated count is still ≤ budget and answers that bin's
-// middle. Which bins are candidates is h.reading (SPEC §2.5 names both
+// middle. Which bins are candidates is h.reading (docs/model.md §2.5 names both
 // readings; docs/predictors.md "Bin search"):
 //
 //   - SearchPopulated: the populated bins only (the map-like structure of
@@ -215,7 +215,7 @@ func (h *histogram) decrement(idx uint32) {
 //     lets them sleep.
 //
 // In both, if the highest populated bin alone exceeds the budget the answer
-// is its upper edge (SPEC §2.2), so that no observed gap would have caused
+// is its upper edge (docs/model.md §2.2), so that no observed gap would have caused
 // a wake-up. The histogram must not be empty.
 func (h *histogram) search(budget float64) time.Duration {
 	// Counts are integers, so "accumulated ≤ N" is "accumulated ≤ ⌊N⌋".

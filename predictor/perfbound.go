@@ -7,7 +7,7 @@ import (
 )
 
 // PerfBound sets t_PDT so that the wake-ups it causes stay within a
-// degradation bound (SPEC §2.2; paper 000 §2.4, §3.2):
+// degradation bound (docs/model.md §2.2; paper 000 §2.4, §3.2):
 //
 //	l = bound × Σ_i p_i / h_i        hop factor
 //	N = l × X / t_w                  affordable wake-ups over the span X
@@ -175,13 +175,13 @@ func (p *PerfBound) PopulatedBins() int { return len(p.hist.bins) }
 func (p *PerfBound) Records() int { return p.hist.n }
 
 // PerfBoundCorrect lengthens PerfBound's answer by a correction factor learnt
-// from recent mispredictions (SPEC §2.3, paper 000 §3.4):
+// from recent mispredictions (docs/model.md §2.3, paper 000 §3.4):
 //
 //	cf    = miss_rate × geometric_mean(t_inac/t_PDT of the misses)
 //	t_PDT = min(t_PB × (1 + cf), h_maxval)
 //
 // over the last n_R outcomes. It holds slices into its own inline storage,
-// so it is used by pointer and never copied. Readings (SPEC §2.3): with t_PDT = 0 a miss's
+// so it is used by pointer and never copied. Readings (docs/model.md §2.3): with t_PDT = 0 a miss's
 // ratio is taken against t_w; a ratio below 1 (possible only then) counts
 // as 1, since the correction only ever lengthens t_PDT.
 type PerfBoundCorrect struct {

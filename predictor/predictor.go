@@ -5,14 +5,14 @@ import (
 	"time"
 )
 
-// IdlePeriod is one ended idle period of a port (SPEC §2.2): it ran from the
+// IdlePeriod is one ended idle period of a port (docs/model.md §2.2): it ran from the
 // end of the transmission that emptied the output queue to End, when the next
 // packet needed the port.
 type IdlePeriod struct {
 	End    time.Duration // when the next packet needed the port
 	Length time.Duration // t_inac
 	// Missed reports that the port had started going down (or was asleep)
-	// when the packet came: a misprediction (SPEC §2.3). The caller decides,
+	// when the packet came: a misprediction (docs/model.md §2.3). The caller decides,
 	// because a refused power-down handshake keeps a port awake past t_PDT.
 	Missed bool
 	PDT    time.Duration // the t_PDT that was in force during the period
@@ -56,7 +56,7 @@ type Predictor interface {
 	// Predict returns the t_PDT to use from now on.
 	Predict(now time.Duration) time.Duration
 	// StateBytes is the storage the predictor's state needs in hardware,
-	// by the formulas of SPEC §2.2 "Storage" (not Go heap bytes).
+	// by the formulas of docs/model.md §2.2 "Storage" (not Go heap bytes).
 	StateBytes() int
 	// Kind names the predictor.
 	Kind() Kind
@@ -91,7 +91,7 @@ func New(cfg Config) (Predictor, error) {
 	return nil, fmt.Errorf("predictor.kind: unknown predictor %q", cfg.Kind)
 }
 
-// Fixed always answers the same t_PDT (SPEC §2.1).
+// Fixed always answers the same t_PDT (docs/model.md §2.1).
 type Fixed struct {
 	pdt  time.Duration
 	rate float64       // bound × hop factor, for a ledger the user asks for

@@ -25,7 +25,7 @@ func pbConfig(strategy Strategy, bound float64) Config {
 }
 
 func TestHopFactorWorkedExample(t *testing.T) {
-	// SPEC §2.2: 70 % at 4 hops, 30 % at 6 hops, bound 1 % → l = 0.00225.
+	// docs/model.md §2.2: 70 % at 4 hops, 30 % at 6 hops, bound 1 % → l = 0.00225.
 	cfg := pbConfig(Unbounded, 0.01)
 	cfg.Hops = map[int]float64{4: 0.7, 6: 0.3}
 	static := newPerfBound(cfg)
@@ -398,7 +398,7 @@ func TestParseDuration(t *testing.T) {
 }
 
 // TestSearchMatchesNaiveWalk checks the two-ended search against the literal
-// top-down walk of SPEC §2.2 on random histograms and budgets.
+// top-down walk of docs/model.md §2.2 on random histograms and budgets.
 func TestSearchMatchesNaiveWalk(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := 0; trial < 2000; trial++ {

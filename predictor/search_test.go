@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// literalSearch is SPEC §2.2 step 3 walked literally from the top bin
+// literalSearch is docs/model.md §2.2 step 3 walked literally from the top bin
 // down, over the populated bins or over every bin from maxIdx down to 0:
 // accumulate each bin's count, stop when it exceeds the budget, answer the
 // middle of the last bin that did not; none (the top populated bin alone
@@ -249,7 +249,7 @@ func TestHybridAllMatchesBruteForce(t *testing.T) {
 		}
 		top := int(p.hist.bins[len(p.hist.bins)-1].idx)
 		bestJ, bestK, bestS := -1, never, 0.0
-		for j := 0; j <= top; j++ { // above top: the fallback (SPEC §2.2)
+		for j := 0; j <= top; j++ { // above top: the fallback (docs/model.md §2.2)
 			if float64(fast)*count(j) > d {
 				continue
 			}

@@ -7,7 +7,7 @@ import (
 	"github.com/lpictl/lpictl/sim/workload/vef"
 )
 
-// WriteVEF writes the messages the generator sent as a VEF trace (SPEC §5)
+// WriteVEF writes the messages the generator sent as a VEF trace (docs/model.md §5)
 // of two tasks, 0 = host a and 1 = host b: each message is a
 // point-to-point record, in send order; a probe's response depends on the
 // receipt of its request (dep 2, after the responder's turnaround), every

@@ -12,7 +12,7 @@
 // predictor but held at the value in force when it was opened (the
 // scenario's initial t_PDT at the start) until the agent sets another
 // (enforce mode), which is armed at the port's next idle period as the
-// power-down threshold timer is (SPEC §1.1). Each ended idle period reaches
+// power-down threshold timer is (docs/model.md §1.1). Each ended idle period reaches
 // the agent with its end, length, the t_PDT in force and whether the
 // packet that ended it paid a wake-up (a miss), and the hop counts of the
 // packets the port sent feed the predictor's hop factor. Ports the agent

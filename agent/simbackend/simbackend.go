@@ -436,7 +436,7 @@ func (h *handle) EEE(context.Context) (agent.EEEState, error) {
 }
 
 // SetPDT applies t_PDT from the port's next idle period on (the timer is
-// armed when the output queue empties, SPEC §1.1).
+// armed when the output queue empties, docs/model.md §1.1).
 func (h *handle) SetPDT(_ context.Context, d time.Duration) (agent.ApplyResult, error) {
 	h.b.mu.Lock()
 	defer h.b.mu.Unlock()

@@ -22,7 +22,7 @@ import (
 func newEmulateCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "emulate",
-		Short: "Emulated EEE port: SPEC §1's port power states in eBPF on a netdev's egress",
+		Short: "Emulated EEE port: docs/model.md §1's port power states in eBPF on a netdev's egress",
 		Long: "emulate turns a network interface's egress into an emulated Energy Efficient Ethernet port: an\n" +
 			"eBPF program runs the port's power state machine (awake, going down, Fast Wake / Deep Sleep,\n" +
 			"waking) on the real packets that leave it and holds each packet for the wake-up it would pay.\n" +

@@ -81,7 +81,7 @@ func newPredictCommand() *cobra.Command {
 		Use:   "predict [flags] FILE",
 		Short: "Replay a file of idle periods through a predictor and summarise",
 		Long: `Replays idle periods through one port's controller and predictor, simulating the
-port's PDT timer as the simulator's link model does (SPEC §1.1): a gap ≥ t_PDT is a miss;
+port's PDT timer as the simulator's link model does (docs/model.md §1.1): a gap ≥ t_PDT is a miss;
 the port goes down 2 × handshake after t_PDT, taking t_s, and the packet pays the rest of
 that and the wake-up time t_w. A gap of 0 (back-to-back packets) is no idle period: it
 is skipped and counted apart.

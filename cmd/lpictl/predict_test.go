@@ -144,7 +144,7 @@ func predictJSON(t *testing.T, args ...string) predictSummary {
 }
 
 // TestPredictGapEqualToPDTIsMiss: a gap of exactly t_PDT was a hit in
-// predict and a miss in the simulator; SPEC §1.1 makes it a miss (item 4).
+// predict and a miss in the simulator; docs/model.md §1.1 makes it a miss (item 4).
 func TestPredictGapEqualToPDTIsMiss(t *testing.T) {
 	gaps := writeFile(t, "g.txt", "10us\n9.999us\n")
 	if s := predictJSON(t, "--predictor", "fixed", "--pdt", "10us", gaps); s.Misses != 1 || s.Hits != 1 {
@@ -157,7 +157,7 @@ func TestPredictGapEqualToPDTIsMiss(t *testing.T) {
 	}
 }
 
-// TestPredictZeroGapsSkipped: a gap of 0 is no idle period (SPEC §1.1): not
+// TestPredictZeroGapsSkipped: a gap of 0 is no idle period (docs/model.md §1.1): not
 // decided, not counted, reported apart (item 4).
 func TestPredictZeroGapsSkipped(t *testing.T) {
 	gaps := writeFile(t, "g.txt", "0\n5us\n0\n0ns\n1us\n")

@@ -1,6 +1,6 @@
 // Package replay drives one controller.Port over a recorded sequence of idle
 // periods and simulates the port's PDT timer over them with the simulator's
-// link model (SPEC §1.1, sim/eee): an idle period of exactly t_PDT is a
+// link model (docs/model.md §1.1, sim/eee): an idle period of exactly t_PDT is a
 // miss, going down starts 2H after t_PDT (the power-down handshake), a gap
 // of 0 is no idle period. Time is kept in picoseconds (PS), as in the
 // simulator.

@@ -95,7 +95,7 @@ func (l *lines) err() error {
 // ignored. fn is called for each gap with its line number; an error from
 // fn stops the read and is returned as is. A malformed line yields
 // "NAME:LINE: …". A gap of 0 is passed on: it is Replayer.Gap that skips
-// it (SPEC §1.1).
+// it (docs/model.md §1.1).
 func ReadGaps(r io.Reader, name string, fn func(line int, gap time.Duration) error) error {
 	l := newLines(r, name)
 	return readGaps(l, "", false, fn)

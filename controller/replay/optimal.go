@@ -29,7 +29,7 @@ type OptimalConfig struct {
 }
 
 // Optimizer collects a whole replay input and computes its offline
-// optimum (SPEC §2.5): knowing every idle period in advance, choose for
+// optimum (docs/model.md §2.5): knowing every idle period in advance, choose for
 // each one to go down at once (t_PDT = 0) or to stay awake, so as to
 // maximise the time asleep (hybrid: the energy saved) while the delay
 // added stays within the budget l × T.

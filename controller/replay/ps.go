@@ -12,7 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// PS is a time in integer picoseconds, the simulator's unit (SPEC, "Units").
+// PS is a time in integer picoseconds, the simulator's unit (docs/model.md, "Units").
 // The replay keeps its clock in PS so that a sub-nanosecond power-down
 // handshake (64 B at 400 Gb/s is 1.28 ns) is modelled exactly; the
 // controller and predictors still see time.Duration (ns), truncated as the

@@ -31,7 +31,7 @@ type Timing struct {
 // Step is what happened during one idle period.
 type Step struct {
 	Index int // 1-based, over idle periods
-	// Skipped marks a gap of 0, which is no idle period (SPEC §1.1):
+	// Skipped marks a gap of 0, which is no idle period (docs/model.md §1.1):
 	// nothing was decided or recorded and no other field is set.
 	Skipped bool
 	Start   PS            // when the queue emptied
@@ -120,7 +120,7 @@ type Mismatch struct {
 // with the simulator's link model (sim/eee Link.Need) for the port that
 // owns the timer and whose peer stays idle.
 //
-// Model (SPEC §1.1): when the output queue empties at I the port arms
+// Model (docs/model.md §1.1): when the output queue empties at I the port arms
 // t_PDT = P = port.Decide(I). A packet arriving at I + gap is a hit if
 // gap < P: it costs nothing. Otherwise (gap ≥ P: an idle period of exactly
 // t_PDT is a miss, the timer has expired) the port asks its peer to go

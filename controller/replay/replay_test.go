@@ -58,7 +58,7 @@ func TestReplayTimerModel(t *testing.T) {
 	}
 }
 
-// TestReplayGapEqualToPDTIsMiss: SPEC §1.1, "an idle period of exactly t_PDT
+// TestReplayGapEqualToPDTIsMiss: docs/model.md §1.1, "an idle period of exactly t_PDT
 // is a miss: the timer has expired" (issue item 4; the simulator's rule).
 func TestReplayGapEqualToPDTIsMiss(t *testing.T) {
 	r := New(fixedPort(t, 10*us), Timing{Wake: 4 * us, Sleep: 2 * us})
@@ -81,7 +81,7 @@ func TestReplayGapEqualToPDTIsMiss(t *testing.T) {
 }
 
 // TestReplayZeroGapSkipped: a gap of 0 (back-to-back packets) is no idle
-// period (SPEC §1.1): no decision, nothing observed, not counted, only
+// period (docs/model.md §1.1): no decision, nothing observed, not counted, only
 // tallied as skipped (issue item 4).
 func TestReplayZeroGapSkipped(t *testing.T) {
 	port := fixedPort(t, us)
@@ -190,7 +190,7 @@ func handBuiltPort(t *testing.T) *controller.Port {
 var handBuiltTiming = Timing{Wake: 20 * us, Sleep: 2 * us, Handshake: 11280}
 
 // TestReplayTraceHandBuilt replays testdata/port_trace.csv, whose decisions
-// were worked out by hand (SPEC §2.2 with bound 1, t_w 20 µs, 1 µs bins):
+// were worked out by hand (docs/model.md §2.2 with bound 1, t_w 20 µs, 1 µs bins):
 //
 //	row 1, at 0 after 3 one-hop packets: empty histogram → initial 5 µs;
 //	  gap 10 µs ≥ 5 µs: miss. Down at 5 µs + 22.56 ns, low from 7022.56 ns:
@@ -487,7 +487,7 @@ func FuzzReadGaps(f *testing.F) {
 	})
 }
 
-// wantMiss is the outcome SPEC §1.1 gives st with handshake h: a miss iff
+// wantMiss is the outcome docs/model.md §1.1 gives st with handshake h: a miss iff
 // gap ≥ t_PDT, unless the timer would expire beyond the ps clock.
 func wantMiss(st Step, h PS) bool {
 	pdt := st.PDTPS()

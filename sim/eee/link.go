@@ -7,7 +7,7 @@ import (
 	"github.com/lpictl/lpictl/sim/power"
 )
 
-// Mode is a run's low-power mode (SPEC §1).
+// Mode is a run's low-power mode (docs/model.md §1).
 type Mode uint8
 
 // Modes.
@@ -128,7 +128,7 @@ func (p *Params) Cycle() int64 {
 func (p *Params) WakeTime() int64 { return p.firstW }
 
 // Link is the power state of one link, shared by its two ends (0 and 1):
-// both ends change state together (SPEC §1.1).
+// both ends change state together (docs/model.md §1.1).
 type Link struct {
 	// ReadyAt is when the link carries bits again (awake): later than now
 	// while it wakes up.
@@ -209,7 +209,7 @@ func (l *Link) Need(p *Params, now int64, end uint8) (ready int64, missed bool) 
 	}
 	l.busy |= 1 << end
 	// A packet in the picosecond the link became idle: back-to-back
-	// traffic, no idle period, no timer (SPEC §1.1).
+	// traffic, no idle period, no timer (docs/model.md §1.1).
 	if p.Mode == AlwaysOn || now == l.idleFrom || l.pdt >= Never-l.idleFrom-4*p.Handshake {
 		l.account(Wake, now)
 		l.ReadyAt = now

@@ -80,7 +80,7 @@ func TestFinish(t *testing.T) {
 
 // TestNoIdlePeriodInTheSamePicosecond: a packet needing the link in the
 // picosecond it became idle (back-to-back traffic) finds no timer, even
-// with t_PDT 0: no transition, no wait (SPEC §1.1).
+// with t_PDT 0: no transition, no wait (docs/model.md §1.1).
 func TestNoIdlePeriodInTheSamePicosecond(t *testing.T) {
 	p := Params{Mode: DeepSleep, SleepDS: 2000, WakeDS: 4480, Handshake: 11}
 	p.Prepare()

@@ -1,4 +1,4 @@
-// Package engine is the simulator's discrete-event core (SPEC §3, "Units"):
+// Package engine is the simulator's discrete-event core (docs/model.md §3, "Units"):
 // time is an int64 count of picoseconds, events are small typed values
 // ordered by (time, insertion sequence) so that a run is reproducible
 // bit for bit from its seed, and the pending-event set is a pluggable

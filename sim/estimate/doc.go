@@ -4,7 +4,7 @@
 // done — misses, wake-ups, time in low power, the delay added to packets
 // and the energy saved against an always-on port.
 //
-// Model (no new physics: SPEC §1, §1.1, §3.3). Every policy × low-power
+// Model (no new physics: docs/model.md §1, §1.1, §3.3). Every policy × low-power
 // mode is one port whose state machine is sim/eee's (eee.Link, the same
 // lazily evaluated model the simulator runs), with one end only: a host
 // sees its own side of the link, not the peer's traffic, so the peer is
@@ -20,7 +20,7 @@
 // so PerfBound takes h = 1). The period's end is a packet needing the
 // port (eee.Link.Need): a hit if the period was shorter than t_PDT, a
 // miss otherwise (an idle period of exactly t_PDT is a miss; a period of
-// 0 is no idle period and is ignored, SPEC §1.1). A miss costs the packet
+// 0 is no idle period and is ignored, docs/model.md §1.1). A miss costs the packet
 // the t_s remainder and t_w (AddedDelay).
 //
 // Assumption: the wait shifts nothing else. The observed idle periods are

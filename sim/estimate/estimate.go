@@ -21,7 +21,7 @@ const (
 	Predictor     = "predictor"      // Config.Predictor through a controller.Port
 )
 
-// DefaultFixedPDT is the default fixed policy's t_PDT (SPEC §2.2's initial
+// DefaultFixedPDT is the default fixed policy's t_PDT (docs/model.md §2.2's initial
 // t_PDT).
 const DefaultFixedPDT = 10 * time.Microsecond
 
@@ -298,7 +298,7 @@ func (e *Estimator) IdleStart(start time.Duration) {
 
 // Idle reports one ended idle period: the port's queue emptied at
 // end − length and a packet needed the port at end. A length ≤ 0 is no
-// idle period (SPEC §1.1) and is ignored, as is a period starting before
+// idle period (docs/model.md §1.1) and is ignored, as is a period starting before
 // the estimator's start. Periods must come in order. 0 allocations.
 func (e *Estimator) Idle(end, length time.Duration) {
 	if length <= 0 || end-length < e.start || end >= maxPDT {

@@ -236,7 +236,7 @@ func TestPresetForSpeed(t *testing.T) {
 // BenchmarkEstimatorIdle: one idle period through every default policy ×
 // both modes of eee-400g (8 ports, 2 of them PerfBoundCorrect
 // predictors). interval: the predictor's controller recomputes every
-// 100 ms, as a host agent does (SPEC §2.2 step 4, configs/agent.yaml);
+// 100 ms, as a host agent does (docs/model.md §2.2 step 4, configs/agent.yaml);
 // queue-empty: at every idle period, as a switch does — then the two
 // predictors' Predict (predictor package) take most of the time.
 func BenchmarkEstimatorIdle(b *testing.B) {

@@ -1,6 +1,6 @@
 // Package network is the simulator's packet-level model of an HPC network
-// (SPEC §3, Table 6) with EEE ports (SPEC §1) and energy accounting
-// (SPEC §3.3, §4):
+// (docs/model.md §3, Table 6) with EEE ports (docs/model.md §1) and energy accounting
+// (docs/model.md §3.3, §4):
 //
 //   - NICs segment messages at the MTU and inject after the NIC latency;
 //     every link serialises packets at the link rate and adds its
@@ -18,9 +18,9 @@
 //     scenario's predictor/controller configuration decides t_PDT, and the
 //     link power state machine of package eee applies it lazily;
 //   - workloads: the network is a sim/workload Host (workload.go): VEF
-//     traces (SPEC §5), the application models and synthetic traffic are
-//     replayed through it, with the replay's execution time (SPEC §4) and
-//     per-node compute utilisation (SPEC §3.3); Inject adds single
+//     traces (docs/model.md §5), the application models and synthetic traffic are
+//     replayed through it, with the replay's execution time (docs/model.md §4) and
+//     per-node compute utilisation (docs/model.md §3.3); Inject adds single
 //     messages (tests);
 //   - per-state times, energy, latency and idle-period statistics.
 //

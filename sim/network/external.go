@@ -25,7 +25,7 @@ import (
 type PortID int32
 
 // IdleObservation is one ended idle period of a watched port's transmit
-// side (SPEC §1.1, §2.2): it ran from End−Length (the output queue emptied
+// side (docs/model.md §1.1, §2.2): it ran from End−Length (the output queue emptied
 // after the last bit) to End (a packet entered the empty queue).
 type IdleObservation struct {
 	End, Length int64 // ps
@@ -174,7 +174,7 @@ func (n *Network) Release(p PortID) {
 }
 
 // SetPDT sets the t_PDT (ps, eee.Never for none) of externalized port p.
-// Like the power-down threshold timer it models (SPEC §1.1), the value is
+// Like the power-down threshold timer it models (docs/model.md §1.1), the value is
 // armed when the output queue next empties: an idle period in progress
 // keeps the value it started with.
 func (n *Network) SetPDT(p PortID, pdt int64) error {
@@ -240,8 +240,8 @@ func (n *Network) DrainHops(p PortID, f func(hops int, packets uint64)) {
 
 // PortLink returns a copy of port p's link power state with its state
 // times and transition counts accounted up to at (usually Reached; at
-// least the time of the last event: the network accounts lazily, SPEC
-// §1.1, and nothing changes a link between events). Both ends of a link
+// least the time of the last event: the network accounts lazily,
+// docs/model.md §1.1, and nothing changes a link between events). Both ends of a link
 // share it.
 func (n *Network) PortLink(p PortID, at int64) eee.Link {
 	pt := &n.ports[p]

@@ -142,7 +142,7 @@ const (
 	// controller has not yet been asked for that idle period's t_PDT. It is
 	// asked lazily, with idleStart as the time (see decide), so that a
 	// packet entering the queue in the same picosecond leaves no idle
-	// period and no decision (SPEC §1.1).
+	// period and no decision (docs/model.md §1.1).
 	decidePending
 )
 
@@ -659,7 +659,7 @@ func (n *Network) enqueueOut(i, k int32, now int64) {
 }
 
 // needed: a packet needs port i, whose output queue was empty: the port's
-// idle period ends and the link wakes if it must (SPEC §1.1). A packet in
+// idle period ends and the link wakes if it must (docs/model.md §1.1). A packet in
 // the picosecond the queue emptied (back-to-back) ends no idle period:
 // nothing is decided, recorded or counted.
 func (n *Network) needed(i int32, now int64) {

@@ -56,7 +56,7 @@ const (
 	us = engine.Microsecond
 )
 
-// table6 returns the paper's parameters (SPEC §3, Table 6) with the
+// table6 returns the paper's parameters (docs/model.md §3, Table 6) with the
 // eee-400g preset's times, in the given mode, with a fixed t_PDT.
 func table6(mode eee.Mode, pdt time.Duration) Params {
 	d := predictor.Duration(pdt)
@@ -273,7 +273,7 @@ func TestEnergyIsStateTimeTimesPower(t *testing.T) {
 			if sum != end {
 				t.Fatalf("%v: link %d state times sum to %d ps, run is %d ps", mode, i, sum, end)
 			}
-			// SPEC §1.1: each of a link's two ports draws its state's power.
+			// docs/model.md §1.1: each of a link's two ports draws its state's power.
 			links += 2 * (float64(l.Times[eee.Wake]+l.Times[eee.GoingDown]+l.Times[eee.GoingUp])*1e-12*24 +
 				float64(l.Times[eee.LowFastWake])*1e-12*9.6 + float64(l.Times[eee.LowDeepSleep])*1e-12*2.4)
 		}
@@ -302,7 +302,7 @@ func TestEnergyIsStateTimeTimesPower(t *testing.T) {
 	}
 }
 
-// TestLinkPowerIsTwoPorts: a link always on draws 2 × P_wake (SPEC §1:
+// TestLinkPowerIsTwoPorts: a link always on draws 2 × P_wake (docs/model.md §1:
 // a port, one end of a link, draws 24 W), so the links' energy over the
 // run is links × 2 × 24 W × the run's time; each port's row carries half.
 func TestLinkPowerIsTwoPorts(t *testing.T) {

@@ -60,7 +60,7 @@ type EndToEnd struct {
 	Headroom int64
 }
 
-// Power is the energy model (SPEC §3.3). The state powers are a port's
+// Power is the energy model (docs/model.md §3.3). The state powers are a port's
 // (one end of a link): a link draws twice its state's power.
 type Power struct {
 	WakeW, FastWakeW, DeepSleepW float64

@@ -59,7 +59,7 @@ func (n *Network) latencySummary() Latency {
 	return l
 }
 
-// Energy in joules over the run (SPEC §3.3): network = links + switches.
+// Energy in joules over the run (docs/model.md §3.3): network = links + switches.
 type Energy struct {
 	Links    float64 `json:"links"`
 	Switches float64 `json:"switches"`
@@ -77,7 +77,7 @@ type StateFraction struct {
 	DeepSleep  float64 `json:"deep_sleep"`
 }
 
-// Result is the deterministic summary of a run (SPEC §4).
+// Result is the deterministic summary of a run (docs/model.md §4).
 type Result struct {
 	ExecTimeS         float64       `json:"exec_time_s"`
 	Packets           uint64        `json:"packets"`
@@ -89,12 +89,12 @@ type Result struct {
 	// up, hybrid Fast Wake → Deep Sleep); Wakeups the going-up ones.
 	Transitions uint64 `json:"transitions"`
 	Wakeups     uint64 `json:"wakeups"`
-	// Hits and Misses are the ports' idle-period outcomes (SPEC §2.3).
+	// Hits and Misses are the ports' idle-period outcomes (docs/model.md §2.3).
 	Hits      uint64 `json:"hits"`
 	Misses    uint64 `json:"misses"`
 	PFCPauses uint64 `json:"pfc_pauses"`
 	Dropped   uint64 `json:"dropped"` // always 0: PFC is lossless
-	// NodeUtilisation is the nodes' mean compute utilisation (SPEC §3.3):
+	// NodeUtilisation is the nodes' mean compute utilisation (docs/model.md §3.3):
 	// from the workload's replay (Power.NodeUtilisation without one).
 	NodeUtilisation float64 `json:"node_utilisation"`
 	Events          uint64  `json:"events"`
@@ -284,7 +284,7 @@ func (n *Network) Perf() Perf {
 }
 
 // LinkEnergy is link i's energy: Σ over states of time × the power of its
-// two ports (SPEC §1.1, §3.3: each end draws its own state's power; per
+// two ports (docs/model.md §1.1, §3.3: each end draws its own state's power; per
 // link both ends are always in the same state, per direction each port
 // draws its transmitter's).
 func (n *Network) LinkEnergy(i int) float64 {
@@ -392,7 +392,7 @@ func (n *Network) Ports(f func(*PortRow)) {
 	}
 }
 
-// IdleRow is one line of idle_hist.csv (SPEC §4, paper 000 Fig. 1):
+// IdleRow is one line of idle_hist.csv (docs/model.md §4, paper 000 Fig. 1):
 // fixed-width bins up to the class's 99th percentile, then one row for
 // the rest; idle_share is the bin's share of the class's idle time and
 // cum_idle_share its running sum.

@@ -16,7 +16,7 @@ import (
 // node 3 crosses the line as three packets. Each switch port receives
 // packet k+1 exactly when packet k's last bit leaves it (store and forward
 // at equal rates), so its output queue refills in the picosecond it
-// emptied: back-to-back, no idle period (SPEC §1.1). The NIC's idle
+// emptied: back-to-back, no idle period (docs/model.md §1.1). The NIC's idle
 // period after its third packet never ends. So no port has an idle
 // period, a hit or a miss, and no link wakes up but for the first packet.
 func TestZeroLengthIdlePeriodsNotCounted(t *testing.T) {
@@ -51,7 +51,7 @@ func TestZeroLengthIdlePeriodsNotCounted(t *testing.T) {
 	}
 }
 
-// TestIdlePeriodEqualToPDTIsMiss: the timer expires at t_PDT (SPEC §1.1),
+// TestIdlePeriodEqualToPDTIsMiss: the timer expires at t_PDT (docs/model.md §1.1),
 // so a packet exactly t_PDT after the queue emptied finds the link
 // committed to going down; one a picosecond earlier is a hit.
 func TestIdlePeriodEqualToPDTIsMiss(t *testing.T) {

@@ -12,16 +12,16 @@ import (
 // application models, synthetic patterns; package sim/workload) run on the
 // packet model. It implements:
 //
-//   - SPEC §3: a message is segmented into MTU packets as the built-in
+//   - docs/model.md §3: a message is segmented into MTU packets as the built-in
 //     generator does, entering the source NIC's queue after the NIC
 //     latency; a 0-byte message travels as one packet of control_bytes
 //     (64 B, the minimum Ethernet frame);
-//   - SPEC §5's causality: the replayer is told of a message when its last
+//   - docs/model.md §5's causality: the replayer is told of a message when its last
 //     packet's last bit is in at the destination, and timers are engine
 //     events, so a slower network (contention, sleeping links) stretches
 //     the run;
-//   - SPEC §4: the execution time is the replayer's (when the last rank
-//     finishes) and SPEC §3.3's node power uses each node's compute
+//   - docs/model.md §4: the execution time is the replayer's (when the last rank
+//     finishes) and docs/model.md §3.3's node power uses each node's compute
 //     utilisation from the replay.
 //
 // Nothing is allocated per message in steady state: message records live
@@ -147,8 +147,8 @@ func (n *Network) workloadErr() error {
 }
 
 // workloadEnd is the run's end with a workload: when the last rank
-// finished (SPEC §4), never before the last delivery. It also takes the
-// nodes' compute utilisation for the energy model (SPEC §3.3).
+// finished (docs/model.md §4), never before the last delivery. It also takes the
+// nodes' compute utilisation for the energy model (docs/model.md §3.3).
 func (n *Network) workloadEnd() int64 {
 	st := n.wl.rep.Stats()
 	n.wl.stats = st
@@ -156,7 +156,7 @@ func (n *Network) workloadEnd() int64 {
 	return max(st.ExecTime, n.lastDelivery)
 }
 
-// nodeEnergy is the nodes' energy over secs (SPEC §3.3): P_min + (P_max −
+// nodeEnergy is the nodes' energy over secs (docs/model.md §3.3): P_min + (P_max −
 // P_min) × utilisation per node, the utilisation being the workload's
 // per-node compute fraction, or Power.NodeUtilisation for every node.
 func (n *Network) nodeEnergy(secs float64) (joules, meanUtil float64) {

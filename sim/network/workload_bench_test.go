@@ -14,7 +14,7 @@ import (
 // benchReplay builds a network per iteration, replays cfg through it and
 // reports events/s, packets/s (delivered packets per wall second: the
 // figure that does not depend on how many events a packet costs), wall
-// time per simulated ms and peak RSS (SPEC §4 performance figures).
+// time per simulated ms and peak RSS (docs/model.md §4 performance figures).
 func benchReplay(b *testing.B, tc topo.Config, p Params, cfg workload.Config) {
 	tp, err := topo.Build(tc)
 	if err != nil {

@@ -250,7 +250,7 @@ func computeTrace() string {
 // TestWorkloadComputeOnly: through the real network, a compute-only
 // workload's execution time is exactly its longest compute, the links
 // sleep after the initial t_PDT, and the node energy follows each node's
-// utilisation (SPEC §3.3).
+// utilisation (docs/model.md §3.3).
 func TestWorkloadComputeOnly(t *testing.T) {
 	tp := smallMegafly(t)
 	for _, mode := range []eee.Mode{eee.AlwaysOn, eee.DeepSleep} {

@@ -8,7 +8,7 @@ import (
 )
 
 // SystemBreakdown is the system power of a network with every link awake, laid
-// out as paper 000 Table 7 (SPEC §3.3): switches, nodes and links, idle
+// out as paper 000 Table 7 (docs/model.md §3.3): switches, nodes and links, idle
 // (nodes at P_min) and at full load (nodes at P_max).
 type SystemBreakdown struct {
 	Topology string `json:"topology"`

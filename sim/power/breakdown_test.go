@@ -9,7 +9,7 @@ import (
 	"github.com/lpictl/lpictl/sim/topo"
 )
 
-// TestBreakdownTable7 reproduces paper 000 Table 7 (SPEC §3.3) with the
+// TestBreakdownTable7 reproduces paper 000 Table 7 (docs/model.md §3.3) with the
 // default preset: counts, powers and shares, idle and at full load. The
 // paper prints powers to four significant digits and shares to 0.01 %.
 func TestBreakdownTable7(t *testing.T) {
@@ -96,7 +96,7 @@ func TestBreakdownTable7(t *testing.T) {
 	}
 }
 
-// TestBreakdownExact pins the Megafly figures exactly (SPEC §3.3: 499.2 kW
+// TestBreakdownExact pins the Megafly figures exactly (docs/model.md §3.3: 499.2 kW
 // = 20800 × 24 W).
 func TestBreakdownExact(t *testing.T) {
 	p, err := Load("")

@@ -18,7 +18,7 @@ import (
 // DefaultPreset names the preset used when none is given (paper 000, 400 Gb/s).
 const DefaultPreset = "eee-400g"
 
-// Preset is one set of link power figures (SPEC §1 tables).
+// Preset is one set of link power figures (docs/model.md §1 tables).
 type Preset struct {
 	Name       string      `yaml:"name" json:"name"`
 	Source     string      `yaml:"source,omitempty" json:"source,omitempty"`
@@ -86,7 +86,7 @@ func (l LowPower) Power(wakeW float64) float64 {
 	return l.PowerFraction * wakeW
 }
 
-// Mode is a run's low-power mode (SPEC §1).
+// Mode is a run's low-power mode (docs/model.md §1).
 type Mode string
 
 // Low-power modes.

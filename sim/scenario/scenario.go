@@ -53,7 +53,7 @@ func (s *Scenario) named(err error) error {
 	return fmt.Errorf("%s: %w", s.source, err)
 }
 
-// Network holds the link and switch parameters (SPEC §3, Table 6).
+// Network holds the link and switch parameters (docs/model.md §3, Table 6).
 type Network struct {
 	LinkRate      float64             `yaml:"link_rate" json:"link_rate"` // bit/s; 0: the preset's rate
 	MTU           int64               `yaml:"mtu" json:"mtu"`
@@ -67,7 +67,7 @@ type Network struct {
 	ControlBytes  int64               `yaml:"control_bytes" json:"control_bytes"`
 }
 
-// Power selects the preset and the low-power mode (SPEC §1).
+// Power selects the preset and the low-power mode (docs/model.md §1).
 type Power struct {
 	Preset     string              `yaml:"preset" json:"preset"`
 	Mode       string              `yaml:"mode" json:"mode"`
@@ -250,7 +250,7 @@ type Output struct {
 	IdleHistPort *int `yaml:"idle_hist_port" json:"idle_hist_port"`
 }
 
-// Defaults not given by the preset (SPEC §3 Table 6 and "ours").
+// Defaults not given by the preset (docs/model.md §3 Table 6 and "ours").
 const (
 	DefaultMTU          = 9600
 	DefaultPropagation  = 10 * time.Nanosecond

@@ -9,7 +9,7 @@ import (
 
 // Topology kinds (Config.Kind).
 const (
-	KindMegafly   = "megafly"   // Megafly / Dragonfly+ (SPEC §3.1)
+	KindMegafly   = "megafly"   // Megafly / Dragonfly+ (docs/model.md §3.1)
 	KindFatTree   = "fattree"   // k-ary n-tree (Petrini & Vanneschi)
 	KindRLFT      = "rlft"      // real-life fat tree (paper 000 Table 7)
 	KindTorus3D   = "torus3d"   // 3D torus (paper 000 Table 7)
@@ -26,7 +26,7 @@ func Kinds() []string {
 // Defaults. Zero fields of a Config take these values; those that come from
 // a paper say which table.
 const (
-	// Megafly: SPEC §3.1 and paper 000 Table 6 (switch radix 16, 1040
+	// Megafly: docs/model.md §3.1 and paper 000 Table 6 (switch radix 16, 1040
 	// switches, 4160 nodes): 8 leaves, 8 spines, 8 nodes per leaf, 8 global
 	// links per spine, 65 groups. With radix set, each of these is radix/2.
 	defaultMegaflyRadix = 16

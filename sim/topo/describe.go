@@ -22,7 +22,7 @@ func Ports(t Topology) int {
 	return n
 }
 
-// Table7Links is the link count of paper 000 Table 7 (SPEC §3.2): "the
+// Table7Links is the link count of paper 000 Table 7 (docs/model.md §3.2): "the
 // number of links on every switch multiplied by the radix, plus the number
 // of NICs", i.e. Ports(t) + Nodes(). It counts link ends on switches plus
 // NICs, not cables: the Megafly-4160 has 1040 × 16 + 4160 = 20800 of them

@@ -1,9 +1,9 @@
 // Package topo builds the simulator's networks and their deterministic
-// minimal routing (SPEC §3).
+// minimal routing (docs/model.md §3).
 //
 // It implements:
 //   - §3.1 Megafly / Dragonfly+ (NewMegafly; the 4160-node network of paper
-//     000 Table 6 is the default), with the SPEC's global wiring and its
+//     000 Table 6 is the default), with docs/model.md §3.1's global wiring and its
 //     leaf → spine → leaf / leaf → owning spine → global → spine → leaf routing;
 //   - §3.2 the other topologies of paper 000 Table 7 and of paper 004: the
 //     3D torus (NewTorus), the RLFT and the k-ary n-tree fat trees (NewFatTree,

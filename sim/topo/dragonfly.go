@@ -11,7 +11,7 @@ import "fmt"
 // port q. Ports: 0..p−1 nodes; p..p+a−2 local, to router t of the group on
 // port p+t for t < r and p+t−1 for t > r; p+a−1+i global link i.
 //
-// Wiring (the "consecutive" arrangement, the same rule as SPEC §3.1's
+// Wiring (the "consecutive" arrangement, the same rule as docs/model.md §3.1's
 // Megafly): global link i of router r of group g goes to group (g + d) mod G
 // with d = 1 + i + h·r, arriving on the link of the peer group with offset
 // G − d; links with d ≥ G are unconnected.

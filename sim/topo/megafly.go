@@ -2,7 +2,7 @@ package topo
 
 import "fmt"
 
-// Megafly is a Megafly / Dragonfly+ network (SPEC §3.1). Each of G groups
+// Megafly is a Megafly / Dragonfly+ network (docs/model.md §3.1). Each of G groups
 // has L leaf and S spine switches forming a complete bipartite graph; a
 // leaf has n nodes, a spine h global links, and every pair of groups is
 // joined by exactly one global link.
@@ -13,12 +13,12 @@ import "fmt"
 // group g. Leaf ports: 0..n-1 nodes, n+x spine x. Spine ports: 0..L-1
 // leaf l, L+i global link i.
 //
-// Wiring (SPEC §3.1): global port i of spine x of group g goes to group
+// Wiring (docs/model.md §3.1): global port i of spine x of group g goes to group
 // (g + d) mod G with d = 1 + i + h·x; ports with d ≥ G are unconnected (only
 // when G < S·h+1). The cable arrives at the port of the peer group that
 // points back, offset G − d.
 //
-// Routing (SPEC §3.1, paper 000 §4.2): a leaf sends a packet for its own
+// Routing (docs/model.md §3.1, paper 000 §4.2): a leaf sends a packet for its own
 // nodes down; for another leaf of its group up to spine dst mod S (D-mod-k);
 // for another group up to the spine that owns the global link to that
 // group. A spine sends a packet for its own group down to the destination

@@ -294,9 +294,9 @@ func checkWiring(tb testing.TB, tp Topology) {
 	}
 }
 
-// TestMegaflyGlobalLinks checks SPEC §3.1: every pair of groups is joined
+// TestMegaflyGlobalLinks checks docs/model.md §3.1: every pair of groups is joined
 // by exactly one global link, each spine carries at most h of them, and
-// the default has the SPEC's wiring rule.
+// the default has docs/model.md §3.1's wiring rule.
 func TestMegaflyGlobalLinks(t *testing.T) {
 	cases := []Config{
 		Default(),
@@ -337,7 +337,7 @@ func TestMegaflyGlobalLinks(t *testing.T) {
 			}
 		})
 	}
-	// SPEC §3.1: spine x of group g carries the links to (g + 1 + i + 8x) mod 65.
+	// docs/model.md §3.1: spine x of group g carries the links to (g + 1 + i + 8x) mod 65.
 	tp := mustBuild(t, Default()).(*Megafly)
 	for g := range 65 {
 		for x := range 8 {
@@ -351,7 +351,7 @@ func TestMegaflyGlobalLinks(t *testing.T) {
 	}
 }
 
-// TestMegaflyRoutingRules checks SPEC §3.1's rules on the default: the
+// TestMegaflyRoutingRules checks docs/model.md §3.1's rules on the default: the
 // intra-group spine is dst mod 8, the inter-group spine owns the link.
 func TestMegaflyRoutingRules(t *testing.T) {
 	tp := mustBuild(t, Default()).(*Megafly)
@@ -427,7 +427,7 @@ func TestSizes(t *testing.T) {
 }
 
 // TestMegaflyDefaultAllPairs checks every leaf → node route of the paper's
-// network (SPEC §3.1) against BFS.
+// network (docs/model.md §3.1) against BFS.
 func TestMegaflyDefaultAllPairs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("all pairs of the 4160-node Megafly; -short samples them in TestRoutesDefaultsSampled")

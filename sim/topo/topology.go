@@ -32,7 +32,7 @@ type Link struct {
 	Class LinkClass
 }
 
-// Topology is a network with deterministic minimal routing (SPEC §3). It is
+// Topology is a network with deterministic minimal routing (docs/model.md §3). It is
 // immutable after construction and safe for concurrent reads. Nodes are
 // numbered 0..Nodes()-1, switches 0..Switches()-1, and switch s has ports
 // 0..Radix(s)-1 (a port may be unconnected: PortPeer reports it).

@@ -337,7 +337,7 @@ func (w *Workload) streamSource(j Config, prefix string, ranks int, seed uint64)
 			return r, nil
 		}
 		// Validate the whole trace now, streaming in the replay window's
-		// memory: the reader checks every record and reference (SPEC §5,
+		// memory: the reader checks every record and reference (docs/model.md §5,
 		// forward references included), and a replay on a contention-free
 		// host finds what only the collectives' algorithms reveal, records
 		// that wait for each other in a cycle. Either is "FILE:LINE: …".

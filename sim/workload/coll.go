@@ -108,7 +108,7 @@ func ceilLog2(p int32) int32 {
 	return int32(bits.Len32(uint32(p - 1)))
 }
 
-// choose picks the algorithm for an operation (SPEC §5: "standard MPI
+// choose picks the algorithm for an operation (docs/model.md §5: "standard MPI
 // algorithms"; docs/workloads.md).
 func choose(op vef.Op, p int32, x int64, vectorial bool, c Collectives) Algorithm {
 	if p <= 1 {

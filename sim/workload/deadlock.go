@@ -11,7 +11,7 @@ import (
 // deadlock explains a replay that cannot go on: nothing is in flight (no
 // message, no timer), yet records are left, so each of them waits for
 // another record. In order:
-//   - a cycle among the records read (bad input, SPEC §5 dependencies
+//   - a cycle among the records read (bad input, docs/model.md §5 dependencies
 //     that can never all be met, often only through a collective's
 //     algorithm: a member cannot finish before the others have entered):
 //     "FILE:LINE: circular dependency: …" naming the record of the cycle

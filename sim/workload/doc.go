@@ -1,10 +1,10 @@
 // Package workload drives the network simulator with MPI-like programs:
-// VEF traces (SPEC §5), generated application models (package apps) and
+// VEF traces (docs/model.md §5), generated application models (package apps) and
 // synthetic traffic, all expressed as one stream of VEF records and
 // replayed by one dependency-driven Replayer.
 //
 // It implements:
-//   - SPEC §5's replay semantics: each record is released when its
+//   - docs/model.md §5's replay semantics: each record is released when its
 //     dependency (absolute time, send or receipt of a message, the task's
 //     end of a collective) has happened, plus its delay; causality, not
 //     timestamps, so a slower network stretches the run (§4 execution
@@ -16,7 +16,7 @@
 //     Bruck / pairwise alltoall);
 //   - rank → node mappings (linear, seeded random, file) and multi-job
 //     workloads on disjoint node sets (paper 001 §3.4);
-//   - per-rank compute time, the node utilisation of SPEC §3.3's node
+//   - per-rank compute time, the node utilisation of docs/model.md §3.3's node
 //     power model.
 //
 // The simulator talks to a Replayer through Host (Now, Send, Schedule) and

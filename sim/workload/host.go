@@ -17,7 +17,7 @@ type Host interface {
 	Schedule(at int64, tag uint64)
 }
 
-// Default IdealHost parameters: the link rate of SPEC §3 (400 Gb/s) and a
+// Default IdealHost parameters: the link rate of docs/model.md §3 (400 Gb/s) and a
 // nominal end-to-end latency (NIC 100 ns + 4 switches × 100 ns + cables).
 const (
 	DefaultIdealLatency   = 550_000 // ps

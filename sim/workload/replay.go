@@ -129,7 +129,7 @@ type Replayer struct {
 	mask    int64
 	evicted evicted
 
-	// Forward references (SPEC §5 does not order records by their
+	// Forward references (docs/model.md §5 does not order records by their
 	// dependencies): a record whose dependency is read later waits here
 	// until it is. A stream whose dependencies all point backwards never
 	// touches these maps.

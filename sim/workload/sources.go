@@ -46,7 +46,7 @@ func (m *idRuns) lookup(local int64) (int64, bool) {
 // and records are taken from the job that is least far through.
 //
 // A record that depends on a later record of its job (a forward reference,
-// SPEC §5) gets that record's merged ID in advance: the merge then takes
+// docs/model.md §5) gets that record's merged ID in advance: the merge then takes
 // records from that job only until the referenced record has come, so the
 // job's IDs run on consecutively and the merged ID is the current one plus
 // the distance in the job's own numbering.

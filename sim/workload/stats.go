@@ -71,7 +71,7 @@ func (s *Stats) NodeBusy(nodes int) []int64 {
 }
 
 // Utilisation is each node's busy fraction of ExecTime (0 for idle nodes),
-// the input of the node power model (SPEC §3.3).
+// the input of the node power model (docs/model.md §3.3).
 func (s *Stats) Utilisation(nodes int) []float64 {
 	u := make([]float64, nodes)
 	if s.ExecTime <= 0 {

@@ -1,5 +1,5 @@
 // Package apps generates the built-in workloads as streams of VEF records
-// (SPEC §5), lazily and in bounded memory, so they scale to the 4160 ranks
+// (docs/model.md §5), lazily and in bounded memory, so they scale to the 4160 ranks
 // of paper 000's Megafly.
 //
 // Application models follow paper 000 §4.4–4.7: lammps (the rhodopsin

@@ -1,4 +1,4 @@
-// Package vef reads and writes VEF traces (SPEC §5; Andújar et al., "VEF
+// Package vef reads and writes VEF traces (docs/model.md §5; Andújar et al., "VEF
 // Traces", CLUSTER 2015), the self-related MPI trace format of paper 000.
 //
 // It implements:

@@ -13,7 +13,7 @@ import (
 
 // DefaultWindow is the default replay window in messages: a dependency may
 // reach back at most this many message IDs, or forward fewer than this many
-// (SPEC §5 reading: dependencies refer to nearby records; the bound keeps
+// (docs/model.md §5 reading: dependencies refer to nearby records; the bound keeps
 // replay memory fixed).
 const DefaultWindow = 1 << 18
 
@@ -449,8 +449,8 @@ func (r *Reader) dangling() error {
 
 // dep parses the dep, time and iddep fields starting at field i of rec
 // (whose Kind, ID and Src are set). A dependency on an earlier record is
-// checked at once; one on a later record (a forward reference, which SPEC
-// §5 allows) is kept and checked when that record is read (resolve,
+// checked at once; one on a later record (a forward reference, which
+// docs/model.md §5 allows) is kept and checked when that record is read (resolve,
 // resolveColl), or reported as dangling at the end.
 func (r *Reader) dep(rec *Record, i int) error {
 	d, ok := parseInt(r.fields[i])

@@ -16,7 +16,7 @@ const (
 	Collective             // "G<id> <comm> <op> <task> <send> <recv> <dep> <time> <iddep>"
 )
 
-// Dep is the dependency kind of a record (SPEC §5).
+// Dep is the dependency kind of a record (docs/model.md §5).
 type Dep uint8
 
 // Dependency kinds.
@@ -34,7 +34,7 @@ const (
 	DepColl Dep = 3
 )
 
-// Op is a collective operation (SPEC §5 table).
+// Op is a collective operation (docs/model.md §5 table).
 type Op uint8
 
 // Collective operations, numbered as in VEF.
@@ -95,7 +95,7 @@ type Header struct {
 // generated on the fly. Records come in trace order; message IDs are dense
 // from 0, G numbers are dense from 0 in order of first appearance. A
 // dependency usually refers to an earlier record, but may refer to a later
-// one (a forward reference: SPEC §5 does not order records by their
+// one (a forward reference: docs/model.md §5 does not order records by their
 // dependencies); the replayer holds the dependent record until the
 // referenced one is read.
 type Source interface {

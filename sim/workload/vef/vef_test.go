@@ -285,7 +285,7 @@ func forwardColl() string {
 	return b.String()
 }
 
-// TestVEFForwardCollectiveReference: SPEC §5 does not order records by
+// TestVEFForwardCollectiveReference: docs/model.md §5 does not order records by
 // their dependencies, so a reference to a record later in the file is
 // resolved when that record comes (item 13); references that never
 // resolve, or resolve wrongly, are reported at the referencing line.
