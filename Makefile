@@ -47,6 +47,7 @@ lint: ## gofmt check, go mod tidy check, go vet, staticcheck (pinned)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
+	@(cd tools/nfpm && $(GO) mod tidy -diff) || { echo "tools/nfpm/go.mod is not tidy: run go mod tidy in tools/nfpm"; exit 1; }
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
@@ -122,7 +123,7 @@ deb: build ## Debian package in out/deb/ (nfpm as a Go tool): binary, unit, conf
 	  | gzip -9n > $(DEB_STAGE)/changelog.gz
 	DEB_VERSION='$(DEB_VERSION)' DEB_ARCH='$(DEB_ARCH)' DEB_MAINTAINER='$(DEB_MAINTAINER)' \
 	  SOURCE_DATE_EPOCH=$(DEB_DATE) \
-	  $(GO) tool nfpm package --config packaging/nfpm.yaml --packager deb --target $(DEB_OUT)/
+	  $(GO) tool -modfile=tools/nfpm/go.mod nfpm package --config packaging/nfpm.yaml --packager deb --target $(DEB_OUT)/
 
 deb-check: ## as root: build the .deb, dpkg-deb and lintian it, install, verify, purge (skips otherwise)
 	./scripts/test-deb.sh

@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/lpictl/lpictl/configs"
 )

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Decode reads one YAML document into out, strictly: an unknown key is an

@@ -9,7 +9,7 @@ import (
 	"net/netip"
 	"slices"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Hop counts feed PerfBound's hop factor l = bound × Σ p_i / h_i (docs/model.md

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/lpictl/lpictl/controller/replay"
 	"github.com/lpictl/lpictl/predictor"

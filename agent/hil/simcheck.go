@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/lpictl/lpictl/agent"
 	"github.com/lpictl/lpictl/controller"

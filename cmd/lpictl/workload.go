@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/renameio/v2"
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/predictor"
