@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,17 +28,6 @@ import (
 	"github.com/lpictl/lpictl/sim/estimate"
 )
 
-// Systemd notification states (sd_notify).
-const (
-	NotifyReady     = "READY=1"
-	NotifyStopping  = "STOPPING=1"
-	NotifyReloading = "RELOADING=1"
-	// NotifyWatchdog keeps systemd's WatchdogSec= from killing the agent:
-	// sent from the decision loop every half watchdog interval when
-	// $WATCHDOG_USEC is set.
-	NotifyWatchdog = "WATCHDOG=1"
-)
-
 // restoreTimeout bounds restoring every port at shutdown.
 const restoreTimeout = 30 * time.Second
 
@@ -46,7 +38,11 @@ type Options struct {
 	// Logger (nil = discard) and Level, which a reload updates.
 	Logger *slog.Logger
 	Level  *slog.LevelVar
-	// Notify receives sd_notify states (nil = none).
+	// Notify receives sd_notify states (nil = none), e.g.
+	// func(s string) { daemon.SdNotify(false, s) } of go-systemd: READY=1
+	// once running, RELOADING=1 with MONOTONIC_USEC= and then READY=1
+	// around a reload, STOPPING=1, STATUS= lines, and WATCHDOG=1 pings
+	// when $WATCHDOG_USEC asks for them.
 	Notify func(state string)
 	// Reload returns the configuration to switch to on SIGHUP.
 	Reload func() (Config, error)
@@ -227,45 +223,17 @@ func (a *Agent) notify(s string) {
 // changed port has been restored (unless safety.restore_on_exit is off).
 func (a *Agent) Run(ctx context.Context, hup <-chan struct{}) error {
 	defer a.backend.Close()
-	defer func() {
-		if a.state != nil {
-			a.state.Close()
-		}
-	}()
+	defer a.closeState()
 	if a.backend.Persistent() {
 		if err := a.openState(ctx, a.cfg.Mode); err != nil {
 			return err
 		}
 	}
-	var srv *http.Server
-	if l := a.cfg.Metrics.Listen; l != MetricsOff {
-		if err := web.Validate(a.cfg.Metrics.WebConfigFile); err != nil {
-			return fmt.Errorf("metrics.web_config_file %s: %w", a.cfg.Metrics.WebConfigFile, err)
-		}
-		ln, err := net.Listen("tcp", l)
-		if err != nil {
-			return fmt.Errorf("metrics.listen %s: %w", l, err)
-		}
-		a.addr.Store(ln.Addr().String())
-		srv = &http.Server{Handler: a.handler(), ReadHeaderTimeout: 5 * time.Second}
-		// exporter-toolkit: TLS and basic auth from metrics.web_config_file,
-		// read again on every connection and request.
-		webFile := a.cfg.Metrics.WebConfigFile
-		flags := &web.FlagConfig{WebListenAddresses: &[]string{l}, WebSystemdSocket: new(bool), WebConfigFile: &webFile}
-		go func() {
-			if err := web.Serve(ln, srv, flags, a.log.With("component", "metrics")); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				a.log.Error("metrics server", "error", err)
-			}
-		}()
-		a.log.Info("metrics listening", "addr", ln.Addr().String(), "web_config_file", webFile)
+	srv, err := a.serveMetrics()
+	if err != nil {
+		return err
 	}
-	defer func() {
-		if srv != nil {
-			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(sctx)
-		}
-	}()
+	defer stopServer(srv)
 
 	if err := a.syncPorts(ctx); err != nil {
 		if ctx.Err() != nil {
@@ -276,24 +244,86 @@ func (a *Agent) Run(ctx context.Context, hup <-chan struct{}) error {
 	}
 	a.tick(ctx)
 	a.ready.Store(true)
-	a.notify(NotifyReady)
+	a.notify(daemon.SdNotifyReady)
 	a.notifyStatus()
 	a.log.Info("agent running", "mode", a.cfg.Mode, "backend", a.backend.Name(),
 		"ports", a.portCount(), "interval", a.cfg.Interval)
 
-	// systemd's watchdog (WatchdogSec=): pinged from this loop, so a
-	// stuck decision round stops the pings and systemd restarts the agent.
-	var watchdog <-chan time.Time
-	if wd, err := daemon.SdWatchdogEnabled(false); err != nil {
-		a.log.Warn("systemd watchdog: ignoring $WATCHDOG_USEC", "error", err)
-	} else if wd > 0 {
-		a.notify(NotifyWatchdog)
-		wt := time.NewTicker(wd / 2)
-		defer wt.Stop()
-		watchdog = wt.C
-		a.log.Info("systemd watchdog enabled", "timeout", wd, "ping_every", wd/2)
-	}
+	watchdog, stopWatchdog := a.startWatchdog()
+	defer stopWatchdog()
+	return a.loop(ctx, hup, watchdog)
+}
 
+// closeState closes the state file, if one is open.
+func (a *Agent) closeState() {
+	if a.state != nil {
+		a.state.Close()
+	}
+}
+
+// serveMetrics starts serving /metrics, /healthz and /readyz on
+// metrics.listen (no server when it is off).
+func (a *Agent) serveMetrics() (*http.Server, error) {
+	l := a.cfg.Metrics.Listen
+	if l == MetricsOff {
+		return nil, nil
+	}
+	if err := web.Validate(a.cfg.Metrics.WebConfigFile); err != nil {
+		return nil, fmt.Errorf("metrics.web_config_file %s: %w", a.cfg.Metrics.WebConfigFile, err)
+	}
+	ln, err := net.Listen("tcp", l)
+	if err != nil {
+		return nil, fmt.Errorf("metrics.listen %s: %w", l, err)
+	}
+	a.addr.Store(ln.Addr().String())
+	srv := &http.Server{Handler: a.handler(), ReadHeaderTimeout: 5 * time.Second}
+	// exporter-toolkit: TLS and basic auth from metrics.web_config_file,
+	// read again on every connection and request.
+	webFile := a.cfg.Metrics.WebConfigFile
+	flags := &web.FlagConfig{WebListenAddresses: &[]string{l}, WebSystemdSocket: new(bool), WebConfigFile: &webFile}
+	go func() {
+		if err := web.Serve(ln, srv, flags, a.log.With("component", "metrics")); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error("metrics server", "error", err)
+		}
+	}()
+	a.log.Info("metrics listening", "addr", ln.Addr().String(), "web_config_file", webFile)
+	return srv, nil
+}
+
+// stopServer shuts the metrics server down (nil: none runs).
+func stopServer(srv *http.Server) {
+	if srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(ctx)
+}
+
+// startWatchdog starts systemd's watchdog pings (WatchdogSec=) when
+// $WATCHDOG_USEC asks for them: the first now, then one on every value of
+// the returned channel (every half watchdog interval), which the decision
+// loop sends, so that a stuck decision round stops the pings and systemd
+// restarts the agent. Without $WATCHDOG_USEC the channel is nil. stop
+// releases the ticker.
+func (a *Agent) startWatchdog() (pings <-chan time.Time, stop func()) {
+	wd, err := daemon.SdWatchdogEnabled(false)
+	if err != nil {
+		a.log.Warn("systemd watchdog: ignoring $WATCHDOG_USEC", "error", err)
+		return nil, func() {}
+	}
+	if wd <= 0 {
+		return nil, func() {}
+	}
+	a.notify(daemon.SdNotifyWatchdog)
+	t := time.NewTicker(wd / 2)
+	a.log.Info("systemd watchdog enabled", "timeout", wd, "ping_every", wd/2)
+	return t.C, t.Stop
+}
+
+// loop decides every interval until ctx ends, then shuts down; between
+// rounds it pings the watchdog and reloads the configuration on hup.
+func (a *Agent) loop(ctx context.Context, hup <-chan struct{}, watchdog <-chan time.Time) error {
 	interval := a.cfg.Interval.D()
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
@@ -303,37 +333,60 @@ func (a *Agent) Run(ctx context.Context, hup <-chan struct{}) error {
 		case <-ctx.Done():
 			return a.shutdown()
 		case <-watchdog:
-			a.notify(NotifyWatchdog)
+			a.notify(daemon.SdNotifyWatchdog)
 		case <-hup:
-			a.notify(NotifyReloading)
+			// systemd (Type=notify-reload, or ExecReload= with
+			// Type=notify) waits from RELOADING=1 for READY=1.
+			a.notify(reloadingState())
 			a.reload(ctx)
 			if iv := a.interval(); iv != interval {
 				interval = iv
 				ticker.Reset(interval)
 			}
-			a.notify(NotifyReady)
+			a.notify(daemon.SdNotifyReady)
 			a.notifyStatus()
 		case <-ticker.C:
-			if err := a.backend.Step(ctx); err != nil && ctx.Err() == nil {
-				a.warnRepeat(slog.LevelWarn, "", "", "backend step failed", "error", err)
-			}
-			a.tick(ctx)
-			if a.anyGone() {
-				// A port was deleted or renamed: close or follow it now,
-				// not at the next rescan.
-				lastScan = a.clock()
-				if err := a.syncPorts(ctx); err != nil && ctx.Err() == nil {
-					a.warnRepeat(slog.LevelWarn, "", "", "port rescan failed", "error", err)
-				}
-			} else if rs := a.rescanInterval(); rs > 0 && a.clock().Sub(lastScan) >= rs {
-				lastScan = a.clock()
-				if err := a.syncPorts(ctx); err != nil && ctx.Err() == nil {
-					a.warnRepeat(slog.LevelWarn, "", "", "port rescan failed", "error", err)
-				}
-			}
-			a.notifyStatus()
+			lastScan = a.round(ctx, lastScan)
 		}
 	}
+}
+
+// reloadingState is sd_notify's RELOADING=1 with MONOTONIC_USEC=, the
+// CLOCK_MONOTONIC time in µs it was sent at: systemd ≥ 253 matches it
+// against the reload it started (Type=notify-reload requires it), older
+// ones ignore the field.
+func reloadingState() string {
+	s := daemon.SdNotifyReloading
+	if m := strings.TrimSuffix(daemon.SdNotifyMonotonicUsec(), "\n"); m != "" {
+		s += "\n" + m
+	}
+	return s
+}
+
+// round runs one decision round after a backend step. A port found deleted
+// or renamed is closed or followed at once, not at the next rescan; the
+// other ports are rescanned every ports.rescan_interval. It returns when
+// the ports were last scanned.
+func (a *Agent) round(ctx context.Context, lastScan time.Time) time.Time {
+	if err := a.backend.Step(ctx); err != nil && ctx.Err() == nil {
+		a.warnRepeat(slog.LevelWarn, "", "", "backend step failed", "error", err)
+	}
+	a.tick(ctx)
+	if a.anyGone() || a.rescanDue(lastScan) {
+		lastScan = a.clock()
+		if err := a.syncPorts(ctx); err != nil && ctx.Err() == nil {
+			a.warnRepeat(slog.LevelWarn, "", "", "port rescan failed", "error", err)
+		}
+	}
+	a.notifyStatus()
+	return lastScan
+}
+
+// rescanDue says whether ports.rescan_interval (if any) has passed since
+// lastScan.
+func (a *Agent) rescanDue(lastScan time.Time) bool {
+	rs := a.rescanInterval()
+	return rs > 0 && a.clock().Sub(lastScan) >= rs
 }
 
 // notifyStatus sends systemd a STATUS= line (`systemctl status` shows it)
@@ -433,7 +486,7 @@ func (a *Agent) portCount() int {
 // shutdown restores and closes every port.
 func (a *Agent) shutdown() error {
 	a.ready.Store(false)
-	a.notify(NotifyStopping)
+	a.notify(daemon.SdNotifyStopping)
 	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
 	defer cancel()
 	a.mu.Lock()
@@ -582,9 +635,7 @@ func (a *Agent) recoverPending(ctx context.Context) {
 		a.restore[0]++
 		a.log.Info("restored original EEE settings after unclean stop", "device", target,
 			"tx_lpi_timer", r.Original.TxLPITimer, "tx_lpi_enabled", r.Original.TxLPIEnabled)
-		if err := a.state.Forget(r.Name); err != nil {
-			a.log.Error("state file", "error", err)
-		}
+		a.forget(r.Name)
 	}
 }
 
@@ -597,16 +648,37 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	cfg := a.cfg
 	want := map[string]PortInfo{}
 	for _, in := range infos {
-		if cfg.Ports.Selected(in.Name, in.Driver) {
+		if a.cfg.Ports.Selected(in.Name, in.Driver) {
 			want[in.Name] = in
 		}
 	}
+	a.dropPorts(ctx, infos, want)
+	now := a.backend.Now()
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		in := want[name]
+		spec := a.cfg.portSpec(in)
+		if p, ok := a.ports[name]; ok {
+			a.updatePort(p, in, spec, now)
+		} else {
+			a.addPort(ctx, in, spec, now)
+		}
+	}
+	if len(a.ports) == 0 {
+		a.log.Warn("no ports selected: "+a.cfg.Ports.NoneSelected(len(infos)), "mode", a.cfg.Mode)
+	}
+	return nil
+}
+
+// dropPorts closes the open ports that are not in want (the selected ports
+// of infos, the backend's list) or are gone, restoring them, and follows
+// the renamed ones.
+func (a *Agent) dropPorts(ctx context.Context, infos []PortInfo, want map[string]PortInfo) {
 	for _, name := range a.sortedNames() {
 		p := a.ports[name]
-		if _, ok := want[name]; ok && !p.gone {
+		_, wanted := want[name]
+		if wanted && !p.gone {
 			continue
 		}
 		if in, ok := a.renamedTo(p, infos); ok {
@@ -614,7 +686,7 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 			continue
 		}
 		why := "port no longer selected"
-		if _, ok := want[name]; !ok && !containsName(infos, name) {
+		if !wanted && !containsName(infos, name) {
 			why = "port disappeared"
 		} else if p.gone {
 			why = "port gone"
@@ -630,92 +702,103 @@ func (a *Agent) syncPorts(ctx context.Context) error {
 		p.port.Close()
 		delete(a.ports, name)
 	}
-	now := a.backend.Now()
-	names := make([]string, 0, len(want))
-	for n := range want {
-		names = append(names, n)
+}
+
+// updatePort takes an open port's fresh info and restarts its controller
+// when its configuration, or who holds it to its delay budget, changed.
+func (a *Agent) updatePort(p *portState, in PortInfo, spec PortSpec, now time.Duration) {
+	p.info = in
+	if reflect.DeepEqual(spec, p.spec) && a.wantsPortLedger(p, p.ctl.Guarded() || p.portLedger) == p.portLedger {
+		return
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		in := want[name]
-		spec := cfg.portSpec(in)
-		if p, ok := a.ports[name]; ok {
-			p.info = in
-			if !reflect.DeepEqual(spec, p.spec) || a.wantsPortLedger(p, p.ctl.Guarded() || p.portLedger) != p.portLedger {
-				ctl, _, err := newController(spec, now)
-				if err != nil {
-					a.log.Error("port configuration", "device", name, "error", err)
-					continue
-				}
-				a.log.Info("port configuration changed; predictor restarted", "device", name,
-					"predictor", spec.Predictor.Kind)
-				p.ctl, p.spec = ctl, spec
-				run, err := a.armLedger(p, now)
-				if err != nil {
-					a.log.Error("port configuration", "device", name, "error", err)
-				}
-				p.trace = a.traceFor(name, run, now)
-				p.bindSent()
-			}
-			continue
-		}
-		ctl, _, err := newController(spec, now)
-		if err != nil {
-			a.log.Error("port configuration", "device", name, "error", err)
-			continue
-		}
-		port, err := a.backend.Open(ctx, in)
-		if err != nil {
-			a.log.Error("open port", "device", name, "error", err)
-			continue
-		}
-		if o, ok := port.(interface{ Observation() string }); ok {
-			in.Observation = o.Observation()
-		}
-		p := &portState{info: in, port: port, spec: spec, ctl: ctl, started: now,
-			errors: map[string]uint64{}, logged: map[string]bool{}, hist: make([]uint64, len(gapBuckets))}
-		// lpictl_carrier_changes_total counts from here.
-		if c, err := port.Counters(ctx); err == nil {
-			p.noteCarrier(c.CarrierChanges)
-		}
-		if a.state != nil {
-			if r, ok := a.state.Lookup(name); ok {
-				o := r.Original
-				p.original = &o
-			}
-		}
-		if f, ok := port.(firmwarePort); ok {
-			p.firmware = f.Firmware(ctx)
-		}
-		run, err := a.armLedger(p, now)
-		if err != nil {
-			a.log.Error("port configuration", "device", name, "error", err)
-		}
-		p.trace = a.traceFor(name, run, now)
-		p.bindSent()
-		preset := "off"
-		if cfg.Estimate.On() {
-			if p.est, preset, err = newEstimator(cfg.Estimate, in, spec, now); errors.Is(err, errPresetUnknown) {
-				// Not a fault: say so rather than guess a preset.
-				preset = "none (" + err.Error() + ")"
-			} else if err != nil {
-				a.log.Warn("no estimates for this port", "device", name, "error", err)
-				preset = "none"
-			}
-		}
-		a.ports[name] = p
-		mc, from := cfg.missCost(in)
-		if spec.Controller.MissCost != predictor.Duration(mc) {
-			from = "configured"
-		}
-		a.log.Info("port selected", "device", name, "driver", in.Driver, "observation", in.Observation,
-			"can_set_timer", in.CanSet, "reason", in.Reason, "predictor", spec.Predictor.Kind, "estimate_preset", preset,
-			"ledger", ledgerWho(p), "miss_cost", spec.Controller.MissCost.D(), "miss_cost_from", from)
+	ctl, _, err := newController(spec, now)
+	if err != nil {
+		a.log.Error("port configuration", "device", in.Name, "error", err)
+		return
 	}
-	if len(a.ports) == 0 {
-		a.log.Warn("no ports selected: "+cfg.Ports.NoneSelected(len(infos)), "mode", cfg.Mode)
+	a.log.Info("port configuration changed; predictor restarted", "device", in.Name,
+		"predictor", spec.Predictor.Kind)
+	p.ctl, p.spec = ctl, spec
+	a.armPort(p, now)
+}
+
+// addPort opens a newly selected port and starts its controller (spec).
+func (a *Agent) addPort(ctx context.Context, in PortInfo, spec PortSpec, now time.Duration) {
+	ctl, _, err := newController(spec, now)
+	if err != nil {
+		a.log.Error("port configuration", "device", in.Name, "error", err)
+		return
 	}
-	return nil
+	port, err := a.backend.Open(ctx, in)
+	if err != nil {
+		a.log.Error("open port", "device", in.Name, "error", err)
+		return
+	}
+	in.Observation = observation(port, in.Observation)
+	p := &portState{info: in, port: port, spec: spec, ctl: ctl, started: now,
+		errors: map[string]uint64{}, logged: map[string]bool{}, hist: make([]uint64, len(gapBuckets))}
+	// lpictl_carrier_changes_total counts from here.
+	if c, err := port.Counters(ctx); err == nil {
+		p.noteCarrier(c.CarrierChanges)
+	}
+	if a.state != nil {
+		if r, ok := a.state.Lookup(in.Name); ok {
+			o := r.Original
+			p.original = &o
+		}
+	}
+	if f, ok := port.(firmwarePort); ok {
+		p.firmware = f.Firmware(ctx)
+	}
+	a.armPort(p, now)
+	preset := a.startEstimates(p, now)
+	a.ports[in.Name] = p
+	mc, from := a.cfg.missCost(in)
+	if spec.Controller.MissCost != predictor.Duration(mc) {
+		from = "configured"
+	}
+	a.log.Info("port selected", "device", in.Name, "driver", in.Driver, "observation", in.Observation,
+		"can_set_timer", in.CanSet, "reason", in.Reason, "predictor", spec.Predictor.Kind, "estimate_preset", preset,
+		"ledger", ledgerWho(p), "miss_cost", spec.Controller.MissCost.D(), "miss_cost_from", from)
+}
+
+// observation is how the opened port observes its idle periods, as the
+// port says where it can (Observation), else listed (the backend's list).
+func observation(port Port, listed string) string {
+	if o, ok := port.(interface{ Observation() string }); ok {
+		return o.Observation()
+	}
+	return listed
+}
+
+// armPort arms the delay ledger of the port's (new) controller and gives
+// the controller the port's trace and hop counts.
+func (a *Agent) armPort(p *portState, now time.Duration) {
+	run, err := a.armLedger(p, now)
+	if err != nil {
+		a.log.Error("port configuration", "device", p.info.Name, "error", err)
+	}
+	p.trace = a.traceFor(p.info.Name, run, now)
+	p.bindSent()
+}
+
+// startEstimates sets up the port's estimates of what EEE would save (when
+// estimate is on) and returns the preset they use, for the log.
+func (a *Agent) startEstimates(p *portState, now time.Duration) string {
+	if !a.cfg.Estimate.On() {
+		return "off"
+	}
+	est, preset, err := newEstimator(a.cfg.Estimate, p.info, p.spec, now)
+	p.est = est
+	switch {
+	case errors.Is(err, errPresetUnknown):
+		// Not a fault: say so rather than guess a preset.
+		return "none (" + err.Error() + ")"
+	case err != nil:
+		a.log.Warn("no estimates for this port", "device", p.info.Name, "error", err)
+		return "none"
+	}
+	return preset
 }
 
 // renamedTo finds the port p under another name: a listed port that is not
@@ -755,9 +838,7 @@ func (a *Agent) followRename(ctx context.Context, p *portState, in PortInfo, wan
 		port, err := a.backend.Open(ctx, in)
 		if err == nil {
 			a.log.Info("port renamed; following it under its new name", "device", old, "new_name", in.Name)
-			if o, ok := port.(interface{ Observation() string }); ok {
-				in.Observation = o.Observation()
-			}
+			in.Observation = observation(port, in.Observation)
 			if a.state != nil {
 				if err := a.state.Rename(old, in.Name); err != nil {
 					a.log.Error("state file", "device", in.Name, "error", err)
@@ -785,11 +866,7 @@ func (a *Agent) followRename(ctx context.Context, p *portState, in PortInfo, wan
 	a.restore[0]++
 	a.log.Info("restored original EEE settings", "device", in.Name, "reason", "port renamed to "+in.Name,
 		"tx_lpi_timer", orig.TxLPITimer, "tx_lpi_enabled", orig.TxLPIEnabled)
-	if a.state != nil {
-		if err := a.state.Forget(old); err != nil {
-			a.log.Error("state file", "error", err)
-		}
-	}
+	a.forget(old)
 }
 
 func containsName(infos []PortInfo, name string) bool {
@@ -1117,6 +1194,31 @@ func (a *Agent) checkHarm(ctx context.Context, p *portState, now time.Duration) 
 
 // apply sets the port's timer to pdt when safety allows it.
 func (a *Agent) apply(ctx context.Context, p *portState, now, pdt time.Duration) {
+	if !a.mayApply(p, now, pdt) || !a.claim(p) {
+		return
+	}
+	// A timer this agent did not write is noticed before the next write,
+	// not only at the next refresh: never fight another writer.
+	if p.hasRequested {
+		if st, err := p.port.EEE(ctx); err == nil && st.TxLPITimer != p.eee.TxLPITimer {
+			a.foreignChange(p, st.TxLPITimer)
+			return
+		}
+	}
+	if !a.recordOriginal(p) {
+		return // never change a port whose original is not on disk
+	}
+	if a.setPDT(ctx, p, now, pdt) {
+		a.applyHold(ctx, p)
+	}
+}
+
+// mayApply says whether the port's timer may be set to pdt now: the port
+// can set it, is enforced (not another writer's, not quarantined, backed
+// off or warming up), its EEE state is known, pdt is a change worth a
+// write, there is a state file for the original settings (a persistent
+// backend) and EEE and tx LPI are on.
+func (a *Agent) mayApply(p *portState, now, pdt time.Duration) bool {
 	switch {
 	case !p.info.CanSet:
 		if !p.logged["not-supported"] {
@@ -1124,14 +1226,14 @@ func (a *Agent) apply(ctx context.Context, p *portState, now, pdt time.Duration)
 		}
 		a.warnOnce(p, "not-supported", "enforce: tx LPI timer cannot be set on this port; it stays observe-only",
 			"device", p.info.Name, "driver", p.info.Driver, "reason", p.info.Reason)
-		return
+		return false
 	case p.foreign != "", !p.guard.mayChange(now), now-p.started < a.cfg.Safety.Warmup.D(), !p.eeeKnown:
-		return
+		return false
 	case p.hasRequested && p.requested == pdt:
-		return
+		return false
 	case !p.hasRequested && firstChange(pdt, p.eee.TxLPITimer, p.spec.Controller.Hysteresis) == firstEqual:
 		p.requested, p.hasRequested = pdt, true
-		return
+		return false
 	case !p.hasRequested && firstChange(pdt, p.eee.TxLPITimer, p.spec.Controller.Hysteresis) == firstHeld:
 		// The first decision against the timer in force, under the
 		// rule the controller applies to later changes: a write (and
@@ -1142,53 +1244,68 @@ func (a *Agent) apply(ctx context.Context, p *portState, now, pdt time.Duration)
 			a.log.Debug("decision held by hysteresis against the timer in force", "device", p.info.Name,
 				"pdt", pdt, "tx_lpi_timer", p.eee.TxLPITimer)
 		}
-		return
+		return false
 	case a.backend.Persistent() && a.state == nil:
 		a.warnOnce(p, "no-state", "enforce: no state file, so no change (restart the agent in enforce mode)",
 			"device", p.info.Name, "state_dir", a.cfg.StateDir)
-		return
+		return false
 	case !p.eee.Enabled || !p.eee.TxLPIEnabled:
 		a.warnOnce(p, "eee-off", "EEE or tx LPI is off on this port; lpictl never turns it on, so the timer is left alone",
 			"device", p.info.Name, "eee_enabled", p.eee.Enabled, "tx_lpi_enabled", p.eee.TxLPIEnabled)
-		return
+		return false
 	}
-	if !p.claimed {
-		if c, ok := p.port.(Claimer); ok {
-			if err := c.Claim(); err != nil {
-				p.foreign = err.Error()
-				p.errors["external_change"]++
-				a.log.Warn("enforce: the port is owned by another process; not enforcing it", "device", p.info.Name, "error", err)
-				return
-			}
+	return true
+}
+
+// claim makes this agent the port's owner before its first write (where
+// the port has owners: Claimer). It returns false, and stops enforcing the
+// port, when another process owns it.
+func (a *Agent) claim(p *portState) bool {
+	if p.claimed {
+		return true
+	}
+	if c, ok := p.port.(Claimer); ok {
+		if err := c.Claim(); err != nil {
+			p.foreign = err.Error()
+			p.errors["external_change"]++
+			a.log.Warn("enforce: the port is owned by another process; not enforcing it", "device", p.info.Name, "error", err)
+			return false
 		}
-		p.claimed = true
 	}
-	// A timer this agent did not write is noticed before the next write,
-	// not only at the next refresh: never fight another writer.
-	if p.hasRequested {
-		if st, err := p.port.EEE(ctx); err == nil && st.TxLPITimer != p.eee.TxLPITimer {
-			a.foreignChange(p, st.TxLPITimer)
-			return
+	p.claimed = true
+	return true
+}
+
+// recordOriginal records the port's original EEE settings before its
+// first change, in the state file first when there is one (a record of an
+// earlier run wins: the first original). It returns false when the record
+// could not be written.
+func (a *Agent) recordOriginal(p *portState) bool {
+	if p.original != nil {
+		return true
+	}
+	orig := Settings{TxLPITimer: p.eee.TxLPITimer, TxLPIEnabled: p.eee.TxLPIEnabled}
+	if a.state != nil {
+		err := a.state.Record(PortRecord{Name: p.info.Name, Index: p.info.Index, MAC: p.info.MAC,
+			Driver: p.info.Driver, Backend: a.backend.Name(), Original: orig, RecordedAt: a.clock().UTC()})
+		if err != nil {
+			a.portError(p, "state", err)
+			return false
+		}
+		if r, ok := a.state.Lookup(p.info.Name); ok {
+			orig = r.Original
 		}
 	}
-	if p.original == nil {
-		orig := Settings{TxLPITimer: p.eee.TxLPITimer, TxLPIEnabled: p.eee.TxLPIEnabled}
-		if a.state != nil {
-			err := a.state.Record(PortRecord{Name: p.info.Name, Index: p.info.Index, MAC: p.info.MAC,
-				Driver: p.info.Driver, Backend: a.backend.Name(), Original: orig, RecordedAt: a.clock().UTC()})
-			if err != nil {
-				a.portError(p, "state", err)
-				return // never change a port whose original is not on disk
-			}
-			// A record of an earlier run wins (the first original).
-			if r, ok := a.state.Lookup(p.info.Name); ok {
-				orig = r.Original
-			}
-		}
-		p.original = &orig
-		a.log.Info("recorded original EEE settings", "device", p.info.Name,
-			"tx_lpi_timer", orig.TxLPITimer, "tx_lpi_enabled", orig.TxLPIEnabled)
-	}
+	p.original = &orig
+	a.log.Info("recorded original EEE settings", "device", p.info.Name,
+		"tx_lpi_timer", orig.TxLPITimer, "tx_lpi_enabled", orig.TxLPIEnabled)
+	return true
+}
+
+// setPDT writes pdt to the port's timer and starts the safety watches of a
+// change (carrier flaps; errors and drops when safety.harm_* is on) from
+// the counters just before it. It returns false if the port refused pdt.
+func (a *Agent) setPDT(ctx context.Context, p *portState, now, pdt time.Duration) bool {
 	carrier := p.counters.CarrierChanges
 	if c, err := p.port.Counters(ctx); err == nil {
 		carrier = c.CarrierChanges
@@ -1208,12 +1325,12 @@ func (a *Agent) apply(ctx context.Context, p *portState, now, pdt time.Duration)
 			p.errors["not_supported"]++
 			p.logged["not-supported"] = true
 			a.log.Warn("enforce: port refused the tx LPI timer; it stays observe-only", "device", p.info.Name, "error", err)
-			return
+			return false
 		}
 		a.portError(p, "apply", err)
 		// Try again after the rate limit, not every round.
 		p.guard.backoffUntil = now + p.spec.Controller.MinChangeInterval.D()
-		return
+		return false
 	}
 	if res.Clamped {
 		p.driverClamps++
@@ -1230,7 +1347,7 @@ func (a *Agent) apply(ctx context.Context, p *portState, now, pdt time.Duration)
 			"clamped", res.Clamped)
 	}
 	p.eee.TxLPITimer = res.Applied
-	a.applyHold(ctx, p)
+	return true
 }
 
 // foreignChange: the port's timer is one this agent did not write. It stops
@@ -1244,11 +1361,7 @@ func (a *Agent) foreignChange(p *portState, timer time.Duration) {
 		"device", p.info.Name, "timer", timer, "written", p.eee.TxLPITimer)
 	p.eee.TxLPITimer = timer
 	p.original = nil
-	if a.state != nil {
-		if err := a.state.Forget(p.info.Name); err != nil {
-			a.log.Error("state file", "error", err)
-		}
-	}
+	a.forget(p.info.Name)
 }
 
 // applyHold gives the port the hybrid hold its predictor chose with t_PDT,
@@ -1289,12 +1402,19 @@ func (a *Agent) restorePort(ctx context.Context, p *portState, why string) error
 	p.hasRequested = false
 	p.ledgerSet = false // Restore turned a port's own ledger off
 	p.eee.TxLPITimer, p.eee.TxLPIEnabled = orig.TxLPITimer, orig.TxLPIEnabled
-	if a.state != nil {
-		if err := a.state.Forget(p.info.Name); err != nil {
-			a.log.Error("state file", "error", err)
-		}
-	}
+	a.forget(p.info.Name)
 	return nil
+}
+
+// forget drops the port's record from the state file (if there is one):
+// its original settings are back, or are no longer this agent's to restore.
+func (a *Agent) forget(name string) {
+	if a.state == nil {
+		return
+	}
+	if err := a.state.Forget(name); err != nil {
+		a.log.Error("state file", "error", err)
+	}
 }
 
 // withinHysteresis applies the controller's hysteresis rule (a change of at

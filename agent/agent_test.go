@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -89,6 +90,43 @@ func value(m *dto.Metric) float64 {
 }
 
 func dev(name string) map[string]string { return map[string]string{"device": name} }
+
+// metricNames are the names of the metrics reg gathers.
+func metricNames(t *testing.T, reg prometheus.Gatherer) map[string]bool {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[string]bool{}
+	for _, mf := range mfs {
+		have[mf.GetName()] = true
+	}
+	return have
+}
+
+// TestBuildInfo: client_golang's go_build_info (the binary's module path,
+// version and checksum) beside lpictl_agent_info, which keeps the labels
+// the dashboard uses.
+func TestBuildInfo(t *testing.T) {
+	r := start(t, testConfig(t, agent.Observe, "eth0"), newFake("eth0"), nil)
+	reg := r.a.Registry()
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		t.Skip("no build information in the test binary")
+	}
+	want := map[string]string{"path": bi.Main.Path, "version": bi.Main.Version, "checksum": bi.Main.Sum}
+	if v := metric(t, reg, "go_build_info", want); v != 1 {
+		t.Errorf("go_build_info%v = %v, want 1", want, v)
+	}
+	if n, err := testutil.GatherAndCount(reg, "go_build_info"); err != nil || n != 1 {
+		t.Errorf("go_build_info: %d series (%v), want 1", n, err)
+	}
+	info := map[string]string{"version": "test", "mode": "observe", "backend": "fake"}
+	if v := metric(t, reg, "lpictl_agent_info", info); v != 1 {
+		t.Errorf("lpictl_agent_info%v = %v, want 1", info, v)
+	}
+}
 
 func TestObserveChangesNothing(t *testing.T) {
 	be := newFake("eth0", "eth1", "lo9")
@@ -315,14 +353,7 @@ func TestDashboardMetricsExist(t *testing.T) {
 	cfg.Limits.Ledger = &on
 	r := start(t, cfg, be, nil)
 	waitFor(t, "observations", func() bool { return metric(t, r.a.Registry(), "lpictl_idle_periods_total", dev("eth0")) > 0 })
-	mfs, err := r.a.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	have := map[string]bool{}
-	for _, mf := range mfs {
-		have[mf.GetName()] = true
-	}
+	have := metricNames(t, r.a.Registry())
 	for _, name := range regexp.MustCompile(`lpictl_[a-z_]+`).FindAllString(string(data), -1) {
 		base := strings.TrimSuffix(name, "_bucket")
 		if !have[base] && !strings.Contains(name, "_info") {
@@ -418,13 +449,7 @@ func TestCarrierChangesSinceOpened(t *testing.T) {
 // waitShort is waitFor with a deadline well below the 30 s rescan.
 func waitShort(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 2 s (the port rescan is 30 s)", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitWithin(t, 2*time.Second, what+" (the port rescan is 30 s)", cond)
 }
 
 // TestDeletedPortClosedAtOnce (issue 11, defect 11): a deleted port is

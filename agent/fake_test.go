@@ -280,7 +280,20 @@ type running struct {
 
 func start(t *testing.T, cfg agent.Config, be agent.Backend, reload func() (agent.Config, error)) *running {
 	t.Helper()
-	a, err := agent.New(agent.Options{Config: cfg, Backend: be, Reload: reload, Version: "test", Logger: testLogger(t)})
+	return startWith(t, agent.Options{Config: cfg, Backend: be, Reload: reload})
+}
+
+// startWith starts an agent of opts (Version "test" and the test's logger
+// unless set) and waits until it is ready.
+func startWith(t *testing.T, opts agent.Options) *running {
+	t.Helper()
+	if opts.Version == "" {
+		opts.Version = "test"
+	}
+	if opts.Logger == nil {
+		opts.Logger = testLogger(t)
+	}
+	a, err := agent.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,10 +323,16 @@ func (r *running) stop(t *testing.T) error {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	waitWithin(t, 10*time.Second, what, cond)
+}
+
+// waitWithin polls cond until it holds, failing the test after d.
+func waitWithin(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			t.Fatalf("timed out waiting for %s (%v)", what, d)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

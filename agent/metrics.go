@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -13,11 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lpictl/lpictl/predictor"
+	"github.com/coreos/go-systemd/v22/journal"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/controller"
+	"github.com/lpictl/lpictl/predictor"
 )
 
 // gapBuckets are the upper bounds (seconds) of lpictl_idle_gap_seconds:
@@ -95,7 +96,11 @@ type collector struct{ a *Agent }
 
 func newRegistry(a *Agent) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
+	// go_build_info (path, version, checksum of the main module, as the
+	// binary says) beside lpictl_agent_info (the version the build was
+	// stamped with, the mode and the backend, which the dashboard uses).
 	reg.MustRegister(collector{a},
+		collectors.NewBuildInfoCollector(),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg
@@ -125,101 +130,112 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	be := a.backend.Name()
-	gauge := func(d *prometheus.Desc, v float64, l ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, l...)
-	}
-	counter := func(d *prometheus.Desc, v float64, l ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, l...)
-	}
-	gauge(descAgentInfo, 1, a.opts.Version, string(a.cfg.Mode), be)
-	gauge(descAgentPorts, float64(len(a.ports)))
-	gauge(descAgentReady, b2f(a.ready.Load()))
-	counter(descReloads, float64(a.reloads[0]), "success")
-	counter(descReloads, float64(a.reloads[1]), "failure")
-	counter(descRestores, float64(a.restore[0]), "success")
-	counter(descRestores, float64(a.restore[1]), "failure")
-	gauge(descReloadOK, b2f(a.reloadOK))
-	gauge(descReloadAt, float64(a.reloadAt.UnixNano())/1e9)
-	gauge(descTickDuration, a.tickDur.Seconds())
+	gauge(ch, descAgentInfo, 1, a.opts.Version, string(a.cfg.Mode), be)
+	gauge(ch, descAgentPorts, float64(len(a.ports)))
+	gauge(ch, descAgentReady, b2f(a.ready.Load()))
+	counter(ch, descReloads, float64(a.reloads[0]), "success")
+	counter(ch, descReloads, float64(a.reloads[1]), "failure")
+	counter(ch, descRestores, float64(a.restore[0]), "success")
+	counter(ch, descRestores, float64(a.restore[1]), "failure")
+	gauge(ch, descReloadOK, b2f(a.reloadOK))
+	gauge(ch, descReloadAt, float64(a.reloadAt.UnixNano())/1e9)
+	gauge(ch, descTickDuration, a.tickDur.Seconds())
 	now := a.backend.Now()
 	for _, name := range a.sortedNames() {
-		p := a.ports[name]
-		l := []string{name, be}
-		st := p.ctl.Stats(now)
-		gauge(descPortInfo, 1, name, be, p.info.Driver, p.info.Observation, p.firmware, p.peerEEE)
-		gauge(descActuation, b2f(p.info.CanSet), l...)
-		if p.eeeKnown {
-			gauge(descEEEEnabled, b2f(p.eee.Enabled), l...)
-			gauge(descEEEActive, b2f(p.eee.Active), l...)
-			gauge(descTxLPIEnabled, b2f(p.eee.TxLPIEnabled), l...)
-			gauge(descTxLPITimer, p.eee.TxLPITimer.Seconds(), l...)
-		}
-		gauge(descPDT, st.Current.Seconds(), l...)
-		gauge(descPDTRec, st.Recommended.Seconds(), l...)
-		if p.holdSet {
-			h := p.hold.Seconds()
-			if p.hold == predictor.NeverHold {
-				h = math.Inf(1)
-			}
-			gauge(descHold, h, l...)
-		}
-		gauge(descPDTMean, st.Mean.Seconds(), l...)
-		pc := p.spec.Predictor
-		gauge(descPredInfo, 1, name, be, string(pc.Kind), string(pc.Histogram.Strategy), formatFloat(pc.Bound))
-		gauge(descPredBytes, float64(st.StateBytes), l...)
-		counter(descIdle, float64(p.hits+p.misses), l...)
-		counter(descHits, float64(p.hits), l...)
-		counter(descMisses, float64(p.misses), l...)
-		counter(descDecisions, float64(st.Decisions), l...)
-		counter(descPDTChanges, float64(st.Changes), l...)
-		counter(descHeld, float64(st.Suppressed+p.heldFirstCount), name, be, "hysteresis")
-		counter(descHeld, float64(st.RateLimited), name, be, "rate_limit")
-		counter(descClamps, float64(st.Clamps), name, be, "register")
-		counter(descClamps, float64(p.driverClamps), name, be, "driver")
-		counter(descEEEChanges, float64(p.changes), l...)
-		for _, k := range errorKinds {
-			counter(descErrors, float64(p.errors[k]), name, be, k)
-		}
-		gauge(descSettingsChg, b2f(p.settingsChanged()), l...)
-		gauge(descQuarantined, b2f(p.guard.quarantined), name, be, p.guard.reason)
-		gauge(descBackoff, p.guard.backoffLeft(now).Seconds(), l...)
-		counter(descFlaps, float64(p.guard.totalFlaps), l...)
-		if p.carrierKnown {
-			counter(descCarrier, float64(p.carrierSeen), l...)
-		}
-		if p.countersOK {
-			if p.counters.LowPowerKnown {
-				counter(descLPITime, p.counters.LowPowerTime.Seconds(), l...)
-			}
-			if p.counters.LPIEntriesKnown {
-				counter(descLPIEntries, float64(p.counters.LPIEntries), l...)
-			}
-		}
-		buckets := make(map[float64]uint64, len(gapBuckets))
-		var cum uint64
-		for i, ub := range gapBuckets {
-			cum += p.hist[i]
-			buckets[ub] = cum
-		}
-		ch <- prometheus.MustNewConstHistogram(descGapHist, p.histCount, p.histSum, buckets, l...)
-		if ls := p.ledgerStats(now, st); ls != nil {
-			who := ledgerWho(p)
-			if a.cfg.Mode != Enforce {
-				who = "observe"
-			}
-			ll := []string{name, be, who}
-			gauge(descBudget, ls.Budget.Seconds(), ll...)
-			gauge(descBudgetSpent, ls.Spent.Seconds(), ll...)
-			gauge(descBudgetReserve, ls.Reserve.Seconds(), ll...)
-			gauge(descBudgetRate, ls.Rate, ll...)
-			gauge(descBudgetRatio, ls.Ratio(), ll...)
-			counter(descBudgetHeld, float64(ls.Held), ll...)
-			counter(descBudgetHolds, float64(p.holds), ll...)
-			counter(descBudgetOverruns, float64(ls.Overruns), ll...)
-			counter(descBudgetUnmeas, float64(ls.Unmeasured), ll...)
-		}
-		p.collectEstimates(ch, now)
+		a.collectPort(ch, name, a.ports[name], be, now)
 	}
+}
+
+func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, l ...string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, l...)
+}
+
+func counter(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, l ...string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, l...)
+}
+
+// collectPort exports port name (p, of backend be) as of now.
+func (a *Agent) collectPort(ch chan<- prometheus.Metric, name string, p *portState, be string, now time.Duration) {
+	l := []string{name, be}
+	st := p.ctl.Stats(now)
+	gauge(ch, descPortInfo, 1, name, be, p.info.Driver, p.info.Observation, p.firmware, p.peerEEE)
+	gauge(ch, descActuation, b2f(p.info.CanSet), l...)
+	if p.eeeKnown {
+		gauge(ch, descEEEEnabled, b2f(p.eee.Enabled), l...)
+		gauge(ch, descEEEActive, b2f(p.eee.Active), l...)
+		gauge(ch, descTxLPIEnabled, b2f(p.eee.TxLPIEnabled), l...)
+		gauge(ch, descTxLPITimer, p.eee.TxLPITimer.Seconds(), l...)
+	}
+	gauge(ch, descPDT, st.Current.Seconds(), l...)
+	gauge(ch, descPDTRec, st.Recommended.Seconds(), l...)
+	if p.holdSet {
+		h := p.hold.Seconds()
+		if p.hold == predictor.NeverHold {
+			h = math.Inf(1)
+		}
+		gauge(ch, descHold, h, l...)
+	}
+	gauge(ch, descPDTMean, st.Mean.Seconds(), l...)
+	pc := p.spec.Predictor
+	gauge(ch, descPredInfo, 1, name, be, string(pc.Kind), string(pc.Histogram.Strategy), formatFloat(pc.Bound))
+	gauge(ch, descPredBytes, float64(st.StateBytes), l...)
+	counter(ch, descIdle, float64(p.hits+p.misses), l...)
+	counter(ch, descHits, float64(p.hits), l...)
+	counter(ch, descMisses, float64(p.misses), l...)
+	counter(ch, descDecisions, float64(st.Decisions), l...)
+	counter(ch, descPDTChanges, float64(st.Changes), l...)
+	counter(ch, descHeld, float64(st.Suppressed+p.heldFirstCount), name, be, "hysteresis")
+	counter(ch, descHeld, float64(st.RateLimited), name, be, "rate_limit")
+	counter(ch, descClamps, float64(st.Clamps), name, be, "register")
+	counter(ch, descClamps, float64(p.driverClamps), name, be, "driver")
+	counter(ch, descEEEChanges, float64(p.changes), l...)
+	for _, k := range errorKinds {
+		counter(ch, descErrors, float64(p.errors[k]), name, be, k)
+	}
+	gauge(ch, descSettingsChg, b2f(p.settingsChanged()), l...)
+	gauge(ch, descQuarantined, b2f(p.guard.quarantined), name, be, p.guard.reason)
+	gauge(ch, descBackoff, p.guard.backoffLeft(now).Seconds(), l...)
+	counter(ch, descFlaps, float64(p.guard.totalFlaps), l...)
+	if p.carrierKnown {
+		counter(ch, descCarrier, float64(p.carrierSeen), l...)
+	}
+	if p.countersOK {
+		if p.counters.LowPowerKnown {
+			counter(ch, descLPITime, p.counters.LowPowerTime.Seconds(), l...)
+		}
+		if p.counters.LPIEntriesKnown {
+			counter(ch, descLPIEntries, float64(p.counters.LPIEntries), l...)
+		}
+	}
+	buckets := make(map[float64]uint64, len(gapBuckets))
+	var cum uint64
+	for i, ub := range gapBuckets {
+		cum += p.hist[i]
+		buckets[ub] = cum
+	}
+	ch <- prometheus.MustNewConstHistogram(descGapHist, p.histCount, p.histSum, buckets, l...)
+	if ls := p.ledgerStats(now, st); ls != nil {
+		a.collectLedger(ch, p, ls, name, be)
+	}
+	p.collectEstimates(ch, now)
+}
+
+// collectLedger exports the port's delay budget (budget.go).
+func (a *Agent) collectLedger(ch chan<- prometheus.Metric, p *portState, ls *controller.LedgerStats, name, be string) {
+	who := ledgerWho(p)
+	if a.cfg.Mode != Enforce {
+		who = "observe"
+	}
+	ll := []string{name, be, who}
+	gauge(ch, descBudget, ls.Budget.Seconds(), ll...)
+	gauge(ch, descBudgetSpent, ls.Spent.Seconds(), ll...)
+	gauge(ch, descBudgetReserve, ls.Reserve.Seconds(), ll...)
+	gauge(ch, descBudgetRate, ls.Rate, ll...)
+	gauge(ch, descBudgetRatio, ls.Ratio(), ll...)
+	counter(ch, descBudgetHeld, float64(ls.Held), ll...)
+	counter(ch, descBudgetHolds, float64(p.holds), ll...)
+	counter(ch, descBudgetOverruns, float64(ls.Overruns), ll...)
+	counter(ch, descBudgetUnmeas, float64(ls.Unmeasured), ll...)
 }
 
 // Optional Port methods behind lpictl_port_info's firmware and
@@ -298,21 +314,17 @@ func NewLogger(cfg LogConfig, w io.Writer) (*slog.Logger, *slog.LevelVar) {
 	return slog.New(slog.NewTextHandler(w, opts)), lv
 }
 
-// toJournal says whether log lines written to w go to the journal:
-// $JOURNAL_STREAM is set (systemd sets it to the device and inode of the
-// stream it connects to stdout/stderr) and, when w is a file, names it.
+// toJournal says whether log lines written to w go to the journal: w is
+// the process's stderr (or stdout) and systemd connected it to the
+// journal's stream ($JOURNAL_STREAM names its device and inode).
 func toJournal(w io.Writer) bool {
-	js := os.Getenv("JOURNAL_STREAM")
-	if js == "" {
-		return false
+	var is bool
+	var err error
+	switch w {
+	case os.Stderr:
+		is, err = journal.StderrIsJournalStream()
+	case os.Stdout:
+		is, err = journal.StdoutIsJournalStream()
 	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return true
-	}
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return false
-	}
-	return js == fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+	return is && err == nil
 }

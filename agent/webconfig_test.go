@@ -237,14 +237,7 @@ func TestAlertMetricsExist(t *testing.T) {
 	on := controller.LedgerOn // the budget metrics: a fixed t_PDT has a ledger only when asked
 	cfg.Limits.Ledger = &on
 	r := start(t, cfg, be, nil)
-	mfs, err := r.a.Registry().Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	have := map[string]bool{}
-	for _, mf := range mfs {
-		have[mf.GetName()] = true
-	}
+	have := metricNames(t, r.a.Registry())
 	names := regexp.MustCompile(`lpictl_[a-z_]+`).FindAllString(string(data), -1)
 	if len(names) == 0 {
 		t.Fatal("the rules query no lpictl_ metric")

@@ -234,64 +234,106 @@ func New(t topo.Topology, p Params) (*Network, error) {
 	}
 	p.EEE.Prepare()
 	n := &Network{p: p, t: t, latency: newLogHist(), histPort: -1}
+	n.deriveTiming()
+	slotted, err := n.startPrototype()
+	if err != nil {
+		return nil, err
+	}
+	total, err := n.layoutPorts()
+	if err != nil {
+		return nil, err
+	}
+	if slotted {
+		n.slots = make([]*[slotChunk]ctlSlot, (total+slotChunk-1)/slotChunk)
+	}
+	if err := n.cableLinks(); err != nil {
+		return nil, err
+	}
+	if err := n.setupRouting(total); err != nil {
+		return nil, err
+	}
+	n.initQueues(total)
+	if err := n.startEngine(total); err != nil {
+		return nil, err
+	}
+	if p.TCEP.Enabled {
+		if n.tc, err = newTCEP(n); err != nil {
+			return nil, err
+		}
+		n.tcepSchedule(p.TCEP.ActivationEpoch, tcepTick, 0, 0)
+	}
+	return n, nil
+}
+
+// deriveTiming sets the serialisation rates, the power-down handshake, the
+// end-to-end gate and the ledger's miss cost from the parameters.
+func (n *Network) deriveTiming() {
+	p := &n.p
 	n.psPerByte = 8e12 / p.RateBps
 	n.xbarPsPerByte = n.psPerByte / p.Speedup
 	n.handshake = Ser(int64(p.ControlBytes), p.RateBps) + p.Propagation
-	n.p.EEE.Handshake = n.handshake
+	p.EEE.Handshake = n.handshake
 	if p.EEE.LPI == eee.PerDirection {
 		// Each transmitter decides alone: no power-down handshake.
-		n.p.EEE.Handshake = 0
+		p.EEE.Handshake = 0
 	}
 	if b := p.EndToEnd.Bound; b > 0 && p.EEE.Mode != eee.AlwaysOn {
 		h := p.EndToEnd.Headroom
 		if h == 0 {
-			h = n.p.EEE.Cycle()
+			h = p.EEE.Cycle()
 		}
-		n.p.EEE.Gate = eee.NewGate(b/(1+b), h)
+		p.EEE.Gate = eee.NewGate(b/(1+b), h)
 	}
-	if n.p.Controller.MissCost == 0 {
+	if p.Controller.MissCost == 0 {
 		// The ledger's miss cost: one whole power-down cycle of the mode.
-		n.p.Controller.MissCost = predictor.Duration(controller.ChargePS(n.p.EEE.Cycle()))
+		p.Controller.MissCost = predictor.Duration(controller.ChargePS(p.EEE.Cycle()))
 	}
+}
 
-	// The controller prototype validates the configuration and gives the
-	// t_PDT every port starts with.
+// startPrototype builds the controller prototype, which validates the
+// configuration and gives the t_PDT every port starts with (never with
+// EEE off). slotted: the predictor keeps per-port slots (PerfBoundCorrect).
+func (n *Network) startPrototype() (slotted bool, err error) {
 	n.initPDT = eee.Never
-	slotted := false
-	if p.EEE.Mode != eee.AlwaysOn {
-		ctl, err := newController(&n.p)
-		if err != nil {
-			return nil, err
-		}
-		// Decide at 0: under the ledger a link may not go down before the
-		// budget covers one wake-up, not even in the idle period every
-		// link starts with.
-		n.initPDT = toPS(ctl.Decide(0))
-		// A port whose controller is not built yet has the prototype's
-		// ledger: the peer rule reads this rather than building it.
-		n.initReady = ctl.SleepAllowedAt(0)
-		_, slotted = ctl.Predictor().(*predictor.PerfBoundCorrect)
+	if n.p.EEE.Mode == eee.AlwaysOn {
+		return false, nil
 	}
+	ctl, err := newController(&n.p)
+	if err != nil {
+		return false, err
+	}
+	// Decide at 0: under the ledger a link may not go down before the
+	// budget covers one wake-up, not even in the idle period every
+	// link starts with.
+	n.initPDT = toPS(ctl.Decide(0))
+	// A port whose controller is not built yet has the prototype's
+	// ledger: the peer rule reads this rather than building it.
+	n.initReady = ctl.SleepAllowedAt(0)
+	_, slotted = ctl.Predictor().(*predictor.PerfBoundCorrect)
+	return slotted, nil
+}
 
+// layoutPorts numbers the ports (the nodes' first, then each switch's from
+// swBase), gives each switch port its switch, local index and the class of
+// the switch's role, and returns the number of ports.
+func (n *Network) layoutPorts() (total int, err error) {
+	t := n.t
 	nodes, switches := t.Nodes(), t.Switches()
 	n.swBase = make([]int32, switches+1)
-	total := nodes
+	total = nodes
 	for s := 0; s < switches; s++ {
 		n.swBase[s] = int32(total)
 		r := t.Radix(s)
 		if r > 64 {
-			return nil, fmt.Errorf("topology.radix: the simulator's crossbar supports up to 64 ports per switch, switch %d has %d", s, r)
+			return 0, fmt.Errorf("topology.radix: the simulator's crossbar supports up to 64 ports per switch, switch %d has %d", s, r)
 		}
 		total += r
 	}
 	n.swBase[switches] = int32(total)
 	if total > math.MaxInt32/2 {
-		return nil, fmt.Errorf("topology: %d ports is too many", total)
+		return 0, fmt.Errorf("topology: %d ports is too many", total)
 	}
 	n.ports = make([]port, total)
-	if slotted {
-		n.slots = make([]*[slotChunk]ctlSlot, (total+slotChunk-1)/slotChunk)
-	}
 	n.classes = []string{"nic"}
 	roleClass := map[string]uint8{}
 	for i := range n.ports {
@@ -311,55 +353,69 @@ func New(t topo.Topology, p Params) (*Network, error) {
 			pt.sw, pt.local, pt.class = int32(s), uint8(j), c
 		}
 	}
-	links := t.Links()
+	return total, nil
+}
+
+// cableLinks joins the ports of each link, one eee.Link per link (both
+// ends share its power state) or per direction (eee.PerDirection), starts
+// the links with the initial t_PDT, gives it every port, and checks that
+// every node is cabled.
+func (n *Network) cableLinks() error {
+	links := n.t.Links()
 	n.nLinks = len(links)
-	if p.EEE.LPI == eee.PerDirection {
-		// One eee.Link per direction (model §1.2): port a transmits on
-		// 2·li, port b on 2·li+1, each as that link's only end (0).
+	perDirection := n.p.EEE.LPI == eee.PerDirection
+	if perDirection {
 		n.links = make([]eee.Link, 2*len(links))
-		for li, l := range links {
-			a, b := n.portOf(l.A), n.portOf(l.B)
-			if n.ports[a].peer >= 0 || n.ports[b].peer >= 0 {
-				return nil, fmt.Errorf("topology: port cabled twice (link %d)", li)
-			}
+	} else {
+		n.links = make([]eee.Link, len(links))
+	}
+	for li, l := range links {
+		a, b := n.portOf(l.A), n.portOf(l.B)
+		if n.ports[a].peer >= 0 || n.ports[b].peer >= 0 {
+			return fmt.Errorf("topology: port cabled twice (link %d)", li)
+		}
+		if perDirection {
+			// One eee.Link per direction (model §1.2): port a transmits
+			// on 2·li, port b on 2·li+1, each as that link's only end (0).
 			n.ports[a].peer, n.ports[a].link, n.ports[a].end = b, int32(2*li), 0
 			n.ports[b].peer, n.ports[b].link, n.ports[b].end = a, int32(2*li+1), 0
 			n.links[2*li].Start(0, n.initPDT)
 			n.links[2*li+1].Start(0, n.initPDT)
+			continue
 		}
-	} else {
-		n.links = make([]eee.Link, len(links))
-		for li, l := range links {
-			a, b := n.portOf(l.A), n.portOf(l.B)
-			if n.ports[a].peer >= 0 || n.ports[b].peer >= 0 {
-				return nil, fmt.Errorf("topology: port cabled twice (link %d)", li)
-			}
-			n.ports[a].peer, n.ports[a].link, n.ports[a].end = b, int32(li), 0
-			n.ports[b].peer, n.ports[b].link, n.ports[b].end = a, int32(li), 1
-			n.links[li].Start(0, n.initPDT)
-		}
+		n.ports[a].peer, n.ports[a].link, n.ports[a].end = b, int32(li), 0
+		n.ports[b].peer, n.ports[b].link, n.ports[b].end = a, int32(li), 1
+		n.links[li].Start(0, n.initPDT)
 	}
-	for i := 0; i < nodes; i++ {
-		if n.ports[i].peer < 0 {
-			return nil, fmt.Errorf("topology: node %d is not cabled", i)
+	nodes := n.t.Nodes()
+	for i := range n.ports {
+		if i < nodes && n.ports[i].peer < 0 {
+			return fmt.Errorf("topology: node %d is not cabled", i)
 		}
 		n.ports[i].pdt = n.initPDT
 	}
-	for i := nodes; i < total; i++ {
-		n.ports[i].pdt = n.initPDT
-	}
-	if p.Routing == RoutingECMP || p.Routing == RoutingPOWAR {
-		var err error
-		if n.ecmp, err = newECMP(t); err != nil {
-			return nil, err
+	return nil
+}
+
+// setupRouting builds the routing tables ECMP and POWAR need.
+func (n *Network) setupRouting(total int) error {
+	var err error
+	if n.p.Routing == RoutingECMP || n.p.Routing == RoutingPOWAR {
+		if n.ecmp, err = newECMP(n.t); err != nil {
+			return err
 		}
 	}
-	if p.Routing == RoutingPOWAR {
-		var err error
-		if n.pw, err = newPOWAR(t, &n.p, total); err != nil {
-			return nil, err
+	if n.p.Routing == RoutingPOWAR {
+		if n.pw, err = newPOWAR(n.t, &n.p, total); err != nil {
+			return err
 		}
 	}
+	return nil
+}
+
+// initQueues empties every port's output and input queues, marks every
+// port's queue empty in the hints, and makes the idle histograms.
+func (n *Network) initQueues(total int) {
 	n.in = make([]inPort, total)
 	n.hints = portHints{empty: make([]uint64, (total+63)/64), link: make([]int32, total)}
 	for i := range n.ports {
@@ -373,7 +429,13 @@ func New(t topo.Topology, p Params) (*Network, error) {
 	for i := range n.idle {
 		n.idle[i] = newLogHist()
 	}
+}
 
+// startEngine makes the event queue (its calendar sized for total ports
+// unless engine.queue's bucket and buckets are set) and the engine, and
+// gives the event kinds their lanes.
+func (n *Network) startEngine(total int) error {
+	p := &n.p
 	bucket, buckets := p.CalendarBucketPS, p.CalendarBuckets
 	if bucket == 0 {
 		// 16 MTU serialisation times per port: near the present a bucket
@@ -391,7 +453,7 @@ func New(t topo.Topology, p Params) (*Network, error) {
 	}
 	q, err := engine.NewQueue(p.Queue, bucket, buckets)
 	if err != nil {
-		return nil, fmt.Errorf("engine.queue: %w", err)
+		return fmt.Errorf("engine.queue: %w", err)
 	}
 	n.eng = engine.New(q, n)
 	// Kinds scheduled at a nearly constant delay from now get a lane
@@ -412,13 +474,7 @@ func New(t topo.Topology, p Params) (*Network, error) {
 	} {
 		n.eng.UseLane(kinds...)
 	}
-	if p.TCEP.Enabled {
-		if n.tc, err = newTCEP(n); err != nil {
-			return nil, err
-		}
-		n.tcepSchedule(p.TCEP.ActivationEpoch, tcepTick, 0, 0)
-	}
-	return n, nil
+	return nil
 }
 
 func newController(p *Params) (*controller.Port, error) {
