@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/vishvananda/netns"
 )
@@ -91,4 +92,22 @@ func netlinkHandleIn(ns netns.NsHandle) (*netlink.Handle, error) {
 		return nil, fmt.Errorf("netlink handle: %w", err)
 	}
 	return h, nil
+}
+
+// nsInode returns the inode of a network namespace (the caller's own for a
+// closed handle): with the ifindex, it names an interface host-wide.
+func nsInode(ns netns.NsHandle) (uint64, error) {
+	h := ns
+	if !ns.IsOpen() {
+		var err error
+		if h, err = netns.Get(); err != nil {
+			return 0, fmt.Errorf("get current network namespace: %w", err)
+		}
+		defer h.Close()
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(h), &st); err != nil {
+		return 0, fmt.Errorf("stat network namespace: %w", err)
+	}
+	return st.Ino, nil
 }
