@@ -232,27 +232,6 @@ func (s *linkStatsSource) close() error {
 	return nil
 }
 
-// netlinkHandleFor opens an rtnetlink handle in ns.
-func netlinkHandleFor(ns NetNS) (*netlink.Handle, error) {
-	if ns == "" {
-		h, err := netlink.NewHandle()
-		if err != nil {
-			return nil, fmt.Errorf("netlink handle: %w", err)
-		}
-		return h, nil
-	}
-	nsh, err := ns.open()
-	if err != nil {
-		return nil, err
-	}
-	defer nsh.Close()
-	h, err := netlink.NewHandleAt(nsh)
-	if err != nil {
-		return nil, fmt.Errorf("netlink handle in %s: %w", ns, err)
-	}
-	return h, nil
-}
-
 // LinkErrors are a link's cumulative error and drop counters from
 // IFLA_STATS64 (rtnl_link_stats64, as `ip -s link` shows them).
 type LinkErrors struct {

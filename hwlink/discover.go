@@ -90,7 +90,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) ([]PortInfo, error) {
 	defer h.Close()
 	links, err := h.LinkList()
 	if err != nil {
-		return nil, fmt.Errorf("list links: %w", classifyErrno(err))
+		return nil, fmt.Errorf("list links: %w", ClassifyErrno(err))
 	}
 	be, err := NewEthtoolBackend(BackendOptions{NetNS: opts.NetNS, Logger: log, SysfsRoot: opts.SysfsRoot})
 	if err != nil {

@@ -41,7 +41,7 @@ type DriverCaps struct {
 	DefaultSource string
 }
 
-// maxKernelTimer is the largest timer the ABI carries: u32 microseconds.
+// MaxTxLPITimer is the largest timer the ABI carries: u32 microseconds.
 const maxKernelTimer = time.Duration(math.MaxUint32) * time.Microsecond
 
 // driverTable is the per-driver knowledge from anchors-agent.md §1.6. Keys

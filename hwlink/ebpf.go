@@ -123,7 +123,7 @@ func LoadIdlegap(ringBytes int) (*bpf.IdlegapObjects, error) {
 	// Only kernels < 5.11 account BPF memory to RLIMIT_MEMLOCK; on newer
 	// ones this is a no-op.
 	if err := rlimit.RemoveMemlock(); err != nil {
-		return nil, fmt.Errorf("remove memlock limit: %w", classifyErrno(err))
+		return nil, fmt.Errorf("remove memlock limit: %w", ClassifyErrno(err))
 	}
 	spec, err := bpf.LoadIdlegap()
 	if err != nil {
@@ -135,23 +135,6 @@ func LoadIdlegap(ringBytes int) (*bpf.IdlegapObjects, error) {
 		return nil, fmt.Errorf("load eBPF program: %w", classifyBPFErr(err))
 	}
 	return objs, nil
-}
-
-// EBPFCapabilities are the capabilities loading and attaching the idlegap
-// TC program needs without root: CAP_BPF to load it and its maps,
-// CAP_PERFMON for the verifier to accept its pointer arithmetic and packet
-// access from a non-root user (without it the program is rejected), and
-// CAP_NET_ADMIN for the TC (TCX or clsact) attachment.
-const EBPFCapabilities = "CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN"
-
-func classifyBPFErr(err error) error {
-	switch {
-	case errors.Is(err, ebpf.ErrNotSupported):
-		return fmt.Errorf("%w: %w", ErrNotSupported, err)
-	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
-		return fmt.Errorf("%w (needs %s): %w", ErrPermission, EBPFCapabilities, err)
-	}
-	return err
 }
 
 // AttachEBPF loads the idlegap program and attaches it to cfg.Interface.
@@ -175,7 +158,7 @@ func AttachEBPF(ctx context.Context, cfg EBPFConfig) (*EBPFObserver, error) {
 		}
 	}()
 	if cfg.NetNS != "" {
-		h, err := cfg.NetNS.open()
+		h, err := cfg.NetNS.Open()
 		if err != nil {
 			return nil, err
 		}
@@ -282,14 +265,6 @@ func (o *EBPFObserver) init(objs *bpf.IdlegapObjects, speed uint64, floor time.D
 	return nil
 }
 
-func classifyLinkErr(err error) error {
-	var nf netlink.LinkNotFoundError
-	if errors.As(err, &nf) {
-		return fmt.Errorf("%w: %w", ErrNoDevice, err)
-	}
-	return classifyErrno(err)
-}
-
 func (o *EBPFObserver) attachTCX(prog *ebpf.Program, dir Direction) (link.Link, error) {
 	at := ebpf.AttachTCXEgress
 	if dir == Ingress {
@@ -332,7 +307,7 @@ func (t *tcAttachment) attach(h *netlink.Handle, prog *ebpf.Program, dir Directi
 	if !t.qdiscChecked {
 		qs, err := h.QdiscList(&netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: t.ifindex}})
 		if err != nil {
-			return fmt.Errorf("list qdiscs: %w", classifyErrno(err))
+			return fmt.Errorf("list qdiscs: %w", ClassifyErrno(err))
 		}
 		have := false
 		for _, q := range qs {
@@ -342,7 +317,7 @@ func (t *tcAttachment) attach(h *netlink.Handle, prog *ebpf.Program, dir Directi
 		}
 		if !have {
 			if err := h.QdiscAdd(clsactQdisc(t.ifindex)); err != nil {
-				return fmt.Errorf("add clsact qdisc: %w", classifyErrno(err))
+				return fmt.Errorf("add clsact qdisc: %w", ClassifyErrno(err))
 			}
 			t.addedQdisc = true
 		}
@@ -366,7 +341,7 @@ func (t *tcAttachment) attach(h *netlink.Handle, prog *ebpf.Program, dir Directi
 		DirectAction: true,
 	}
 	if err := h.FilterAdd(f); err != nil {
-		return fmt.Errorf("add %s filter: %w", dir, classifyErrno(err))
+		return fmt.Errorf("add %s filter: %w", dir, ClassifyErrno(err))
 	}
 	t.filters = append(t.filters, f)
 	return nil
@@ -488,7 +463,7 @@ func (o *EBPFObserver) lookupPerCPU(key uint32) error {
 	runtime.KeepAlive(o.statsBuf)
 	runtime.KeepAlive(o.objs.Stats)
 	if errno != 0 {
-		return classifyErrno(errno)
+		return ClassifyErrno(errno)
 	}
 	return nil
 }

@@ -56,13 +56,6 @@ func encodeEEESetRequest(ifname string, set EEESet) ([]byte, error) {
 	return ae.Encode()
 }
 
-func checkIfname(ifname string) error {
-	if ifname == "" || len(ifname) >= unix.IFNAMSIZ {
-		return fmt.Errorf("invalid interface name %q", ifname)
-	}
-	return nil
-}
-
 func boolU8(b bool) uint8 {
 	if b {
 		return 1

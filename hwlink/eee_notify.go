@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/mdlayher/genetlink"
@@ -100,7 +99,7 @@ func SubscribeEEE(ctx context.Context, opts EEESubscribeOptions) (<-chan EEEEven
 func dialEthtoolMonitor(ns NetNS) (*genetlink.Conn, error) {
 	cfg := &netlink.Config{}
 	if ns != "" {
-		h, err := ns.open()
+		h, err := ns.Open()
 		if err != nil {
 			return nil, err
 		}
@@ -131,13 +130,9 @@ func dialEthtoolMonitor(ns NetNS) (*genetlink.Conn, error) {
 	}
 	if err := c.JoinGroup(grp); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("join ethtool %q group: %w", unix.ETHTOOL_MCGRP_MONITOR_NAME, classifyErrno(err))
+		return nil, fmt.Errorf("join ethtool %q group: %w", unix.ETHTOOL_MCGRP_MONITOR_NAME, ClassifyErrno(err))
 	}
 	return c, nil
-}
-
-func isClosedErr(err error) bool {
-	return errors.Is(err, os.ErrClosed) || errors.Is(err, unix.EBADF) || strings.Contains(err.Error(), "use of closed")
 }
 
 // decodeEEENotification decodes the attributes of ETHTOOL_MSG_EEE_NTF (the

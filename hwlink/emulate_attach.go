@@ -42,7 +42,7 @@ func AttachEmulator(ctx context.Context, cfg EmulateConfig) (*EmulatedPort, erro
 	}
 	ns := netns.None()
 	if cfg.NetNS != "" {
-		if ns, err = cfg.NetNS.open(); err != nil {
+		if ns, err = cfg.NetNS.Open(); err != nil {
 			return nil, err
 		}
 	}

@@ -83,10 +83,10 @@ type emuRegs struct {
 // the kernel's error (wrapped in hwlink's sentinels).
 func (d emuDriver) apply(ifname string, cur emuRegs, set EEESet) (emuRegs, error) {
 	einval := func(why string) error {
-		return fmt.Errorf("%s: EEE set: %w (%s)", ifname, classifyErrno(unix.EINVAL), why)
+		return fmt.Errorf("%s: EEE set: %w (%s)", ifname, ClassifyErrno(unix.EINVAL), why)
 	}
 	if d.noEEE {
-		return cur, fmt.Errorf("%s: EEE set: %w", ifname, classifyErrno(unix.EOPNOTSUPP))
+		return cur, fmt.Errorf("%s: EEE set: %w", ifname, ClassifyErrno(unix.EOPNOTSUPP))
 	}
 	next := cur
 	if set.TxLPITimer != nil {
@@ -166,7 +166,7 @@ func NewEmulatedBackend(opts EmulatedBackendOptions) (*EmulatedBackend, error) {
 		b.opts.BPFFS = DefaultBPFFS
 	}
 	if opts.NetNS != "" {
-		h, err := opts.NetNS.open()
+		h, err := opts.NetNS.Open()
 		if err != nil {
 			return nil, err
 		}

@@ -33,7 +33,7 @@ func OpenEmulator(ctx context.Context, ref EmulatorRef) (*EmulatedPort, error) {
 	ns := netns.None()
 	if ref.NetNS != "" {
 		var err error
-		if ns, err = ref.NetNS.open(); err != nil {
+		if ns, err = ref.NetNS.Open(); err != nil {
 			return nil, err
 		}
 	}

@@ -138,7 +138,7 @@ func emuExisting(nlh *netlink.Handle, ns netns.NsHandle, ifindex int) (string, e
 	}
 	filters, err := nlh.FilterList(&netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: ifindex}}, netlink.HANDLE_MIN_EGRESS)
 	if err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
-		return "", fmt.Errorf("list egress filters: %w", classifyErrno(err))
+		return "", fmt.Errorf("list egress filters: %w", ClassifyErrno(err))
 	}
 	for _, f := range filters {
 		bf, ok := f.(*netlink.BpfFilter)
@@ -200,7 +200,7 @@ func CheckEmulator(cfg EmulateConfig) (EmulatorCheck, error) {
 	}
 	ns := netns.None()
 	if cfg.NetNS != "" {
-		if ns, err = cfg.NetNS.open(); err != nil {
+		if ns, err = cfg.NetNS.Open(); err != nil {
 			return c, err
 		}
 		defer ns.Close()
@@ -234,7 +234,7 @@ func CheckEmulator(cfg EmulateConfig) (EmulatorCheck, error) {
 	}
 	qs, err := nlh.QdiscList(&netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: ifindex}})
 	if err != nil {
-		return c, fmt.Errorf("%s: list qdiscs: %w", cfg.Interface, classifyErrno(err))
+		return c, fmt.Errorf("%s: list qdiscs: %w", cfg.Interface, ClassifyErrno(err))
 	}
 	c.RootQdiscAction = "kept (delay " + cfg.Delay.String() + " needs no qdisc)"
 	for _, q := range qs {
@@ -321,7 +321,7 @@ func CheckBPFFS(dir string) error {
 	}
 	var sfs unix.Statfs_t
 	if err := unix.Statfs(resolved, &sfs); err != nil {
-		return fmt.Errorf("%s: %w", dir, classifyErrno(err))
+		return fmt.Errorf("%s: %w", dir, ClassifyErrno(err))
 	}
 	if sfs.Type != unix.BPF_FS_MAGIC {
 		return fmt.Errorf("%s is not a bpffs mount (filesystem magic %#x; mount -t bpf bpf %s, or name the bpffs `lpictl emulate attach --bpffs` used)", dir, sfs.Type, dir)

@@ -38,7 +38,7 @@ func emulatorDir(ns netns.NsHandle, bpffs, ifname string) (dir string, ifindex i
 func ensureBPFFS(dir string, mountIt bool, log *slog.Logger) error {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
-		return fmt.Errorf("bpffs %s: %w", dir, classifyErrno(err))
+		return fmt.Errorf("bpffs %s: %w", dir, ClassifyErrno(err))
 	}
 	if st.Type == unix.BPF_FS_MAGIC {
 		return nil
@@ -47,7 +47,7 @@ func ensureBPFFS(dir string, mountIt bool, log *slog.Logger) error {
 		return fmt.Errorf("%s is not a bpffs mount (mount -t bpf bpf %s)", dir, dir)
 	}
 	if err := unix.Mount("bpf", dir, "bpf", 0, "mode=0700"); err != nil {
-		return fmt.Errorf("mount bpffs at %s: %w", dir, classifyErrno(err))
+		return fmt.Errorf("mount bpffs at %s: %w", dir, ClassifyErrno(err))
 	}
 	log.Info("mounted bpffs", "path", dir)
 	return nil

@@ -48,7 +48,7 @@ type EmulatedPort struct {
 // tests and benchmarks through BPF_PROG_TEST_RUN).
 func LoadEmulator() (*bpf.EeeemuObjects, error) {
 	if err := rlimit.RemoveMemlock(); err != nil {
-		return nil, fmt.Errorf("remove memlock limit: %w", classifyErrno(err))
+		return nil, fmt.Errorf("remove memlock limit: %w", ClassifyErrno(err))
 	}
 	spec, err := bpf.LoadEeeemu()
 	if err != nil {
@@ -76,7 +76,7 @@ func newEmulatedPort(cfgMap, stMap, evMap *ebpf.Map) (*EmulatedPort, error) {
 	size := (int(cfgMap.ValueSize()) + os.Getpagesize() - 1) &^ (os.Getpagesize() - 1)
 	mem, err := unix.Mmap(cfgMap.FD(), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
-		return nil, fmt.Errorf("map emulator config: %w", classifyErrno(err))
+		return nil, fmt.Errorf("map emulator config: %w", ClassifyErrno(err))
 	}
 	return &EmulatedPort{cfgMap: cfgMap, stMap: stMap, evMap: evMap, mem: mem, ns: netns.None(),
 		cfg: (*bpf.EeeemuEmuConfig)(unsafe.Pointer(&mem[0]))}, nil
@@ -130,7 +130,7 @@ func (p *EmulatedPort) GetEEE() (EEEState, error) {
 		return EEEState{}, fmt.Errorf("%s: %w", p.ifname, os.ErrClosed)
 	}
 	if p.drv.noEEE {
-		return EEEState{}, fmt.Errorf("%s: EEE get: %w", p.ifname, classifyErrno(unix.EOPNOTSUPP))
+		return EEEState{}, fmt.Errorf("%s: EEE get: %w", p.ifname, ClassifyErrno(unix.EOPNOTSUPP))
 	}
 	r := p.regs()
 	st := EEEState{Enabled: r.eeeEnabled, Active: r.eeeEnabled, TxLPIEnabled: r.txLPIEnabled,

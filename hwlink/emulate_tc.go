@@ -18,7 +18,7 @@ import (
 func emuRootQdisc(h *netlink.Handle, ifindex int) (netlink.Qdisc, error) {
 	qs, err := h.QdiscList(&netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: ifindex}})
 	if err != nil {
-		return nil, fmt.Errorf("list qdiscs: %w", classifyErrno(err))
+		return nil, fmt.Errorf("list qdiscs: %w", ClassifyErrno(err))
 	}
 	for _, q := range qs {
 		if q.Attrs().Parent == netlink.HANDLE_ROOT {
@@ -63,7 +63,7 @@ func emuSetupFQ(h *netlink.Handle, ifindex int) (added bool, err error) {
 			// The kernel answers ENOENT for a qdisc kind it does not have.
 			return false, errNoFQ
 		}
-		return false, fmt.Errorf("install fq root qdisc: %w", classifyErrno(err))
+		return false, fmt.Errorf("install fq root qdisc: %w", ClassifyErrno(err))
 	}
 	return true, nil
 }
@@ -83,7 +83,7 @@ func emuRemoveFQ(h *netlink.Handle, ifindex int) error {
 		return nil
 	}
 	if err := h.QdiscDel(emuFQ(ifindex)); err != nil && !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENODEV) {
-		return fmt.Errorf("delete fq root qdisc: %w", classifyErrno(err))
+		return fmt.Errorf("delete fq root qdisc: %w", ClassifyErrno(err))
 	}
 	return nil
 }
@@ -108,7 +108,7 @@ func emuTCFilter(ifindex, fd int) *netlink.BpfFilter {
 func emuAttachTC(h *netlink.Handle, ifindex int, prog *ebpf.Program) (addedClsact bool, err error) {
 	qs, err := h.QdiscList(&netlink.Device{LinkAttrs: netlink.LinkAttrs{Index: ifindex}})
 	if err != nil {
-		return false, fmt.Errorf("list qdiscs: %w", classifyErrno(err))
+		return false, fmt.Errorf("list qdiscs: %w", ClassifyErrno(err))
 	}
 	have := false
 	for _, q := range qs {
@@ -118,7 +118,7 @@ func emuAttachTC(h *netlink.Handle, ifindex int, prog *ebpf.Program) (addedClsac
 	}
 	if !have {
 		if err := h.QdiscAdd(clsactQdisc(ifindex)); err != nil {
-			return false, fmt.Errorf("add clsact qdisc: %w", classifyErrno(err))
+			return false, fmt.Errorf("add clsact qdisc: %w", ClassifyErrno(err))
 		}
 		addedClsact = true
 	}
@@ -126,7 +126,7 @@ func emuAttachTC(h *netlink.Handle, ifindex int, prog *ebpf.Program) (addedClsac
 		if addedClsact {
 			_ = h.QdiscDel(clsactQdisc(ifindex))
 		}
-		return false, fmt.Errorf("add egress filter: %w", classifyErrno(err))
+		return false, fmt.Errorf("add egress filter: %w", ClassifyErrno(err))
 	}
 	return addedClsact, nil
 }

@@ -59,7 +59,7 @@ func NewEthtoolBackend(opts BackendOptions) (*EthtoolBackend, error) {
 		b.log = slog.New(slog.DiscardHandler)
 	}
 	if opts.NetNS != "" {
-		h, err := opts.NetNS.open()
+		h, err := opts.NetNS.Open()
 		if err != nil {
 			return nil, err
 		}
@@ -169,7 +169,7 @@ func (b *EthtoolBackend) GetEEE(ctx context.Context, ifname string) (EEEState, e
 		b.log.Debug("EEE via ioctl", "device", ifname, "netlink_error", nlErr)
 		return st.state(), nil
 	}
-	return EEEState{}, fmt.Errorf("%s: EEE get: %w", ifname, classifyErrno(preferErr(nlErr, ioErr)))
+	return EEEState{}, fmt.Errorf("%s: EEE get: %w", ifname, ClassifyErrno(preferErr(nlErr, ioErr)))
 }
 
 // SetEEE writes the fields of set (never the advertisement).
@@ -189,7 +189,7 @@ func (b *EthtoolBackend) SetEEE(ctx context.Context, ifname string, set EEESet) 
 	}
 	if !errors.Is(nlErr, ErrNotSupported) && !errors.Is(nlErr, unix.EOPNOTSUPP) {
 		// The kernel answered over netlink: that is the answer.
-		return fmt.Errorf("%s: EEE set: %w", ifname, classifyErrno(nlErr))
+		return fmt.Errorf("%s: EEE set: %w", ifname, ClassifyErrno(nlErr))
 	}
 	// Read-modify-write over the ioctl; the advertisement is written back
 	// as read.
@@ -211,7 +211,7 @@ func (b *EthtoolBackend) SetEEE(ctx context.Context, ifname string, set EEESet) 
 			return nil
 		}
 	}
-	return fmt.Errorf("%s: EEE set: %w", ifname, classifyErrno(preferErr(nlErr, ioErr)))
+	return fmt.Errorf("%s: EEE set: %w", ifname, ClassifyErrno(preferErr(nlErr, ioErr)))
 }
 
 // preferErr picks the more informative of a netlink and an ioctl error:
@@ -287,7 +287,7 @@ func (b *EthtoolBackend) ifindex(ifname string) (int, error) {
 		return 0, err
 	}
 	if err := unix.IoctlIfreq(b.ioctlFD, unix.SIOCGIFINDEX, ifr); err != nil {
-		return 0, classifyErrno(err)
+		return 0, ClassifyErrno(err)
 	}
 	return int(ifr.Uint32()), nil
 }
@@ -344,7 +344,7 @@ func (b *EthtoolBackend) DriverInfo(ctx context.Context, ifname string) (DriverI
 	}
 	di, err := et.DriverInfo(ifname)
 	if err != nil {
-		return DriverInfo{}, fmt.Errorf("%s: driver info: %w", ifname, classifyErrno(err))
+		return DriverInfo{}, fmt.Errorf("%s: driver info: %w", ifname, ClassifyErrno(err))
 	}
 	out := DriverInfo{Driver: di.Driver, Version: di.Version, Firmware: di.FwVersion, BusInfo: di.BusInfo}
 	if out.Driver == dsaEthtoolDriver {
@@ -386,7 +386,7 @@ func (b *EthtoolBackend) LinkSpeed(ctx context.Context, ifname string) (uint64, 
 	var cmd ethtool.EthtoolCmd
 	mbps, err := et.CmdGet(&cmd, ifname)
 	if err != nil {
-		return 0, fmt.Errorf("%s: link settings: %w", ifname, classifyErrno(err))
+		return 0, fmt.Errorf("%s: link settings: %w", ifname, ClassifyErrno(err))
 	}
 	if mbps == 0 || mbps == ^uint32(0) {
 		return 0, nil
@@ -407,7 +407,7 @@ func (b *EthtoolBackend) Stats(ctx context.Context, ifname string) (map[string]u
 	}
 	st, err := et.Stats(ifname)
 	if err != nil {
-		return nil, fmt.Errorf("%s: ethtool statistics: %w", ifname, classifyErrno(err))
+		return nil, fmt.Errorf("%s: ethtool statistics: %w", ifname, ClassifyErrno(err))
 	}
 	return st, nil
 }

@@ -52,7 +52,7 @@ type SubscribeOptions struct {
 // Existing set. A rename is LinkRenamed (index stays); carrier changes
 // follow IFF_LOWER_UP.
 func SubscribeLinks(ctx context.Context, opts SubscribeOptions) (<-chan LinkEvent, error) {
-	nsh, err := opts.NetNS.open()
+	nsh, err := opts.NetNS.Open()
 	if err != nil {
 		return nil, err
 	}
@@ -63,13 +63,13 @@ func SubscribeLinks(ctx context.Context, opts SubscribeOptions) (<-chan LinkEven
 	h, err := netlink.NewHandleAt(nsh)
 	if err != nil {
 		nsh.Close()
-		return nil, fmt.Errorf("list links: %w", classifyErrno(err))
+		return nil, fmt.Errorf("list links: %w", ClassifyErrno(err))
 	}
 	current, err := h.LinkList()
 	h.Close()
 	if err != nil {
 		nsh.Close()
-		return nil, fmt.Errorf("list links: %w", classifyErrno(err))
+		return nil, fmt.Errorf("list links: %w", ClassifyErrno(err))
 	}
 	for _, l := range current {
 		existing[l.Attrs().Index] = true
@@ -92,7 +92,7 @@ func SubscribeLinks(ctx context.Context, opts SubscribeOptions) (<-chan LinkEven
 	if err != nil {
 		eeeCancel()
 		close(done)
-		return nil, fmt.Errorf("subscribe to link events: %w", classifyErrno(err))
+		return nil, fmt.Errorf("subscribe to link events: %w", ClassifyErrno(err))
 	}
 	out := make(chan LinkEvent, 64)
 	go func() {

@@ -24,7 +24,7 @@ const ifinfomsgLen = 16
 func readPhysAttrs(ns NetNS) (map[int]physAttrs, error) {
 	cfg := &netlink.Config{}
 	if ns != "" {
-		h, err := ns.open()
+		h, err := ns.Open()
 		if err != nil {
 			return nil, err
 		}
@@ -42,7 +42,7 @@ func readPhysAttrs(ns NetNS) (map[int]physAttrs, error) {
 	}
 	msgs, err := c.Execute(req)
 	if err != nil {
-		return nil, fmt.Errorf("dump links: %w", classifyErrno(err))
+		return nil, fmt.Errorf("dump links: %w", ClassifyErrno(err))
 	}
 	out := make(map[int]physAttrs, len(msgs))
 	for _, m := range msgs {

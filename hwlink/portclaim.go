@@ -26,7 +26,7 @@ func ClaimPort(ns NetNS, ifindex int, key string) (*PortClaim, error) {
 	if key != "" {
 		name = "@lpictl/port/" + key
 	}
-	h, err := ns.open()
+	h, err := ns.Open()
 	if err != nil {
 		return nil, err
 	}

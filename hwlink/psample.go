@@ -145,7 +145,7 @@ func attachPSample(ctx context.Context, cfg PSampleConfig, subscribe bool) (*PSa
 		}
 	}()
 	if cfg.NetNS != "" {
-		h, err := cfg.NetNS.open()
+		h, err := cfg.NetNS.Open()
 		if err != nil {
 			return nil, err
 		}

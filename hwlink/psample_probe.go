@@ -28,7 +28,7 @@ func ProbePSample(ns NetNS) PSampleSupport {
 func probePSample(ns NetNS, root string) PSampleSupport {
 	cfg := &netlink.Config{}
 	if ns != "" {
-		h, err := ns.open()
+		h, err := ns.Open()
 		if err != nil {
 			return PSampleSupport{Reason: err.Error()}
 		}

@@ -36,7 +36,7 @@ func (o *PSampleObserver) subscribe(ncfg *netlink.Config) error {
 		return fmt.Errorf("%s: psample family has no %q multicast group: %w", o.ifname, psampleMcgrpSample, ErrNotSupported)
 	}
 	if err := o.genl.JoinGroup(grp); err != nil {
-		return fmt.Errorf("%s: join psample %q group (needs CAP_NET_ADMIN): %w", o.ifname, psampleMcgrpSample, classifyErrno(err))
+		return fmt.Errorf("%s: join psample %q group (needs CAP_NET_ADMIN): %w", o.ifname, psampleMcgrpSample, ClassifyErrno(err))
 	}
 	_ = o.genl.SetReadBuffer(4 << 20)
 	return nil

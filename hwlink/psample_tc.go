@@ -21,13 +21,13 @@ func classifyTCErr(err error) error {
 		}
 		return fmt.Errorf("kernel lacks cls_matchall or act_sample (CONFIG_NET_CLS_MATCHALL, CONFIG_NET_ACT_SAMPLE)%s: %w: %w", msg, ErrNotSupported, err)
 	}
-	return classifyErrno(err)
+	return ClassifyErrno(err)
 }
 
 func (o *PSampleObserver) ensureClsact(h *vnl.Handle) error {
 	qs, err := h.QdiscList(&vnl.Device{LinkAttrs: vnl.LinkAttrs{Index: o.ifindex}})
 	if err != nil {
-		return fmt.Errorf("%s: list qdiscs: %w", o.ifname, classifyErrno(err))
+		return fmt.Errorf("%s: list qdiscs: %w", o.ifname, ClassifyErrno(err))
 	}
 	for _, q := range qs {
 		if q.Type() == "clsact" {
@@ -35,7 +35,7 @@ func (o *PSampleObserver) ensureClsact(h *vnl.Handle) error {
 		}
 	}
 	if err := h.QdiscAdd(clsactQdisc(o.ifindex)); err != nil {
-		return fmt.Errorf("%s: add clsact qdisc: %w", o.ifname, classifyErrno(err))
+		return fmt.Errorf("%s: add clsact qdisc: %w", o.ifname, ClassifyErrno(err))
 	}
 	o.addedQdisc = true
 	return nil
