@@ -64,7 +64,7 @@ const EBPFCapabilities = "CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN"
 // ClassifyBPFErr maps an error from loading or attaching a BPF program to
 // the sentinels: missing kernel support → ErrNotSupported, EPERM/EACCES →
 // ErrPermission with the capabilities needed (EBPFCapabilities).
-func classifyBPFErr(err error) error {
+func ClassifyBPFErr(err error) error {
 	switch {
 	case errors.Is(err, ebpf.ErrNotSupported):
 		return fmt.Errorf("%w: %w", ErrNotSupported, err)
@@ -76,7 +76,7 @@ func classifyBPFErr(err error) error {
 
 // ClassifyLinkErr maps an error from looking up a link: an unknown link is
 // ErrNoDevice, anything else goes through ClassifyErrno.
-func classifyLinkErr(err error) error {
+func ClassifyLinkErr(err error) error {
 	var nf netlink.LinkNotFoundError
 	if errors.As(err, &nf) {
 		return fmt.Errorf("%w: %w", ErrNoDevice, err)
@@ -86,6 +86,6 @@ func classifyLinkErr(err error) error {
 
 // IsClosedErr reports whether err says a socket was closed under its
 // reader: the end of a subscription, not a failure to report.
-func isClosedErr(err error) bool {
+func IsClosedErr(err error) bool {
 	return errors.Is(err, os.ErrClosed) || errors.Is(err, unix.EBADF) || strings.Contains(err.Error(), "use of closed")
 }

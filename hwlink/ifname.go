@@ -8,7 +8,7 @@ import (
 
 // CheckIfname rejects names the kernel cannot take: empty, or IFNAMSIZ
 // (16) bytes or longer.
-func checkIfname(ifname string) error {
+func CheckIfname(ifname string) error {
 	if ifname == "" || len(ifname) >= unix.IFNAMSIZ {
 		return fmt.Errorf("invalid interface name %q", ifname)
 	}

@@ -47,13 +47,13 @@ func (n NetNS) Inode() (uint64, error) {
 	if h.IsOpen() {
 		defer h.Close()
 	}
-	return nsInode(h)
+	return NetNSInode(h)
 }
 
 // InNetNS runs fn on a locked OS thread switched into ns and switches back
 // afterwards. Sockets created by fn stay in ns. A handle of -1 (netns.None)
 // runs fn in the caller's namespace.
-func inNetNS(ns netns.NsHandle, fn func() error) error {
+func InNetNS(ns netns.NsHandle, fn func() error) error {
 	if !ns.IsOpen() {
 		return fn()
 	}
@@ -79,7 +79,7 @@ func inNetNS(ns netns.NsHandle, fn func() error) error {
 
 // NetlinkHandleIn returns a rtnetlink handle whose sockets live in ns; a
 // closed handle (netns.None) means the caller's own namespace.
-func netlinkHandleIn(ns netns.NsHandle) (*netlink.Handle, error) {
+func NetlinkHandleIn(ns netns.NsHandle) (*netlink.Handle, error) {
 	if ns.IsOpen() {
 		h, err := netlink.NewHandleAt(ns)
 		if err != nil {
@@ -96,7 +96,7 @@ func netlinkHandleIn(ns netns.NsHandle) (*netlink.Handle, error) {
 
 // NetNSInode returns the inode of a network namespace (the caller's own for a
 // closed handle): with the ifindex, it names an interface host-wide.
-func nsInode(ns netns.NsHandle) (uint64, error) {
+func NetNSInode(ns netns.NsHandle) (uint64, error) {
 	h := ns
 	if !ns.IsOpen() {
 		var err error
@@ -113,7 +113,7 @@ func nsInode(ns netns.NsHandle) (uint64, error) {
 }
 
 // NetlinkHandleFor opens an rtnetlink handle in ns.
-func netlinkHandleFor(ns NetNS) (*netlink.Handle, error) {
+func NetlinkHandleFor(ns NetNS) (*netlink.Handle, error) {
 	if ns == "" {
 		h, err := netlink.NewHandle()
 		if err != nil {

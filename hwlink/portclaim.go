@@ -34,7 +34,7 @@ func ClaimPort(ns NetNS, ifindex int, key string) (*PortClaim, error) {
 		defer h.Close()
 	}
 	fd := -1
-	err = inNetNS(h, func() error {
+	err = InNetNS(h, func() error {
 		var err error
 		fd, err = unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {

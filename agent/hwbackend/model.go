@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/renameio/v2"
 	"github.com/lpictl/lpictl/configs"
-	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/eeectl"
 	"github.com/lpictl/lpictl/hwlink/fakedriver"
 )
 
@@ -18,7 +18,7 @@ type ModelPort struct {
 	Driver string `json:"driver"`
 	// MAC identifies the port across renames (optional).
 	MAC string          `json:"mac,omitempty"`
-	EEE hwlink.EEEState `json:"eee"`
+	EEE eeectl.EEEState `json:"eee"`
 	// CarrierChanges counts carrier transitions (a flap is two).
 	CarrierChanges uint64 `json:"carrier_changes"`
 	// Sets counts EEE writes that reached the modelled driver.
@@ -47,7 +47,7 @@ type ModelFile struct {
 	base map[string]ModelPort // state at load, for carrier and set counts
 }
 
-var _ hwlink.EEEBackend = (*ModelFile)(nil)
+var _ eeectl.EEEBackend = (*ModelFile)(nil)
 
 // WriteModel writes a driver-model file (for tests and demos).
 func WriteModel(path string, doc ModelDoc) error {
@@ -116,12 +116,12 @@ func (m *ModelFile) DriverName(ctx context.Context, ifname string) (string, erro
 }
 
 // GetEEE implements hwlink.EEEBackend.
-func (m *ModelFile) GetEEE(ctx context.Context, ifname string) (hwlink.EEEState, error) {
+func (m *ModelFile) GetEEE(ctx context.Context, ifname string) (eeectl.EEEState, error) {
 	return m.model.GetEEE(ctx, ifname)
 }
 
 // SetEEE implements hwlink.EEEBackend and saves the file.
-func (m *ModelFile) SetEEE(ctx context.Context, ifname string, set hwlink.EEESet) error {
+func (m *ModelFile) SetEEE(ctx context.Context, ifname string, set eeectl.EEESet) error {
 	err := m.model.SetEEE(ctx, ifname, set)
 	if serr := m.save(); serr != nil && err == nil {
 		err = serr

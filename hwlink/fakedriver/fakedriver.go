@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/eeectl"
 )
 
 // Behaviour is how a modelled driver reacts to EEE requests. Derive it
@@ -34,7 +35,7 @@ type Behaviour struct {
 // BehaviourFor derives a driver's behaviour from hwlink's table. Unknown
 // drivers accept any value.
 func BehaviourFor(driver string) Behaviour {
-	caps, _ := hwlink.LookupDriver(driver)
+	caps, _ := eeectl.LookupDriver(driver)
 	b := Behaviour{Unit: caps.Unit, Min: caps.Min, Max: caps.Max, LinkFlap: caps.LinkFlap}
 	if !caps.TimerSettable {
 		switch {
@@ -61,7 +62,7 @@ type Port struct {
 	Name      string
 	Driver    string
 	Behaviour Behaviour
-	EEE       hwlink.EEEState
+	EEE       eeectl.EEEState
 	Carrier   bool
 	// CarrierChanges counts carrier transitions (as /sys/…/carrier_changes).
 	CarrierChanges int
@@ -75,7 +76,7 @@ type Model struct {
 	ports map[string]*Port
 }
 
-var _ hwlink.EEEBackend = (*Model)(nil)
+var _ eeectl.EEEBackend = (*Model)(nil)
 
 // New returns an empty model.
 func New() *Model { return &Model{ports: make(map[string]*Port)} }
@@ -83,7 +84,7 @@ func New() *Model { return &Model{ports: make(map[string]*Port)} }
 // AddPort adds a port with the driver's table behaviour, carrier up, EEE
 // enabled and active on 1000baseT/Full, and the given initial timer.
 func (m *Model) AddPort(name, driver string, timer time.Duration) {
-	m.AddPortWith(name, driver, BehaviourFor(driver), hwlink.EEEState{
+	m.AddPortWith(name, driver, BehaviourFor(driver), eeectl.EEEState{
 		Supported: []string{"100baseT/Full", "1000baseT/Full"}, Advertised: []string{"100baseT/Full", "1000baseT/Full"},
 		LinkPartner: []string{"1000baseT/Full"}, Enabled: true, Active: true, TxLPIEnabled: true,
 		TxLPITimer: timer, Source: "fake",
@@ -91,7 +92,7 @@ func (m *Model) AddPort(name, driver string, timer time.Duration) {
 }
 
 // AddPortWith adds a port with explicit behaviour and state.
-func (m *Model) AddPortWith(name, driver string, b Behaviour, st hwlink.EEEState) {
+func (m *Model) AddPortWith(name, driver string, b Behaviour, st eeectl.EEEState) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.ports[name] = &Port{Name: name, Driver: driver, Behaviour: b, EEE: st, Carrier: true}
@@ -132,15 +133,15 @@ func (m *Model) DriverName(_ context.Context, ifname string) (string, error) {
 }
 
 // GetEEE implements hwlink.EEEBackend.
-func (m *Model) GetEEE(_ context.Context, ifname string) (hwlink.EEEState, error) {
+func (m *Model) GetEEE(_ context.Context, ifname string) (eeectl.EEEState, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, err := m.port(ifname)
 	if err != nil {
-		return hwlink.EEEState{}, err
+		return eeectl.EEEState{}, err
 	}
 	if p.Behaviour.NoEEE {
-		return hwlink.EEEState{}, fmt.Errorf("%s: EEE get: %w", ifname, hwlink.ClassifyErrno(unix.EOPNOTSUPP))
+		return eeectl.EEEState{}, fmt.Errorf("%s: EEE get: %w", ifname, hwlink.ClassifyErrno(unix.EOPNOTSUPP))
 	}
 	st := p.EEE
 	st.Supported = slices.Clone(st.Supported)
@@ -150,7 +151,7 @@ func (m *Model) GetEEE(_ context.Context, ifname string) (hwlink.EEEState, error
 }
 
 // SetEEE implements hwlink.EEEBackend with the port's driver behaviour.
-func (m *Model) SetEEE(_ context.Context, ifname string, set hwlink.EEESet) error {
+func (m *Model) SetEEE(_ context.Context, ifname string, set eeectl.EEESet) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, err := m.port(ifname)

@@ -1,0 +1,187 @@
+package emulate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync/atomic"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/vishvananda/netns"
+
+	"github.com/lpictl/lpictl/bpf"
+	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/observe"
+)
+
+// AttachEmulator turns cfg.Interface's egress into an emulated EEE port
+// (docs/model.md §1): it installs fq as the root qdisc if the interface has the
+// kernel's default root qdisc (fq honours the departure times the program
+// sets), loads and configures the eeeemu program, attaches it (TCX, or a
+// clsact qdisc and a cls_bpf filter) and pins the maps and the link (or
+// program) under cfg.BPFFS, so the port stays after the process exits. The
+// returned port's Close releases the handles; Detach (or DetachEmulator
+// from any process) removes everything that was added.
+//
+// Errors from cfg (unknown mode for the preset, bad scale, unknown driver
+// profile) are returned before anything is changed; ErrNoDevice if the
+// interface does not exist, ErrAlreadyEmulated if it is emulated already,
+// ErrNotSupported / ErrPermission as AttachEBPF.
+func Attach(ctx context.Context, cfg Config) (*Port, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	pl, err := cfg.plan()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Interface, err)
+	}
+	ns := netns.None()
+	if cfg.NetNS != "" {
+		if ns, err = cfg.NetNS.Open(); err != nil {
+			return nil, err
+		}
+	}
+	nsKept := false
+	defer func() {
+		if !nsKept && ns.IsOpen() {
+			ns.Close()
+		}
+	}()
+	// The pins must outlive this process: under `ip netns exec` they go
+	// to the bpffs outside its mount namespace, or attach refuses.
+	mountBPFFS := pl.bpffs == DefaultBPFFS
+	if pl.bpffs, err = resolveBPFFS(pl.bpffs, true); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Interface, err)
+	}
+	mountBPFFS = mountBPFFS && pl.bpffs == DefaultBPFFS
+	dir, ifindex, ino, err := emulatorDir(ns, pl.bpffs, cfg.Interface)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(dir); err == nil {
+		return nil, fmt.Errorf("%s: %w (pins at %s; `lpictl emulate detach %s` first)", cfg.Interface, ErrAlreadyEmulated, dir, cfg.Interface)
+	}
+	// The pins need a bpffs: checked now, mounted (if it is the default
+	// place and none is there) only once the rest has worked.
+	if err := ensureBPFFS(pl.bpffs, false, log); err != nil && !mountBPFFS {
+		return nil, fmt.Errorf("%s: %w", cfg.Interface, err)
+	}
+	nlh, err := hwlink.NetlinkHandleIn(ns)
+	if err != nil {
+		return nil, err
+	}
+	defer nlh.Close()
+	lk, err := nlh.LinkByIndex(ifindex)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Interface, hwlink.ClassifyLinkErr(err))
+	}
+	if err := checkVirtual(cfg.Interface, lk, cfg.AllowPhysical); err != nil {
+		return nil, err
+	}
+	// One emulator per device, whatever bpffs its pins are in: a second
+	// one would stack its waits on the first's.
+	if have, err := emuExisting(nlh, ns, ifindex); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Interface, err)
+	} else if have != "" {
+		return nil, fmt.Errorf("%s: %w: the device carries %s (pinned under another bpffs? `lpictl emulate status --netns NS --bpffs B` lists them; detach it first)",
+			cfg.Interface, ErrAlreadyEmulated, have)
+	}
+
+	objs, err := Load()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Interface, err)
+	}
+	p, err := newEmulatedPort(objs.Config, objs.State, objs.Events)
+	if err != nil {
+		objs.Close()
+		return nil, fmt.Errorf("%s: %w", cfg.Interface, err)
+	}
+	p.prog, p.dir, p.ifname, p.ifindex, p.nsIno, p.drv = objs.EeeEgress, dir, cfg.Interface, ifindex, ino, pl.drv
+	ok := false
+	defer func() {
+		if !ok {
+			if err := p.teardown(nlh); err != nil {
+				log.Warn("emulator: undo after a failed attach", "device", cfg.Interface, "error", err)
+			}
+			p.Close()
+		}
+	}()
+
+	c := pl.cfg
+	c.Ifindex = uint32(ifindex)
+	c.NetnsIno = ino
+	// The port starts idle, as if a transmission had just ended (sim/eee
+	// Link.Start): accounting runs from here.
+	now := uint64(observe.MonotonicNow())
+	c.AttachedNs = now
+	*p.cfg = c
+	st := bpf.EeeemuEmuState{T0Ns: now, FreeAtNs: now, ArmedPdtNs: c.PdtNs, ArmedMode: c.Mode}
+	if pl.regs.flags() != emuFlagEEE|emuFlagTxLPI {
+		st.ArmedMode = uint32(ModeAlwaysOn)
+	}
+	if err := p.stMap.Update(uint32(0), &st, ebpf.UpdateAny); err != nil {
+		return nil, fmt.Errorf("%s: initialise emulator state: %w", cfg.Interface, err)
+	}
+
+	if cfg.Delay == DelayEDT || cfg.Delay == DelayAuto {
+		added, err := emuSetupFQ(nlh, ifindex)
+		switch {
+		case cfg.Delay == DelayAuto && errors.Is(err, errNoFQ):
+			log.Info("the kernel has no fq qdisc: holding packets with the spin method (delay auto)", "device", cfg.Interface)
+			atomic.StoreUint32(&p.cfg.Delay, uint32(DelaySpin))
+		case err != nil:
+			return nil, fmt.Errorf("%s: %w", cfg.Interface, err)
+		case added:
+			p.cfg.Setup |= emuAddedFQ
+		}
+	}
+	mode := pl.attach
+	if mode == observe.AttachAuto || mode == observe.AttachTCX {
+		var l link.Link
+		err := hwlink.InNetNS(ns, func() error {
+			var err error
+			l, err = link.AttachTCX(link.TCXOptions{Interface: ifindex, Program: p.prog, Attach: ebpf.AttachTCXEgress, Anchor: link.Tail()})
+			return err
+		})
+		switch {
+		case err == nil:
+			p.lnk = l
+			p.cfg.Attach = emuViaTCX
+		case mode == observe.AttachTCX || !errors.Is(hwlink.ClassifyBPFErr(err), hwlink.ErrNotSupported):
+			return nil, fmt.Errorf("%s: attach TCX: %w", cfg.Interface, hwlink.ClassifyBPFErr(err))
+		default:
+			log.Info("TCX not supported, falling back to clsact", "device", cfg.Interface, "error", err)
+			mode = observe.AttachTC
+		}
+	}
+	if mode == observe.AttachTC {
+		// Recorded only once the filter is ours: teardown deletes the
+		// filter by priority and handle, which would otherwise remove
+		// another emulator's.
+		clsact, err := emuAttachTC(nlh, ifindex, p.prog)
+		if err != nil {
+			return nil, fmt.Errorf("%s: attach clsact filter: %w", cfg.Interface, err)
+		}
+		p.cfg.Attach = emuViaTC
+		if clsact {
+			p.cfg.Setup |= emuAddedClsact
+		}
+	}
+	if err := ensureBPFFS(pl.bpffs, mountBPFFS, log); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Interface, err)
+	}
+	if err := p.pin(); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Interface, err)
+	}
+	ok, nsKept = true, true
+	p.ns = ns
+	log.Debug("emulated EEE port attached", "device", cfg.Interface, "via", p.AttachedVia(), "pins", dir)
+	return p, nil
+}
