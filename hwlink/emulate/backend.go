@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -26,20 +25,11 @@ const DefaultDriver = "st_gmac"
 const defaultEmulatedTimer = time.Millisecond
 
 // emuDriver is how an emulated port's EEE interface behaves: the driver
-// table's entry ([LookupDriver]) turned into get/set behaviour, the same
-// derivation as package fakedriver's BehaviourFor (which hwlink cannot
-// import).
+// table's entry and the profile derived from it (eeectl.ProfileFor, the
+// same one package fakedriver models), with no range wider than the ABI's.
 type emuDriver struct {
 	caps eeectl.DriverCaps
-	// noEEE: get and set fail with EOPNOTSUPP (no EEE operations).
-	noEEE bool
-	// refuse: any timer change is EINVAL (igc, igb, ixgbe, e1000e).
-	refuse bool
-	// ignore: a set succeeds but the timer stays (r8169, report-only).
-	ignore bool
-	// min, max: outside, EINVAL (or clamping if clampSilently).
-	min, max      time.Duration
-	clampSilently bool
+	prof eeectl.DriverProfile
 }
 
 // emulatedDriver returns the profile of a driver in lpictl's table. Names
@@ -50,26 +40,9 @@ func emulatedDriver(name string) (emuDriver, error) {
 	if !known {
 		return emuDriver{}, fmt.Errorf("driver profile %q is not in lpictl's driver table (e.g. st_gmac, mvneta, tg3, an8855, igc; docs/hwlink.md)", name)
 	}
-	d := emuDriver{caps: caps, min: caps.Min, max: caps.Max}
-	if !caps.TimerSettable {
-		switch {
-		case strings.Contains(caps.Refusal, "EOPNOTSUPP"):
-			d.noEEE = true
-		case strings.Contains(caps.Refusal, "report-only"):
-			d.ignore = true
-		default:
-			d.refuse = true
-		}
-	}
-	switch name {
-	case "mvpp2":
-		d.clampSilently = true // older kernels clamp to 255 µs
-	case "bnxt_en":
-		// A plausible firmware range (as fakedriver models it).
-		d.min, d.max = time.Microsecond, 0xFFFF*time.Microsecond
-	}
-	if d.max <= 0 || d.max > eeectl.MaxTxLPITimer {
-		d.max = eeectl.MaxTxLPITimer
+	d := emuDriver{caps: caps, prof: eeectl.ProfileFor(name)}
+	if d.prof.Max <= 0 || d.prof.Max > eeectl.MaxTxLPITimer {
+		d.prof.Max = eeectl.MaxTxLPITimer
 	}
 	return d, nil
 }
@@ -82,48 +55,19 @@ type emuRegs struct {
 }
 
 // apply is what the driver makes of a set request: the new registers, or
-// the kernel's error (wrapped in hwlink's sentinels).
+// the kernel's error (wrapped in hwlink's sentinels). A timer the ABI
+// cannot carry (u32 µs) is EINVAL before the driver sees it.
 func (d emuDriver) apply(ifname string, cur emuRegs, set eeectl.EEESet) (emuRegs, error) {
-	einval := func(why string) error {
-		return fmt.Errorf("%s: EEE set: %w (%s)", ifname, hwlink.ClassifyErrno(unix.EINVAL), why)
+	if v := set.TxLPITimer; v != nil && !d.prof.NoEEE && (*v < 0 || *v > eeectl.MaxTxLPITimer) {
+		return cur, fmt.Errorf("%s: EEE set: %w (%s)", ifname, hwlink.ClassifyErrno(unix.EINVAL),
+			fmt.Sprintf("tx_lpi_timer %v outside the ABI's u32 µs", *v))
 	}
-	if d.noEEE {
-		return cur, fmt.Errorf("%s: EEE set: %w", ifname, hwlink.ClassifyErrno(unix.EOPNOTSUPP))
+	lpi, err := d.prof.Apply(ifname, eeectl.TxLPI{Timer: cur.timer, Enabled: cur.txLPIEnabled}, set)
+	if err != nil {
+		return cur, err
 	}
-	next := cur
-	if set.TxLPITimer != nil {
-		v := *set.TxLPITimer
-		switch {
-		case v < 0 || v > eeectl.MaxTxLPITimer:
-			return cur, einval(fmt.Sprintf("tx_lpi_timer %v outside the ABI's u32 µs", v))
-		case d.refuse && v != cur.timer:
-			return cur, einval("Setting EEE Tx LPI timer is not supported")
-		case d.ignore:
-		default:
-			if v > d.max {
-				if !d.clampSilently {
-					return cur, einval(fmt.Sprintf("tx_lpi_timer %v above %v", v, d.max))
-				}
-				v = d.max
-			}
-			if v < d.min {
-				if !d.clampSilently {
-					return cur, einval(fmt.Sprintf("tx_lpi_timer %v below %v", v, d.min))
-				}
-				v = d.min
-			}
-			// The ABI carries µs; the hardware keeps multiples of its unit.
-			unit := max(d.caps.Unit, time.Microsecond)
-			next.timer = v.Truncate(unit)
-		}
-	}
-	if set.TxLPIEnabled != nil {
-		if d.refuse && *set.TxLPIEnabled != cur.txLPIEnabled {
-			return cur, einval("tx-lpi change not supported")
-		}
-		next.txLPIEnabled = *set.TxLPIEnabled
-	}
-	return next, nil
+	cur.timer, cur.txLPIEnabled = lpi.Timer, lpi.Enabled
+	return cur, nil
 }
 
 // EmulatedBackendOptions configure an EmulatedBackend.

@@ -134,11 +134,11 @@ func (cfg Config) plan() (emuPlan, error) {
 	}
 	// The hardware's own initial value: fitted to the profile, not refused.
 	pl.regs.timer, pl.rounded, pl.clamped = drv.caps.Fit(pdt)
-	if pl.regs.timer > drv.max { // a firmware range (bnxt_en) the table leaves open
-		pl.regs.timer, pl.clamped = drv.max.Truncate(max(drv.caps.Unit, time.Microsecond)), true
+	if pl.regs.timer > drv.prof.Max { // a firmware range (bnxt_en) the table leaves open
+		pl.regs.timer, pl.clamped = drv.prof.Max.Truncate(max(drv.caps.Unit, time.Microsecond)), true
 	}
-	if pl.regs.timer < drv.min {
-		pl.regs.timer, pl.clamped = drv.min, true
+	if pl.regs.timer < drv.prof.Min {
+		pl.regs.timer, pl.clamped = drv.prof.Min, true
 	}
 	sleeps := cfg.Mode != ModeAlwaysOn
 	pl.regs.eeeEnabled, pl.regs.txLPIEnabled = sleeps, sleeps

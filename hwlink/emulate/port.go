@@ -132,7 +132,7 @@ func (p *Port) GetEEE() (eeectl.EEEState, error) {
 	if p.cfg == nil {
 		return eeectl.EEEState{}, fmt.Errorf("%s: %w", p.ifname, os.ErrClosed)
 	}
-	if p.drv.noEEE {
+	if p.drv.prof.NoEEE {
 		return eeectl.EEEState{}, fmt.Errorf("%s: EEE get: %w", p.ifname, hwlink.ClassifyErrno(unix.EOPNOTSUPP))
 	}
 	r := p.regs()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,48 +13,14 @@ import (
 	"github.com/lpictl/lpictl/hwlink/eeectl"
 )
 
-// Behaviour is how a modelled driver reacts to EEE requests. Derive it
-// from the table with BehaviourFor and adjust fields to model variants.
-type Behaviour struct {
-	// NoEEE: the driver has no EEE operations (get and set: EOPNOTSUPP).
-	NoEEE bool
-	// RefuseTimer: any timer change is EINVAL (igc, igb, ixgbe, e1000e).
-	RefuseTimer bool
-	// IgnoreTimer: the set succeeds but the timer stays (r8169).
-	IgnoreTimer bool
-	// Unit: the hardware keeps multiples of Unit (rounds down).
-	Unit time.Duration
-	// Min, Max: range; outside it EINVAL, or clamping if ClampSilently.
-	Min, Max      time.Duration
-	ClampSilently bool
-	// LinkFlap: a change takes the link down and up (two carrier changes).
-	LinkFlap bool
-}
+// Behaviour is how a modelled driver reacts to EEE requests: the driver
+// profile package eeectl derives from its table, shared with the emulated
+// EEE port (package emulate). Adjust fields to model variants.
+type Behaviour = eeectl.DriverProfile
 
-// BehaviourFor derives a driver's behaviour from hwlink's table. Unknown
-// drivers accept any value.
-func BehaviourFor(driver string) Behaviour {
-	caps, _ := eeectl.LookupDriver(driver)
-	b := Behaviour{Unit: caps.Unit, Min: caps.Min, Max: caps.Max, LinkFlap: caps.LinkFlap}
-	if !caps.TimerSettable {
-		switch {
-		case strings.Contains(caps.Refusal, "EOPNOTSUPP"):
-			b.NoEEE = true
-		case strings.Contains(caps.Refusal, "report-only"):
-			b.IgnoreTimer = true
-		default:
-			b.RefuseTimer = true
-		}
-	}
-	if driver == "mvpp2" {
-		b.ClampSilently = true // older kernels clamp to 255 µs
-	}
-	if driver == "bnxt_en" {
-		// A plausible firmware range; tests may change it.
-		b.Min, b.Max = time.Microsecond, 0xFFFF*time.Microsecond
-	}
-	return b
-}
+// BehaviourFor derives a driver's behaviour from the driver table
+// (eeectl.ProfileFor). Unknown drivers accept any value.
+func BehaviourFor(driver string) Behaviour { return eeectl.ProfileFor(driver) }
 
 // Port is the modelled state of one port.
 type Port struct {
@@ -159,45 +124,16 @@ func (m *Model) SetEEE(_ context.Context, ifname string, set eeectl.EEESet) erro
 		return err
 	}
 	b := p.Behaviour
-	einval := func(why string) error {
-		return fmt.Errorf("%s: EEE set: %w (%s)", ifname, hwlink.ClassifyErrno(unix.EINVAL), why)
-	}
 	if b.NoEEE {
 		return fmt.Errorf("%s: EEE set: %w", ifname, hwlink.ClassifyErrno(unix.EOPNOTSUPP))
 	}
 	p.Sets++
+	lpi, err := b.Apply(ifname, eeectl.TxLPI{Timer: p.EEE.TxLPITimer, Enabled: p.EEE.TxLPIEnabled}, set)
+	if err != nil {
+		return err
+	}
 	next := p.EEE
-	if set.TxLPITimer != nil {
-		v := *set.TxLPITimer
-		switch {
-		case b.RefuseTimer && v != p.EEE.TxLPITimer:
-			return einval("Setting EEE Tx LPI timer is not supported")
-		case b.IgnoreTimer:
-		default:
-			if b.Max > 0 && v > b.Max {
-				if !b.ClampSilently {
-					return einval(fmt.Sprintf("tx_lpi_timer %v above %v", v, b.Max))
-				}
-				v = b.Max
-			}
-			if v < b.Min {
-				if !b.ClampSilently {
-					return einval(fmt.Sprintf("tx_lpi_timer %v below %v", v, b.Min))
-				}
-				v = b.Min
-			}
-			if b.Unit > 0 {
-				v = v.Truncate(b.Unit)
-			}
-			next.TxLPITimer = v
-		}
-	}
-	if set.TxLPIEnabled != nil {
-		if b.RefuseTimer && *set.TxLPIEnabled != p.EEE.TxLPIEnabled {
-			return einval("tx-lpi change not supported")
-		}
-		next.TxLPIEnabled = *set.TxLPIEnabled
-	}
+	next.TxLPITimer, next.TxLPIEnabled = lpi.Timer, lpi.Enabled
 	changed := next.TxLPITimer != p.EEE.TxLPITimer || next.TxLPIEnabled != p.EEE.TxLPIEnabled
 	p.EEE = next
 	if changed && b.LinkFlap && p.Carrier {
