@@ -88,7 +88,7 @@ type Config struct {
 	rate       uint64
 }
 
-// PortConfig is the emulated EEE port (hwlink.EmulateConfig).
+// PortConfig is the emulated EEE port (emulate.Config).
 type PortConfig struct {
 	Preset string  `yaml:"preset" json:"preset"`
 	Mode   string  `yaml:"mode" json:"mode"`

@@ -58,7 +58,7 @@ func (w logWriter) Write(b []byte) (int, error) {
 // 30 bursts of 10, 300 µs apart, with ≥ 5 ms between bursts (≥ 20 ms after
 // every third). It checks:
 //   - the agent changed the emulator's tx LPI timer (read through
-//     EmulatedBackend.GetEEE while it runs) to its decision, and restored it
+//     emulate.Backend.GetEEE while it runs) to its decision, and restored it
 //     when it stopped; its LPI counters come from the emulator;
 //   - the agent's idle periods are exactly the emulator's since the agent
 //     opened the port, hit for hit and miss for miss (the trace's outcome

@@ -75,7 +75,7 @@ func FromConfig(c agent.HWConfig, log *slog.Logger) (Options, error) {
 
 // Backend is the agent's hardware backend: hwlink discovery, eBPF or
 // counter observation (or an emulated port's own idle periods), EEE through
-// hwlink.Actuator (ethtool netlink, a driver model, or emulated EEE ports)
+// eeectl.Actuator (ethtool netlink, a driver model, or emulated EEE ports)
 // and carrier changes from rtnetlink link events.
 type Backend struct {
 	opts    Options
@@ -292,7 +292,7 @@ func (b *Backend) Ports(ctx context.Context) ([]agent.PortInfo, error) {
 }
 
 // VirtualKind returns kind if it is that of a virtual device whose link
-// speed means nothing for power (hwlink.VirtualKinds: veth reports 10 Gb/s),
+// speed means nothing for power (emulate.VirtualKinds: veth reports 10 Gb/s),
 // else "".
 func VirtualKind(kind string) string {
 	if slices.Contains(emulate.VirtualKinds, kind) {

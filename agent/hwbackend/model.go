@@ -32,7 +32,7 @@ type ModelDoc struct {
 	Ports []ModelPort `json:"ports"`
 }
 
-// ModelFile is an hwlink.EEEBackend over hwlink/fakedriver whose port
+// ModelFile is an eeectl.EEEBackend over hwlink/fakedriver whose port
 // states live in a JSON file, rewritten atomically after every change, so
 // they outlive the process like a NIC's registers outlive a crashed agent.
 // It is how the hw backend is tried and tested without hardware
@@ -110,17 +110,17 @@ func (m *ModelFile) CarrierChanges(name string) (uint64, bool) {
 	return m.base[name].CarrierChanges + uint64(p.CarrierChanges), true
 }
 
-// DriverName implements hwlink.EEEBackend.
+// DriverName implements eeectl.EEEBackend.
 func (m *ModelFile) DriverName(ctx context.Context, ifname string) (string, error) {
 	return m.model.DriverName(ctx, ifname)
 }
 
-// GetEEE implements hwlink.EEEBackend.
+// GetEEE implements eeectl.EEEBackend.
 func (m *ModelFile) GetEEE(ctx context.Context, ifname string) (eeectl.EEEState, error) {
 	return m.model.GetEEE(ctx, ifname)
 }
 
-// SetEEE implements hwlink.EEEBackend and saves the file.
+// SetEEE implements eeectl.EEEBackend and saves the file.
 func (m *ModelFile) SetEEE(ctx context.Context, ifname string, set eeectl.EEESet) error {
 	err := m.model.SetEEE(ctx, ifname, set)
 	if serr := m.save(); serr != nil && err == nil {

@@ -61,12 +61,12 @@ func TestParseRate(t *testing.T) {
 	} {
 		got, err := emulate.ParseRate(in, 400e9)
 		if err != nil || got != want {
-			t.Errorf("ParseEmulatedRate(%q) = %d, %v; want %d", in, got, err, want)
+			t.Errorf("emulate.ParseRate(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"fast", "-1G", "1X", "G", "1e20"} {
 		if _, err := emulate.ParseRate(in, 0); err == nil {
-			t.Errorf("ParseEmulatedRate(%q) accepted", in)
+			t.Errorf("emulate.ParseRate(%q) accepted", in)
 		}
 	}
 }
@@ -151,7 +151,7 @@ func TestEmulateCommandVeth(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got) != 1 {
 		t.Fatalf("status --json: %v, %d ports\n%s", err, len(got), out)
 	}
-	// Every key of EmulatorStatus is there, even for zero values.
+	// Every key of emulate.Status is there, even for zero values.
 	var zero map[string]any
 	b, _ := json.Marshal(emulate.Status{})
 	_ = json.Unmarshal(b, &zero)

@@ -17,19 +17,19 @@ import (
 	"github.com/lpictl/lpictl/hwlink/observe"
 )
 
-// AttachEmulator turns cfg.Interface's egress into an emulated EEE port
+// Attach turns cfg.Interface's egress into an emulated EEE port
 // (docs/model.md §1): it installs fq as the root qdisc if the interface has the
 // kernel's default root qdisc (fq honours the departure times the program
 // sets), loads and configures the eeeemu program, attaches it (TCX, or a
 // clsact qdisc and a cls_bpf filter) and pins the maps and the link (or
 // program) under cfg.BPFFS, so the port stays after the process exits. The
-// returned port's Close releases the handles; Detach (or DetachEmulator
+// returned port's Close releases the handles; Port.Detach (or the function Detach
 // from any process) removes everything that was added.
 //
 // Errors from cfg (unknown mode for the preset, bad scale, unknown driver
 // profile) are returned before anything is changed; ErrNoDevice if the
 // interface does not exist, ErrAlreadyEmulated if it is emulated already,
-// ErrNotSupported / ErrPermission as AttachEBPF.
+// ErrNotSupported / ErrPermission as observe.AttachEBPF.
 func Attach(ctx context.Context, cfg Config) (*Port, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

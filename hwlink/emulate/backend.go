@@ -15,7 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// DefaultEmulatedDriver is the driver profile an emulated port takes when
+// DefaultDriver is the driver profile an emulated port takes when
 // none is given: stmmac (st_gmac), common on 1000BASE-T SoC ports; the
 // timer in µs up to 0xFFFFF µs.
 const DefaultDriver = "st_gmac"
@@ -70,7 +70,7 @@ func (d emuDriver) apply(ifname string, cur emuRegs, set eeectl.EEESet) (emuRegs
 	return cur, nil
 }
 
-// EmulatedBackendOptions configure an EmulatedBackend.
+// BackendOptions configure a Backend.
 type BackendOptions struct {
 	// NetNS is the namespace whose interfaces are addressed ("" = own).
 	NetNS hwlink.NetNS
@@ -83,7 +83,7 @@ type BackendOptions struct {
 	Logger   *slog.Logger
 }
 
-// EmulatedBackend is the EEEBackend of emulated EEE ports (AttachEmulator):
+// Backend is the EEEBackend of emulated EEE ports (Attach):
 // it reads and writes the tx LPI timer, tx LPI enabled and EEE enabled in
 // the emulator's map, with the refusals, rounding and clamping of the
 // driver profile chosen at attach, so that an Actuator (and the agent's
@@ -101,7 +101,7 @@ type Backend struct {
 
 var _ eeectl.EEEBackend = (*Backend)(nil)
 
-// NewEmulatedBackend returns a backend for the emulated ports of
+// NewBackend returns a backend for the emulated ports of
 // opts.NetNS.
 func NewBackend(opts BackendOptions) (*Backend, error) {
 	b := &Backend{opts: opts, log: opts.Logger, ns: netns.None(), ports: map[string]*Port{}}
@@ -241,7 +241,7 @@ func (b *Backend) SetEEE(ctx context.Context, ifname string, set eeectl.EEESet) 
 	return nil
 }
 
-// SetHold sets an emulated port's hybrid hold (EmulatedPort.SetHold).
+// SetHold sets an emulated port's hybrid hold (Port.SetHold).
 // Real NICs have no such register: ifname must be emulated.
 func (b *Backend) SetHold(ctx context.Context, ifname string, hold time.Duration) error {
 	if err := ctx.Err(); err != nil {

@@ -14,7 +14,7 @@ import (
 )
 
 // DefaultBPFFS is where the emulator's pins live unless told otherwise;
-// AttachEmulator mounts a bpffs there if none is (as bpftool does).
+// Attach mounts a bpffs there if none is (as bpftool does).
 const DefaultBPFFS = "/sys/fs/bpf"
 
 // emuPinSubdir is the emulators' folder inside the bpffs; each emulated
@@ -60,7 +60,7 @@ var (
 	ErrNotEmulated = errors.New("not emulated")
 )
 
-// EmulatedDelay is how an emulated port holds a packet back.
+// Delay is how an emulated port holds a packet back.
 type Delay uint32
 
 // Delay methods (bpf/eeeemu.c DELAY_*).
@@ -90,7 +90,7 @@ func (d Delay) String() string {
 	return fmt.Sprintf("delay(%d)", uint32(d))
 }
 
-// ParseEmulatedDelay reads a delay method name (edt, spin, none, auto).
+// ParseDelay reads a delay method name (edt, spin, none, auto).
 func ParseDelay(s string) (Delay, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
 	for i, n := range emulatedDelayNames {
@@ -104,7 +104,7 @@ func ParseDelay(s string) (Delay, error) {
 // DefaultSpinMax bounds one packet's wait with DelaySpin.
 const DefaultSpinMax = 10 * time.Millisecond
 
-// EmulatedLowPower is one low-power state of an emulated port: its power
+// LowPower is one low-power state of an emulated port: its power
 // and transition times, unscaled (a power preset's fast_wake or
 // deep_sleep, sim/power).
 type LowPower struct {
@@ -113,7 +113,7 @@ type LowPower struct {
 	Sleep  time.Duration // t_s
 }
 
-// EmulatedPreset is what the emulator takes from a power preset
+// Preset is what the emulator takes from a power preset
 // (configs/presets, loaded with sim/power.Load by the caller). Powers are
 // a port's.
 type Preset struct {
@@ -124,7 +124,7 @@ type Preset struct {
 	DeepSleep  *LowPower
 }
 
-// EmulateConfig configures AttachEmulator.
+// Config configures Attach.
 type Config struct {
 	// Interface is the netdev in NetNS whose egress becomes the port.
 	Interface string
@@ -153,7 +153,7 @@ type Config struct {
 	// wake-ups.
 	Scale float64
 	// Driver is the profile of the emulated EEE interface, a name from
-	// the driver table ("" = DefaultEmulatedDriver).
+	// the driver table ("" = DefaultDriver).
 	Driver string
 	// BPFFS is the bpffs mount for the pins ("" = DefaultBPFFS).
 	BPFFS string
@@ -164,14 +164,14 @@ type Config struct {
 	Logger        *slog.Logger
 }
 
-// EmulatorRef names an emulated port.
+// Ref names an emulated port.
 type Ref struct {
 	Interface string
 	NetNS     hwlink.NetNS
 	BPFFS     string // "" = DefaultBPFFS
 }
 
-// ParseEmulatedRate reads the bit rate an emulated port serialises at: "1G", "100M", "2.5Gbit/s", "10e9", "0" or
+// ParseRate reads the bit rate an emulated port serialises at: "1G", "100M", "2.5Gbit/s", "10e9", "0" or
 // "none" (no serialisation); "preset" is the preset's rate.
 func ParseRate(s string, presetBps float64) (uint64, error) {
 	v := strings.TrimSpace(s)

@@ -107,7 +107,7 @@ func TestEmulatedDriver(t *testing.T) {
 	}
 }
 
-// TestEmulateConfigPlan checks the validation of AttachEmulator's
+// TestEmulateConfigPlan checks the validation of Attach's
 // configuration (done before anything is changed) and what it programs.
 func TestEmulateConfigPlan(t *testing.T) {
 	ds := &LowPower{PowerW: 0.05, Wake: 16500 * time.Nanosecond, Sleep: 182 * time.Microsecond}

@@ -385,7 +385,7 @@ func TestEmulatorAttachDetach(t *testing.T) {
 			}
 			ports, err := List(bpffs)
 			if err != nil || len(ports) != 1 {
-				t.Fatalf("ListEmulators: %v, %d ports", err, len(ports))
+				t.Fatalf("List: %v, %d ports", err, len(ports))
 			}
 			s, err := ports[0].Status(observe.MonotonicNow())
 			if err := ports[0].Detach(); err == nil || !strings.Contains(err.Error(), "outside its network namespace") {

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// EmulatedLedger is the delay ledger an emulated port applies per idle
+// Ledger is the delay ledger an emulated port applies per idle
 // period (bpf/eeeemu.c "Delay ledger"; controller/ledger.go is the same
 // rule decided by the agent): the port starts going down only while
 // S + Reserve ≤ Rate × (t − Start), S the waits the packets that ended its
@@ -28,7 +28,7 @@ type Ledger struct {
 	Start time.Duration `json:"start_ns"`
 }
 
-// EmulatedLedgerStatus is the ledger's configuration and account.
+// LedgerStatus is the ledger's configuration and account.
 type LedgerStatus struct {
 	Ledger
 	// Budget is Rate × (now − Start); Spent S.
@@ -123,7 +123,7 @@ func (p *Port) ledgerConfig() (l Ledger, rate, reserve, start uint64) {
 }
 
 // SetLedger programs an emulated port's delay ledger
-// (EmulatedPort.SetLedger); ifname must be emulated.
+// (Port.SetLedger); ifname must be emulated.
 func (b *Backend) SetLedger(ctx context.Context, ifname string, l Ledger) error {
 	if err := ctx.Err(); err != nil {
 		return err

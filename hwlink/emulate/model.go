@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// EmulatedMode is the low-power mode of an emulated EEE port (docs/model.md §1):
+// Mode is the low-power mode of an emulated EEE port (docs/model.md §1):
 // the values of bpf/eeeemu.c's MODE_* and of sim/eee.Mode.
 type Mode uint32
 
@@ -26,7 +26,7 @@ func (m Mode) String() string {
 	return fmt.Sprintf("mode(%d)", uint32(m))
 }
 
-// ParseEmulatedMode reads a mode name (the names of sim/power.Mode).
+// ParseMode reads a mode name (the names of sim/power.Mode).
 func ParseMode(s string) (Mode, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
 	for i, n := range emulatedModeNames {
@@ -37,7 +37,7 @@ func ParseMode(s string) (Mode, error) {
 	return 0, fmt.Errorf("unknown mode %q (want always-on, fast-wake, deep-sleep or hybrid)", s)
 }
 
-// EmulatedState is a power state of an emulated port, in the order of the
+// State is a power state of an emulated port, in the order of the
 // program's per-state times (bpf/eeeemu.c ST_*, sim/eee.State).
 type State int
 

@@ -15,7 +15,7 @@ import (
 	"github.com/lpictl/lpictl/hwlink/observe"
 )
 
-// EmulatedEvent is one ended idle period of an emulated EEE port, as the
+// Event is one ended idle period of an emulated EEE port, as the
 // eBPF program exports it (bpf/eeeemu.c struct emu_event): the port's own
 // idle period, from its last departure to the next packet's arrival, with
 // the port's own outcome. Times are CLOCK_MONOTONIC.
@@ -52,7 +52,7 @@ const (
 // errShortEvent: a record shorter than struct emu_event.
 var errShortEvent = errors.New("emulator event: short record")
 
-// DecodeEmulatedEvent decodes one record of the emulator's events ring
+// DecodeEvent decodes one record of the emulator's events ring
 // buffer (native byte order, as the program wrote it).
 func DecodeEvent(b []byte) (Event, error) {
 	if len(b) < emuEventSize {
@@ -84,7 +84,7 @@ const emuReorderWindow = time.Millisecond
 // emuHoldMax bounds the events held back waiting for a missing one.
 const emuHoldMax = 64
 
-// EmulatedObserver drains an emulated EEE port's ended idle periods from
+// Observer drains an emulated EEE port's ended idle periods from
 // its events ring buffer (MethodEmulated): the port's own idle periods
 // (from a departure to the next arrival, which is what the port's PDT
 // timer runs on; the idlegap observer at the same hook sees arrivals, not
@@ -93,7 +93,7 @@ const emuHoldMax = 64
 // events that two CPUs submitted the other way round are put back in
 // order by their sequence number, and a missing number (the ring was
 // full) is counted as lost. Only events of periods that end after
-// OpenEmulatedObserver are delivered.
+// OpenObserver are delivered.
 //
 // The ring buffer has one consumer position: one observer per port at a
 // time (the agent's). DrainGaps and ReadStats do not allocate.
@@ -112,7 +112,7 @@ type Observer struct {
 
 var _ observe.Observer = (*Observer)(nil)
 
-// OpenEmulatedObserver opens the events of the emulated port of
+// OpenObserver opens the events of the emulated port of
 // ref.Interface (ErrNotEmulated if it has none). Periods that ended before
 // the call are skipped.
 func OpenObserver(ctx context.Context, ref Ref) (*Observer, error) {

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// OpenEmulator opens the emulated port of ref.Interface, attached by this
+// Open opens the emulated port of ref.Interface, attached by this
 // or another process (ErrNotEmulated if there is none).
 func Open(ctx context.Context, ref Ref) (*Port, error) {
 	if err := ctx.Err(); err != nil {
@@ -105,7 +105,7 @@ func openEmulatorDir(dir string) (*Port, error) {
 	return p, nil
 }
 
-// ListEmulators opens every emulated port pinned under bpffs ("" =
+// List opens every emulated port pinned under bpffs ("" =
 // DefaultBPFFS), in every namespace, sorted by pin directory. The caller
 // closes them.
 func List(bpffs string) ([]*Port, error) {
@@ -141,7 +141,7 @@ func List(bpffs string) ([]*Port, error) {
 	return out, nil
 }
 
-// DetachEmulator removes the emulated port of ref.Interface: program,
+// Detach removes the emulated port of ref.Interface: program,
 // pins, and the qdiscs attach added.
 func Detach(ctx context.Context, ref Ref) error {
 	p, err := Open(ctx, ref)
@@ -154,7 +154,7 @@ func Detach(ctx context.Context, ref Ref) error {
 
 // Detach removes the emulated port (program, pins, and the fq and clsact
 // qdiscs attach added). The port must have been opened with its
-// namespace (AttachEmulator, OpenEmulator).
+// namespace (Attach, Open).
 func (p *Port) Detach() error {
 	if p.dir == "" || p.cfg == nil {
 		return fmt.Errorf("%s: detach: %w", p.ifname, os.ErrClosed)
@@ -167,7 +167,7 @@ func (p *Port) Detach() error {
 	// The qdiscs and filters are found by ifindex: only in the port's own
 	// namespace does that name the right interface.
 	if ino, err := hwlink.NetNSInode(p.ns); err != nil || ino != p.nsIno {
-		return fmt.Errorf("%s: detach: the port was opened outside its network namespace (inode %d); open it with OpenEmulator and its NetNS", p.ifname, p.nsIno)
+		return fmt.Errorf("%s: detach: the port was opened outside its network namespace (inode %d); open it with Open and its NetNS", p.ifname, p.nsIno)
 	}
 	nlh, err := hwlink.NetlinkHandleIn(p.ns)
 	if err != nil {

@@ -16,8 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrPhysicalDevice: AttachEmulator refuses a device that is not virtual
-// unless EmulateConfig.AllowPhysical is set.
+// ErrPhysicalDevice: Attach refuses a device that is not virtual
+// unless Config.AllowPhysical is set.
 var ErrPhysicalDevice = errors.New("not a virtual device")
 
 // ErrPrivateBPFFS: the bpffs the pins would go to exists only in this
@@ -31,8 +31,8 @@ const emuProgName = "eee_egress"
 // emuFilterName is the cls_bpf filter name of the emulator (emuTCFilter).
 const emuFilterName = "lpictl_eeeemu"
 
-// VirtualKinds are the rtnetlink link kinds AttachEmulator takes without
-// EmulateConfig.AllowPhysical: devices whose egress carries no physical
+// VirtualKinds are the rtnetlink link kinds Attach takes without
+// Config.AllowPhysical: devices whose egress carries no physical
 // NIC's queues.
 var VirtualKinds = []string{"veth", "dummy", "netkit", "ifb"}
 
@@ -166,8 +166,8 @@ func checkVirtual(ifname string, lk netlink.Link, allow bool) error {
 		ifname, kind, ErrPhysicalDevice, strings.Join(VirtualKinds, ", "))
 }
 
-// EmulatorCheck is what AttachEmulator would do on a device, found without
-// changing anything (CheckEmulator).
+// CheckResult is what Attach would do on a device, found without
+// changing anything (Check).
 type CheckResult struct {
 	Device  string `json:"device"`
 	Kind    string `json:"kind"`
@@ -190,7 +190,7 @@ type CheckResult struct {
 	PinDir   string `json:"pin_dir"`
 }
 
-// CheckEmulator reports what AttachEmulator(cfg) would replace and add on
+// Check reports what Attach(cfg) would replace and add on
 // cfg.Interface, and whether it would refuse, without changing anything.
 // Errors are those of cfg (bad input) and of reading the device.
 func Check(cfg Config) (CheckResult, error) {

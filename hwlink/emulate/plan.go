@@ -12,7 +12,7 @@ import (
 	"github.com/lpictl/lpictl/hwlink/observe"
 )
 
-// emuPlan is a validated EmulateConfig turned into the program's
+// emuPlan is a validated Config turned into the program's
 // configuration.
 type emuPlan struct {
 	cfg     bpf.EeeemuEmuConfig
@@ -48,7 +48,7 @@ func cString(src []int8) string {
 	return b.String()
 }
 
-// Validate checks cfg without touching the system (AttachEmulator's first
+// Validate checks cfg without touching the system (Attach's first
 // step): its errors are the caller's mistakes (bad input), such as a mode
 // the preset has no state for.
 func (cfg Config) Validate() error {
@@ -156,7 +156,7 @@ func (cfg Config) plan() (emuPlan, error) {
 	case DelayEDT, DelaySpin, DelayNone:
 		c.Delay = uint32(cfg.Delay)
 	case DelayAuto:
-		c.Delay = uint32(DelayEDT) // spin if fq is missing (AttachEmulator)
+		c.Delay = uint32(DelayEDT) // spin if fq is missing (Attach)
 	default:
 		return pl, fmt.Errorf("unknown delay method %d", uint32(cfg.Delay))
 	}

@@ -21,7 +21,7 @@ import (
 	"github.com/lpictl/lpictl/hwlink/observe"
 )
 
-// EmulatedPort is an emulated EEE port: the eeeemu program on an
+// Port is an emulated EEE port: the eeeemu program on an
 // interface's egress with fq as root qdisc, pinned so that it outlives the
 // process that attached it. Close releases this process's handles and
 // leaves the port attached; Detach removes it.
@@ -47,7 +47,7 @@ type Port struct {
 	ownsPins bool
 }
 
-// LoadEmulator loads the emulator's objects without attaching them (for
+// Load loads the emulator's objects without attaching them (for
 // tests and benchmarks through BPF_PROG_TEST_RUN).
 func Load() (*bpf.EeeemuObjects, error) {
 	if err := rlimit.RemoveMemlock(); err != nil {

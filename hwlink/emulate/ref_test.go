@@ -26,7 +26,7 @@ type refPort struct {
 	spent, ledHeld, ledOverrun uint64
 }
 
-// setLedger configures the model's ledger as EmulatedPort.SetLedger does
+// setLedger configures the model's ledger as Port.SetLedger does
 // the program's; a new start restarts its account.
 func (r *refPort) setLedger(l Ledger) {
 	r.ledOn, r.ledRate, r.ledRes = l.On, rateQ32(l.Rate), uint64(l.Reserve)

@@ -16,7 +16,7 @@ import (
 	"github.com/lpictl/lpictl/hwlink/observe"
 )
 
-// EmulatedStateTimes holds one value per port power state.
+// StateTimes holds one value per port power state.
 type StateTimes[T any] struct {
 	Wake      T `json:"wake"`
 	GoingDown T `json:"going_down"`
@@ -30,7 +30,7 @@ func newStateTimes[T any](v [numEmulatedStates]T) StateTimes[T] {
 		DeepSleep: v[StateDeepSleep], GoingUp: v[StateGoingUp]}
 }
 
-// EmulatedTiming is a low-power state of an emulated port as configured:
+// Timing is a low-power state of an emulated port as configured:
 // times after the scale factor.
 type Timing struct {
 	Present bool          `json:"present"`
@@ -39,7 +39,7 @@ type Timing struct {
 	Sleep   time.Duration `json:"sleep_time_ns"`
 }
 
-// EmulatorStatus is what an emulated port has done since it was attached
+// Status is what an emulated port has done since it was attached
 // (`lpictl emulate status`). Times are in ns; the state times include the
 // idle period in progress, accounted lazily up to Now by the program's
 // own rule, so they sum to Elapsed.
@@ -109,7 +109,7 @@ type Status struct {
 	EnergyJ   float64 `json:"energy_j"`
 	AlwaysOnJ float64 `json:"energy_always_on_j"`
 	Saving    float64 `json:"energy_saving"`
-	// Ledger is the port's delay ledger (EmulatedLedger), its budget at
+	// Ledger is the port's delay ledger (Ledger), its budget at
 	// Now.
 	Ledger LedgerStatus `json:"ledger"`
 }

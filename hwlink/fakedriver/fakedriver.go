@@ -86,7 +86,7 @@ func (m *Model) port(name string) (*Port, error) {
 	return p, nil
 }
 
-// DriverName implements hwlink.EEEBackend.
+// DriverName implements eeectl.EEEBackend.
 func (m *Model) DriverName(_ context.Context, ifname string) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -97,7 +97,7 @@ func (m *Model) DriverName(_ context.Context, ifname string) (string, error) {
 	return p.Driver, nil
 }
 
-// GetEEE implements hwlink.EEEBackend.
+// GetEEE implements eeectl.EEEBackend.
 func (m *Model) GetEEE(_ context.Context, ifname string) (eeectl.EEEState, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -115,7 +115,7 @@ func (m *Model) GetEEE(_ context.Context, ifname string) (eeectl.EEEState, error
 	return st, nil
 }
 
-// SetEEE implements hwlink.EEEBackend with the port's driver behaviour.
+// SetEEE implements eeectl.EEEBackend with the port's driver behaviour.
 func (m *Model) SetEEE(_ context.Context, ifname string, set eeectl.EEESet) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

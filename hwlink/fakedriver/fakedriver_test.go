@@ -13,7 +13,7 @@ import (
 
 const us = time.Microsecond
 
-// TestApplyPath drives hwlink.Actuator against modelled drivers.
+// TestApplyPath drives eeectl.Actuator against modelled drivers.
 func TestApplyPath(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {

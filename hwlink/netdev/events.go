@@ -45,7 +45,7 @@ type SubscribeOptions struct {
 	// OnError receives errors from the netlink socket (optional).
 	OnError func(error)
 	// EEE also reports EEE changes (LinkEEEChanged), from ethtool
-	// netlink's monitor group as in SubscribeEEE.
+	// netlink's monitor group as in eeectl.SubscribeEEE.
 	EEE bool
 }
 

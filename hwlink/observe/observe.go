@@ -37,9 +37,9 @@ const (
 	MethodCounters Method = "counters"
 	// MethodNone: nothing can observe this port.
 	MethodNone Method = "none"
-	// MethodEmulated: an emulated EEE port (AttachEmulator) reports its own
+	// MethodEmulated: an emulated EEE port (emulate.Attach) reports its own
 	// ended idle periods — from a departure to the next arrival — with its
-	// outcome, the t_PDT armed and the wake-up wait (EmulatedObserver).
+	// outcome, the t_PDT armed and the wake-up wait (emulate.Observer).
 	MethodEmulated Method = "emulated"
 )
 
