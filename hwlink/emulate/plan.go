@@ -65,46 +65,11 @@ func (cfg Config) plan() (emuPlan, error) {
 	if err := hwlink.CheckIfname(cfg.Interface); err != nil {
 		return pl, err
 	}
-	pr := cfg.Preset
-	if pr.Name == "" || !(pr.WakePowerW > 0) || math.IsInf(pr.WakePowerW, 0) {
-		return pl, fmt.Errorf("preset %q: needs a name and a wake power > 0", pr.Name)
+	if err := cfg.checkPreset(len(pl.cfg.Preset) - 1); err != nil {
+		return pl, err
 	}
-	if len(pr.Name) >= len(pl.cfg.Preset) {
-		return pl, fmt.Errorf("preset name %q: longer than %d bytes", pr.Name, len(pl.cfg.Preset)-1)
-	}
-	for _, s := range []struct {
-		name string
-		lp   *LowPower
-	}{{"fast_wake", pr.FastWake}, {"deep_sleep", pr.DeepSleep}} {
-		if s.lp != nil && (s.lp.Wake <= 0 || s.lp.Sleep <= 0 || !(s.lp.PowerW >= 0) || s.lp.PowerW > pr.WakePowerW) {
-			return pl, fmt.Errorf("preset %s: %s: t_w and t_s must be > 0 and power within [0, wake power]", pr.Name, s.name)
-		}
-	}
-	need := func(lp *LowPower, state string) error {
-		if lp == nil {
-			return fmt.Errorf("preset %s has no %s state, so mode %s is not available (IEEE 802.3az BASE-T PHYs have Deep Sleep only; use deep-sleep)", pr.Name, state, cfg.Mode)
-		}
-		return nil
-	}
-	switch cfg.Mode {
-	case ModeAlwaysOn:
-	case ModeFastWake:
-		if err := need(pr.FastWake, "fast_wake"); err != nil {
-			return pl, err
-		}
-	case ModeDeepSleep:
-		if err := need(pr.DeepSleep, "deep_sleep"); err != nil {
-			return pl, err
-		}
-	case ModeHybrid:
-		if err := need(pr.FastWake, "fast_wake"); err != nil {
-			return pl, err
-		}
-		if err := need(pr.DeepSleep, "deep_sleep"); err != nil {
-			return pl, err
-		}
-	default:
-		return pl, fmt.Errorf("unknown mode %d", uint32(cfg.Mode))
+	if err := cfg.checkMode(); err != nil {
+		return pl, err
 	}
 	k := cfg.Scale
 	if k == 0 {
@@ -120,9 +85,70 @@ func (cfg Config) plan() (emuPlan, error) {
 	if driver == "" {
 		driver = DefaultDriver
 	}
+	if err := pl.planRegs(cfg, driver); err != nil {
+		return pl, err
+	}
+	if err := pl.planConfig(cfg, k, driver); err != nil {
+		return pl, err
+	}
+	return pl, nil
+}
+
+// checkPreset checks the power preset: a name of at most maxName bytes, a
+// wake power, and low-power states with t_w, t_s > 0 and a power within
+// [0, wake power].
+func (cfg Config) checkPreset(maxName int) error {
+	pr := cfg.Preset
+	if pr.Name == "" || !(pr.WakePowerW > 0) || math.IsInf(pr.WakePowerW, 0) {
+		return fmt.Errorf("preset %q: needs a name and a wake power > 0", pr.Name)
+	}
+	if len(pr.Name) > maxName {
+		return fmt.Errorf("preset name %q: longer than %d bytes", pr.Name, maxName)
+	}
+	for _, s := range []struct {
+		name string
+		lp   *LowPower
+	}{{"fast_wake", pr.FastWake}, {"deep_sleep", pr.DeepSleep}} {
+		if s.lp != nil && (s.lp.Wake <= 0 || s.lp.Sleep <= 0 || !(s.lp.PowerW >= 0) || s.lp.PowerW > pr.WakePowerW) {
+			return fmt.Errorf("preset %s: %s: t_w and t_s must be > 0 and power within [0, wake power]", pr.Name, s.name)
+		}
+	}
+	return nil
+}
+
+// checkMode checks that the preset has the states cfg.Mode sleeps in.
+func (cfg Config) checkMode() error {
+	pr := cfg.Preset
+	need := func(lp *LowPower, state string) error {
+		if lp == nil {
+			return fmt.Errorf("preset %s has no %s state, so mode %s is not available (IEEE 802.3az BASE-T PHYs have Deep Sleep only; use deep-sleep)", pr.Name, state, cfg.Mode)
+		}
+		return nil
+	}
+	switch cfg.Mode {
+	case ModeAlwaysOn:
+	case ModeFastWake:
+		return need(pr.FastWake, "fast_wake")
+	case ModeDeepSleep:
+		return need(pr.DeepSleep, "deep_sleep")
+	case ModeHybrid:
+		if err := need(pr.FastWake, "fast_wake"); err != nil {
+			return err
+		}
+		return need(pr.DeepSleep, "deep_sleep")
+	default:
+		return fmt.Errorf("unknown mode %d", uint32(cfg.Mode))
+	}
+	return nil
+}
+
+// planRegs takes the driver profile and the initial EEE registers: the
+// timer cfg.PDT (default defaultEmulatedTimer) fitted to the profile,
+// EEE and tx LPI on unless the mode never sleeps.
+func (pl *emuPlan) planRegs(cfg Config, driver string) error {
 	drv, err := emulatedDriver(driver)
 	if err != nil {
-		return pl, err
+		return err
 	}
 	pl.drv = drv
 	pdt := defaultEmulatedTimer
@@ -130,7 +156,7 @@ func (cfg Config) plan() (emuPlan, error) {
 		pdt = *cfg.PDT
 	}
 	if pdt < 0 || pdt > eeectl.MaxTxLPITimer {
-		return pl, fmt.Errorf("t_PDT %v: outside the tx LPI timer's range (0..%v)", pdt, eeectl.MaxTxLPITimer)
+		return fmt.Errorf("t_PDT %v: outside the tx LPI timer's range (0..%v)", pdt, eeectl.MaxTxLPITimer)
 	}
 	// The hardware's own initial value: fitted to the profile, not refused.
 	pl.regs.timer, pl.rounded, pl.clamped = drv.caps.Fit(pdt)
@@ -142,7 +168,13 @@ func (cfg Config) plan() (emuPlan, error) {
 	}
 	sleeps := cfg.Mode != ModeAlwaysOn
 	pl.regs.eeeEnabled, pl.regs.txLPIEnabled = sleeps, sleeps
+	return nil
+}
 
+// planConfig fills the program's configuration: the preset's states scaled
+// by k, the delay method, the rate, the registers and the names.
+func (pl *emuPlan) planConfig(cfg Config, k float64, driver string) error {
+	pr := cfg.Preset
 	c := &pl.cfg
 	c.PdtNs = uint64(pl.regs.timer)
 	if lp := pr.FastWake; lp != nil {
@@ -158,14 +190,14 @@ func (cfg Config) plan() (emuPlan, error) {
 	case DelayAuto:
 		c.Delay = uint32(DelayEDT) // spin if fq is missing (Attach)
 	default:
-		return pl, fmt.Errorf("unknown delay method %d", uint32(cfg.Delay))
+		return fmt.Errorf("unknown delay method %d", uint32(cfg.Delay))
 	}
 	spin := cfg.SpinMax
 	if spin == 0 {
 		spin = DefaultSpinMax
 	}
 	if spin < 0 || spin > 100*time.Millisecond {
-		return pl, fmt.Errorf("spin max %v: must be in (0, 100ms]", spin)
+		return fmt.Errorf("spin max %v: must be in (0, 100ms]", spin)
 	}
 	c.SpinMaxNs = uint64(spin)
 	c.NsPerByteQ16 = observe.SpeedQ16(cfg.Rate)
@@ -179,7 +211,7 @@ func (cfg Config) plan() (emuPlan, error) {
 	setCString(c.Preset[:], pr.Name)
 	setCString(c.Driver[:], driver)
 	setCString(c.Ifname[:], cfg.Interface)
-	return pl, nil
+	return nil
 }
 
 func (r emuRegs) flags() uint32 {

@@ -8,6 +8,7 @@ import (
 	"github.com/lpictl/lpictl/hwlink"
 	"github.com/lpictl/lpictl/hwlink/eeectl"
 	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
@@ -58,23 +59,10 @@ func SubscribeLinks(ctx context.Context, opts SubscribeOptions) (<-chan LinkEven
 	if err != nil {
 		return nil, err
 	}
-	// Which links exist is decided by a snapshot taken before subscribing,
-	// not by message type: a link's asynchronous notification (e.g. a
-	// carrier change) can overtake its entry in the initial dump.
-	existing := make(map[int]bool)
-	h, err := netlink.NewHandleAt(nsh)
+	existing, err := existingLinks(nsh)
 	if err != nil {
 		nsh.Close()
-		return nil, fmt.Errorf("list links: %w", hwlink.ClassifyErrno(err))
-	}
-	current, err := h.LinkList()
-	h.Close()
-	if err != nil {
-		nsh.Close()
-		return nil, fmt.Errorf("list links: %w", hwlink.ClassifyErrno(err))
-	}
-	for _, l := range current {
-		existing[l.Attrs().Index] = true
+		return nil, err
 	}
 	var eeeEvents <-chan eeectl.EEEEvent
 	eeeCtx, eeeCancel := context.WithCancel(ctx)
@@ -97,86 +85,124 @@ func SubscribeLinks(ctx context.Context, opts SubscribeOptions) (<-chan LinkEven
 		return nil, fmt.Errorf("subscribe to link events: %w", hwlink.ClassifyErrno(err))
 	}
 	out := make(chan LinkEvent, 64)
+	w := &linkWatcher{ctx: ctx, out: out, existing: existing, links: make(map[int]knownLink)}
 	go func() {
 		defer close(out)
 		defer close(done)
 		defer eeeCancel()
-		type known struct {
-			name    string
-			carrier bool
-		}
-		links := make(map[int]known)
-		send := func(ev LinkEvent) bool {
-			select {
-			case out <- ev:
-				return true
-			case <-ctx.Done():
-				return false
-			}
-		}
-		for {
-			var u netlink.LinkUpdate
-			var ok bool
-			select {
-			case <-ctx.Done():
-				return
-			case u, ok = <-updates:
-				if !ok {
-					return
-				}
-			case ev, ok := <-eeeEvents:
-				if !ok {
-					eeeEvents = nil
-					continue
-				}
-				st := ev.State
-				if !send(LinkEvent{Type: LinkEEEChanged, Index: ev.Index, Name: ev.Name, Carrier: links[ev.Index].carrier, EEE: &st, Time: ev.Time}) {
-					return
-				}
-				continue
-			}
-			if u.Link == nil {
-				continue
-			}
-			a := u.Attrs()
-			idx := int(u.Index)
-			carrier := u.Flags&unix.IFF_LOWER_UP != 0
-			now := time.Now()
-			prev, seen := links[idx]
-			switch u.Header.Type {
-			case unix.RTM_DELLINK:
-				delete(links, idx)
-				if !send(LinkEvent{Type: LinkRemoved, Index: idx, Name: a.Name, Time: now}) {
-					return
-				}
-				continue
-			case unix.RTM_NEWLINK:
-			default:
-				continue
-			}
-			links[idx] = known{name: a.Name, carrier: carrier}
-			var evs []LinkEvent
-			switch {
-			case !seen:
-				evs = append(evs, LinkEvent{Type: LinkAdded, Index: idx, Name: a.Name, Carrier: carrier, Existing: existing[idx], Time: now})
-			default:
-				if prev.name != a.Name {
-					evs = append(evs, LinkEvent{Type: LinkRenamed, Index: idx, Name: a.Name, OldName: prev.name, Carrier: carrier, Time: now})
-				}
-				if prev.carrier != carrier {
-					t := LinkCarrierDown
-					if carrier {
-						t = LinkCarrierUp
-					}
-					evs = append(evs, LinkEvent{Type: t, Index: idx, Name: a.Name, Carrier: carrier, Time: now})
-				}
-			}
-			for _, ev := range evs {
-				if !send(ev) {
-					return
-				}
-			}
-		}
+		w.run(updates, eeeEvents)
 	}()
 	return out, nil
+}
+
+// existingLinks is the set of links in ns, by index. Which links exist is
+// decided by this snapshot, taken before subscribing, not by message type:
+// a link's asynchronous notification (e.g. a carrier change) can overtake
+// its entry in the initial dump.
+func existingLinks(ns netns.NsHandle) (map[int]bool, error) {
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return nil, fmt.Errorf("list links: %w", hwlink.ClassifyErrno(err))
+	}
+	current, err := h.LinkList()
+	h.Close()
+	if err != nil {
+		return nil, fmt.Errorf("list links: %w", hwlink.ClassifyErrno(err))
+	}
+	existing := make(map[int]bool, len(current))
+	for _, l := range current {
+		existing[l.Attrs().Index] = true
+	}
+	return existing, nil
+}
+
+// knownLink is what a subscription last saw of a link.
+type knownLink struct {
+	name    string
+	carrier bool
+}
+
+// linkWatcher turns rtnetlink updates (and EEE notifications) into
+// LinkEvents on out until ctx ends.
+type linkWatcher struct {
+	ctx      context.Context
+	out      chan<- LinkEvent
+	existing map[int]bool
+	links    map[int]knownLink
+}
+
+// send delivers ev; false once ctx has ended.
+func (w *linkWatcher) send(ev LinkEvent) bool {
+	select {
+	case w.out <- ev:
+		return true
+	case <-w.ctx.Done():
+		return false
+	}
+}
+
+func (w *linkWatcher) run(updates <-chan netlink.LinkUpdate, eeeEvents <-chan eeectl.EEEEvent) {
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case u, ok := <-updates:
+			if !ok || !w.update(u) {
+				return
+			}
+		case ev, ok := <-eeeEvents:
+			if !ok {
+				eeeEvents = nil
+				continue
+			}
+			st := ev.State
+			if !w.send(LinkEvent{Type: LinkEEEChanged, Index: ev.Index, Name: ev.Name, Carrier: w.links[ev.Index].carrier, EEE: &st, Time: ev.Time}) {
+				return
+			}
+		}
+	}
+}
+
+// update reports what one rtnetlink message changed; false once ctx has
+// ended.
+func (w *linkWatcher) update(u netlink.LinkUpdate) bool {
+	if u.Link == nil {
+		return true
+	}
+	a := u.Attrs()
+	idx := int(u.Index)
+	carrier := u.Flags&unix.IFF_LOWER_UP != 0
+	now := time.Now()
+	prev, seen := w.links[idx]
+	switch u.Header.Type {
+	case unix.RTM_DELLINK:
+		delete(w.links, idx)
+		return w.send(LinkEvent{Type: LinkRemoved, Index: idx, Name: a.Name, Time: now})
+	case unix.RTM_NEWLINK:
+	default:
+		return true
+	}
+	w.links[idx] = knownLink{name: a.Name, carrier: carrier}
+	var evs []LinkEvent
+	switch {
+	case !seen:
+		evs = append(evs, LinkEvent{Type: LinkAdded, Index: idx, Name: a.Name, Carrier: carrier, Existing: w.existing[idx], Time: now})
+	default:
+		if prev.name != a.Name {
+			evs = append(evs, LinkEvent{Type: LinkRenamed, Index: idx, Name: a.Name, OldName: prev.name, Carrier: carrier, Time: now})
+		}
+		if prev.carrier != carrier {
+			t := LinkCarrierDown
+			if carrier {
+				t = LinkCarrierUp
+			}
+			evs = append(evs, LinkEvent{Type: t, Index: idx, Name: a.Name, Carrier: carrier, Time: now})
+		}
+	}
+	for _, ev := range evs {
+		if !w.send(ev) {
+			return false
+		}
+	}
+	return true
 }
