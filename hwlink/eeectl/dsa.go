@@ -3,11 +3,12 @@ package eeectl
 import (
 	"errors"
 	"fmt"
-	"github.com/lpictl/lpictl/hwlink"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/lpictl/lpictl/hwlink"
 )
 
 // dsaEthtoolDriver is what ETHTOOL_GDRVINFO reports for every DSA user

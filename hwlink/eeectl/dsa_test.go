@@ -2,10 +2,11 @@ package eeectl
 
 import (
 	"errors"
-	"github.com/lpictl/lpictl/hwlink"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/lpictl/lpictl/hwlink"
 )
 
 // fakeSysfs builds a sysfs tree like a MediaTek router's: conduit eth0

@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/lpictl/lpictl/hwlink"
 	"log/slog"
 	"time"
+
+	"github.com/lpictl/lpictl/hwlink"
 )
 
 // EEEState is a port's Energy Efficient Ethernet state as the kernel

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lpictl/lpictl/hwlink"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/hwlink"
 )
 
 // This file encodes and decodes ethtool-netlink EEE messages (the attribute

@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lpictl/lpictl/hwlink/internal/golden"
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/hwlink/internal/golden"
 )
 
 func genlMessage(t *testing.T, cmd uint8, data []byte) []byte {

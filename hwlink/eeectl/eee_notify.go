@@ -7,10 +7,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/lpictl/lpictl/hwlink"
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/hwlink"
 )
 
 // EEEEvent reports that a port's EEE settings changed: the kernel's

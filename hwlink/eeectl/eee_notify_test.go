@@ -4,9 +4,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/lpictl/lpictl/hwlink/hwlinktest"
 	"github.com/lpictl/lpictl/hwlink/internal/golden"
-	"golang.org/x/sys/unix"
 )
 
 func TestDecodeEEENotificationGolden(t *testing.T) {

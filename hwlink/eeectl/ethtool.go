@@ -11,12 +11,13 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/lpictl/lpictl/hwlink"
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
 	"github.com/safchain/ethtool"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/hwlink"
 )
 
 // BackendOptions configure an EthtoolBackend.

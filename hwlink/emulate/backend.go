@@ -9,10 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lpictl/lpictl/hwlink"
-	"github.com/lpictl/lpictl/hwlink/eeectl"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/eeectl"
 )
 
 // DefaultDriver is the driver profile an emulated port takes when

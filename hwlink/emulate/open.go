@@ -9,9 +9,10 @@ import (
 	"sync/atomic"
 
 	"github.com/cilium/ebpf"
-	"github.com/lpictl/lpictl/hwlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/hwlink"
 )
 
 // Open opens the emulated port of ref.Interface, attached by this

@@ -7,9 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/lpictl/lpictl/hwlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/hwlink"
 )
 
 // emuPinDir is the pin directory of ifindex in the namespace with inode ino.

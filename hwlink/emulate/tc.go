@@ -10,10 +10,11 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
-	"github.com/lpictl/lpictl/hwlink"
-	"github.com/lpictl/lpictl/hwlink/internal/tcbpf"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/internal/tcbpf"
 )
 
 // emuRootQdisc returns the interface's root qdisc (nil if none is listed).

@@ -11,10 +11,11 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/features"
+	"golang.org/x/sys/unix"
+
 	"github.com/lpictl/lpictl/hwlink"
 	"github.com/lpictl/lpictl/hwlink/eeectl"
 	"github.com/lpictl/lpictl/hwlink/observe"
-	"golang.org/x/sys/unix"
 )
 
 // PortInfo describes one port and what lpictl can do there.

@@ -1,9 +1,10 @@
 package netdev
 
 import (
+	"testing"
+
 	"github.com/lpictl/lpictl/hwlink/eeectl"
 	"github.com/lpictl/lpictl/hwlink/observe"
-	"testing"
 )
 
 func TestPlanObservationSwitchdev(t *testing.T) {

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lpictl/lpictl/hwlink"
-	"github.com/lpictl/lpictl/hwlink/eeectl"
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/eeectl"
 )
 
 // LinkEventType says what happened to a link.

@@ -5,9 +5,10 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	"github.com/lpictl/lpictl/hwlink"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/hwlink"
 )
 
 // physAttrs are the switchdev attributes of a link (IFLA_PHYS_SWITCH_ID,

@@ -7,8 +7,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lpictl/lpictl/hwlink"
 	"github.com/vishvananda/netlink"
+
+	"github.com/lpictl/lpictl/hwlink"
 )
 
 // PacketCounts are an interface's cumulative packet counters.

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lpictl/lpictl/hwlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/hwlink"
 )
 
 // TestEBPFPermissionHintNamesCapabilities (issue 11, defect 6): a refused

@@ -9,12 +9,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lpictl/lpictl/hwlink"
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
-	vnl "github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/hwlink"
 )
 
 // MethodPSample: packet samples from the tc sample action through the
@@ -109,15 +109,8 @@ func AttachPSample(ctx context.Context, cfg PSampleConfig) (*PSampleObserver, er
 	return attachPSample(ctx, cfg, true)
 }
 
-// attachPSample is AttachPSample; subscribe=false skips the psample
-// subscription (tests of the tc part on kernels without psample).
-func attachPSample(ctx context.Context, cfg PSampleConfig, subscribe bool) (*PSampleObserver, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if err := hwlink.CheckIfname(cfg.Interface); err != nil {
-		return nil, err
-	}
+// setDefaults fills in rate 1, 64-byte truncation and a 4096-gap ring.
+func (cfg *PSampleConfig) setDefaults() error {
 	if cfg.Rate == 0 {
 		cfg.Rate = 1
 	}
@@ -128,7 +121,22 @@ func attachPSample(ctx context.Context, cfg PSampleConfig, subscribe bool) (*PSa
 		cfg.RingSize = 4096
 	}
 	if cfg.RingSize < 0 {
-		return nil, fmt.Errorf("%s: negative ring size", cfg.Interface)
+		return fmt.Errorf("%s: negative ring size", cfg.Interface)
+	}
+	return nil
+}
+
+// attachPSample is AttachPSample; subscribe=false skips the psample
+// subscription (tests of the tc part on kernels without psample).
+func attachPSample(ctx context.Context, cfg PSampleConfig, subscribe bool) (*PSampleObserver, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := hwlink.CheckIfname(cfg.Interface); err != nil {
+		return nil, err
+	}
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
 	}
 	o := &PSampleObserver{ifname: cfg.Interface, ns: netns.None(), log: cfg.Logger, rate: cfg.Rate,
 		ring: newGapRing(cfg.RingSize), dirs: 1}
@@ -187,28 +195,8 @@ func attachPSample(ctx context.Context, cfg PSampleConfig, subscribe bool) (*PSa
 		return nil, err
 	}
 	for dir := range o.dirs {
-		parent := uint32(vnl.HANDLE_MIN_EGRESS)
-		if Direction(dir) == Ingress {
-			parent = vnl.HANDLE_MIN_INGRESS
-		}
-		f := tcFilterSpec{ifindex: o.ifindex, parent: parent, priority: psampleFilterPriority, handle: 1}
-		req, err := encodeMatchallSample(f, sampleAction{group: o.groups[dir], rate: cfg.Rate, truncSize: cfg.TruncSize, skipSW: cfg.HardwareOnly})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", o.ifname, err)
-		}
-		_, err = o.route.Execute(netlink.Message{
-			Header: netlink.Header{Type: unix.RTM_NEWTFILTER,
-				Flags: netlink.Request | netlink.Acknowledge | netlink.Create | netlink.Excl},
-			Data: req,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: add %s matchall/sample filter: %w", o.ifname, Direction(dir), classifyTCErr(err))
-		}
-		o.filters = append(o.filters, f)
-		if info, err := o.getFilter(f); err == nil {
-			o.offloaded[dir] = info.flags&tcaClsFlagsInHW != 0
-		} else {
-			o.log.Debug("read back psample filter", "device", o.ifname, "error", err)
+		if err := o.addFilter(Direction(dir), cfg); err != nil {
+			return nil, err
 		}
 	}
 	o.done = make(chan struct{})

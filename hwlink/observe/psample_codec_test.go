@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lpictl/lpictl/hwlink/hwlinktest"
-	"github.com/lpictl/lpictl/hwlink/internal/golden"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/hwlink/hwlinktest"
+	"github.com/lpictl/lpictl/hwlink/internal/golden"
 )
 
 // psampleKernelMsg builds a PSAMPLE_CMD_SAMPLE message (generic netlink

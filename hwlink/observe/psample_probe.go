@@ -7,10 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/lpictl/lpictl/hwlink"
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/hwlink"
 )
 
 // PSampleSupport says whether psample observation can work in a namespace.

@@ -6,10 +6,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/lpictl/lpictl/hwlink"
 	"github.com/mdlayher/genetlink"
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/hwlink"
 )
 
 // subscribe joins psample's "packets" multicast group in the namespace of

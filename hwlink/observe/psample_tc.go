@@ -4,11 +4,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/lpictl/lpictl/hwlink"
-	"github.com/lpictl/lpictl/hwlink/internal/tcbpf"
 	"github.com/mdlayher/netlink"
 	vnl "github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/internal/tcbpf"
 )
 
 // classifyTCErr maps the kernel's answer to a filter with an unknown
@@ -76,6 +77,35 @@ func removeClsactIfUnused(h *vnl.Handle, ifindex int) error {
 	if err := h.QdiscDel(tcbpf.Clsact(ifindex)); err != nil && !errors.Is(err, unix.ENOENT) &&
 		!errors.Is(err, unix.ENODEV) && !errors.Is(err, unix.EINVAL) {
 		return fmt.Errorf("delete clsact qdisc: %w", err)
+	}
+	return nil
+}
+
+// addFilter adds the matchall filter with a sample action for one
+// direction and reads back whether the driver offloaded it (in_hw).
+func (o *PSampleObserver) addFilter(dir Direction, cfg PSampleConfig) error {
+	parent := uint32(vnl.HANDLE_MIN_EGRESS)
+	if dir == Ingress {
+		parent = vnl.HANDLE_MIN_INGRESS
+	}
+	f := tcFilterSpec{ifindex: o.ifindex, parent: parent, priority: psampleFilterPriority, handle: 1}
+	req, err := encodeMatchallSample(f, sampleAction{group: o.groups[dir], rate: cfg.Rate, truncSize: cfg.TruncSize, skipSW: cfg.HardwareOnly})
+	if err != nil {
+		return fmt.Errorf("%s: %w", o.ifname, err)
+	}
+	_, err = o.route.Execute(netlink.Message{
+		Header: netlink.Header{Type: unix.RTM_NEWTFILTER,
+			Flags: netlink.Request | netlink.Acknowledge | netlink.Create | netlink.Excl},
+		Data: req,
+	})
+	if err != nil {
+		return fmt.Errorf("%s: add %s matchall/sample filter: %w", o.ifname, dir, classifyTCErr(err))
+	}
+	o.filters = append(o.filters, f)
+	if info, err := o.getFilter(f); err == nil {
+		o.offloaded[dir] = info.flags&tcaClsFlagsInHW != 0
+	} else {
+		o.log.Debug("read back psample filter", "device", o.ifname, "error", err)
 	}
 	return nil
 }

@@ -5,9 +5,10 @@ import (
 	"fmt"
 
 	"github.com/cilium/ebpf"
-	"github.com/lpictl/lpictl/hwlink"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/hwlink"
 )
 
 // Attachment is the clsact + cls_bpf way of running BPF programs at a
