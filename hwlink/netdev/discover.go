@@ -131,25 +131,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) ([]PortInfo, error) {
 			Carrier: a.RawFlags&unix.IFF_LOWER_UP != 0, OperState: a.OperState.String(),
 			Switchdev: switchdev, PhysPortName: pa.portName, SwitchID: pa.switchID,
 		}
-		if di, err := be.DriverInfo(ctx, a.Name); err == nil {
-			p.Driver = di
-		} else {
-			log.Debug("driver info", "device", a.Name, "error", err)
-		}
-		if p.Carrier {
-			if s, err := be.LinkSpeed(ctx, a.Name); err == nil {
-				p.Speed = s
-			}
-		}
-		if st, err := be.GetEEE(ctx, a.Name); err == nil {
-			p.EEE = &st
-			p.EEEStatus = "ok (" + st.Source + ")"
-		} else {
-			p.EEEStatus = eeeStatus(err)
-		}
-		if c, err := act.Probe(ctx, a.Name); err == nil || c.Reason != "" {
-			p.Actuation = c
-		}
+		describeEEE(ctx, &p, be, act, log)
 		if p.Switchdev && psPlan == nil {
 			ps := observe.ProbePSample(opts.NetNS)
 			psPlan = &ps
@@ -162,6 +144,30 @@ func Discover(ctx context.Context, opts DiscoverOptions) ([]PortInfo, error) {
 		ports = append(ports, p)
 	}
 	return ports, nil
+}
+
+// describeEEE fills in what ethtool says of p: driver, speed (with
+// carrier), EEE state and whether the tx LPI timer can be set.
+func describeEEE(ctx context.Context, p *PortInfo, be *eeectl.EthtoolBackend, act *eeectl.Actuator, log *slog.Logger) {
+	if di, err := be.DriverInfo(ctx, p.Name); err == nil {
+		p.Driver = di
+	} else {
+		log.Debug("driver info", "device", p.Name, "error", err)
+	}
+	if p.Carrier {
+		if s, err := be.LinkSpeed(ctx, p.Name); err == nil {
+			p.Speed = s
+		}
+	}
+	if st, err := be.GetEEE(ctx, p.Name); err == nil {
+		p.EEE = &st
+		p.EEEStatus = "ok (" + st.Source + ")"
+	} else {
+		p.EEEStatus = eeeStatus(err)
+	}
+	if c, err := act.Probe(ctx, p.Name); err == nil || c.Reason != "" {
+		p.Actuation = c
+	}
 }
 
 func eeeStatus(err error) string {
