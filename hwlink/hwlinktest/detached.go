@@ -11,6 +11,8 @@ import (
 
 // assertDetached checks that no TCX program, clsact qdisc or tc filter is
 // left on the interface.
+// AssertDetached fails the test if a TCX program or a clsact qdisc is left
+// on ifindex in ns (after an observer or emulator was closed).
 func AssertDetached(t *testing.T, ns netns.NsHandle, ifindex int) {
 	t.Helper()
 	err := Do(ns, func() error {

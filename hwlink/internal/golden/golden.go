@@ -9,9 +9,10 @@ import (
 	"testing"
 )
 
+// Update (-update) rewrites the golden files instead of comparing.
 var Update = flag.Bool("update", false, "rewrite golden files in testdata")
 
-// golden compares got with testdata/name (hex, '#' comments allowed) or
+// Check compares got with testdata/name (hex, '#' comments allowed) or
 // rewrites it with -update.
 func Check(t *testing.T, name, comment string, got []byte) {
 	t.Helper()
@@ -32,6 +33,7 @@ func Check(t *testing.T, name, comment string, got []byte) {
 	}
 }
 
+// Read reads a golden file: hex, blank lines and '#' comments ignored.
 func Read(t testing.TB, path string) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(path)
