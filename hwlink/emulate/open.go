@@ -168,7 +168,7 @@ func (p *Port) Detach() error {
 	// The qdiscs and filters are found by ifindex: only in the port's own
 	// namespace does that name the right interface.
 	if ino, err := hwlink.NetNSInode(p.ns); err != nil || ino != p.nsIno {
-		return fmt.Errorf("%s: detach: the port was opened outside its network namespace (inode %d); open it with Open and its NetNS", p.ifname, p.nsIno)
+		return fmt.Errorf("%s: detach: the port was opened outside its network namespace (inode %d); open it with emulate.Open and its NetNS", p.ifname, p.nsIno)
 	}
 	nlh, err := hwlink.NetlinkHandleIn(p.ns)
 	if err != nil {
