@@ -59,7 +59,7 @@ const (
 	DefaultHarmWindow        = 30 * time.Second
 	DefaultHarmErrors        = 10
 	// DefaultBPFFS is where `lpictl emulate attach` pins emulated ports
-	// (hwlink.DefaultBPFFS).
+	// (emulate.DefaultBPFFS).
 	DefaultBPFFS = "/sys/fs/bpf"
 	// DefaultWakeTime is t_w of 1000BASE-T Deep Sleep (docs/model.md §1, paper 000
 	// Table 3), the commonest EEE link on hosts; set predictor.wake_time

@@ -1,19 +1,32 @@
 // Package hwlink connects lpictl's controller to real Linux ports: host NIC
 // ports and switch ports that Linux exposes as netdevs (switchdev, DSA).
+// Its work is done by sub-packages, one per concern:
 //
-// It discovers ports ([Discover]), observes idle gaps ([AttachEBPF] with the
-// eBPF program of package bpf, [AttachPSample] with tc sample and psample
-// where a switch ASIC offloads sampling, [NewCounterObserver] where eBPF
-// cannot be used or the port forwards in hardware), reads and applies the
-// EEE tx LPI timer ([Actuator] over an [EEEBackend]: ethtool netlink with the
-// ETHTOOL_GEEE / ETHTOOL_SEEE ioctl as fallback; DSA user ports are looked up
-// by their switch's driver, [ResolveSwitchDriver]), reports link events
-// ([SubscribeLinks]) and EEE changes ([SubscribeEEE]) and looks up hop counts
-// for PerfBound's hop factor ([HopTable], docs/model.md §2.2). Where no EEE-capable
-// NIC is at hand, [AttachEmulator] makes any netdev's egress an emulated EEE
-// port (the eeeemu eBPF program of package bpf) whose tx LPI timer
-// [EmulatedBackend] sets behind the same [EEEBackend] interface as the
-// kernel's (docs/hil.md).
+//   - [github.com/lpictl/lpictl/hwlink/netdev]: which ports a namespace has
+//     and what each can do (Discover), and what happens to them (link
+//     events, SubscribeLinks).
+//   - [github.com/lpictl/lpictl/hwlink/observe]: idle-gap observation — the
+//     idlegap eBPF program of package bpf (AttachEBPF), tc sample and psample
+//     where a switch ASIC offloads sampling (AttachPSample), polled counters
+//     where eBPF cannot be used (NewCounterObserver) — behind one Observer
+//     interface.
+//   - [github.com/lpictl/lpictl/hwlink/eeectl]: EEE control — the tx LPI
+//     timer read and applied by an Actuator over an EEEBackend (ethtool
+//     netlink with the ETHTOOL_GEEE / ETHTOOL_SEEE ioctl as fallback), the
+//     per-driver table and the driver profile derived from it, DSA switch
+//     driver resolution, EEE change notifications.
+//   - [github.com/lpictl/lpictl/hwlink/emulate]: an emulated EEE port where
+//     no EEE-capable NIC is at hand — the eeeemu eBPF program of package bpf
+//     on any netdev's egress, its tx LPI timer behind the same EEEBackend
+//     interface as the kernel's, its own idle periods as an Observer
+//     (docs/hil.md).
+//
+// This package holds what they share: network namespaces ([NetNS] and the
+// helpers that run code or open netlink handles in one), the sentinel errors
+// and their classification ([ErrNotSupported], [ClassifyErrno],
+// [ClassifyBPFErr]), one owner per device ([ClaimPort]) and hop counts for
+// PerfBound's hop factor ([HopTable], docs/model.md §2.2). It imports none
+// of its sub-packages; they import it.
 //
 // hwlink decides no policy: it reports what a port can do (observation
 // method and resolution, whether and within which range the timer can be

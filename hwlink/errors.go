@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
+	"github.com/cilium/ebpf"
+	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,9 +31,7 @@ var (
 // (EOPNOTSUPP → ErrNotSupported, EPERM → ErrPermission, ENODEV →
 // ErrNoDevice, EINVAL/ERANGE → ErrRejected), keeping err in the chain.
 // Fakes use it to return errors shaped like the kernel backend's.
-func ClassifyErrno(err error) error { return classifyErrno(err) }
-
-func classifyErrno(err error) error {
+func ClassifyErrno(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -51,4 +52,40 @@ func classifyErrno(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: %w", sentinel, err)
+}
+
+// EBPFCapabilities are the capabilities loading and attaching the idlegap
+// TC program needs without root: CAP_BPF to load it and its maps,
+// CAP_PERFMON for the verifier to accept its pointer arithmetic and packet
+// access from a non-root user (without it the program is rejected), and
+// CAP_NET_ADMIN for the TC (TCX or clsact) attachment.
+const EBPFCapabilities = "CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN"
+
+// ClassifyBPFErr maps an error from loading or attaching a BPF program to
+// the sentinels: missing kernel support → ErrNotSupported, EPERM/EACCES →
+// ErrPermission with the capabilities needed (EBPFCapabilities).
+func ClassifyBPFErr(err error) error {
+	switch {
+	case errors.Is(err, ebpf.ErrNotSupported):
+		return fmt.Errorf("%w: %w", ErrNotSupported, err)
+	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
+		return fmt.Errorf("%w (needs %s): %w", ErrPermission, EBPFCapabilities, err)
+	}
+	return err
+}
+
+// ClassifyLinkErr maps an error from looking up a link: an unknown link is
+// ErrNoDevice, anything else goes through ClassifyErrno.
+func ClassifyLinkErr(err error) error {
+	var nf netlink.LinkNotFoundError
+	if errors.As(err, &nf) {
+		return fmt.Errorf("%w: %w", ErrNoDevice, err)
+	}
+	return ClassifyErrno(err)
+}
+
+// IsClosedErr reports whether err says a socket was closed under its
+// reader: the end of a subscription, not a failure to report.
+func IsClosedErr(err error) bool {
+	return errors.Is(err, os.ErrClosed) || errors.Is(err, unix.EBADF) || strings.Contains(err.Error(), "use of closed")
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/vishvananda/netns"
 )
@@ -16,9 +17,9 @@ import (
 // a path to a namespace file (/proc/PID/ns/net, /proc/self/fd/N, …).
 type NetNS string
 
-// open returns a handle to the namespace; the caller closes it. For "" it
+// Open returns a handle to the namespace; the caller closes it. For "" it
 // returns the namespace of the calling thread.
-func (n NetNS) open() (netns.NsHandle, error) {
+func (n NetNS) Open() (netns.NsHandle, error) {
 	s := string(n)
 	if s == "" {
 		// The caller's own namespace: a closed handle makes netlink stay
@@ -39,20 +40,20 @@ func (n NetNS) open() (netns.NsHandle, error) {
 // Inode is the namespace's inode ("" = the caller's): with an ifindex it
 // names an interface host-wide.
 func (n NetNS) Inode() (uint64, error) {
-	h, err := n.open()
+	h, err := n.Open()
 	if err != nil {
 		return 0, err
 	}
 	if h.IsOpen() {
 		defer h.Close()
 	}
-	return nsInode(h)
+	return NetNSInode(h)
 }
 
-// inNetNS runs fn on a locked OS thread switched into ns and switches back
+// InNetNS runs fn on a locked OS thread switched into ns and switches back
 // afterwards. Sockets created by fn stay in ns. A handle of -1 (netns.None)
 // runs fn in the caller's namespace.
-func inNetNS(ns netns.NsHandle, fn func() error) error {
+func InNetNS(ns netns.NsHandle, fn func() error) error {
 	if !ns.IsOpen() {
 		return fn()
 	}
@@ -76,9 +77,9 @@ func inNetNS(ns netns.NsHandle, fn func() error) error {
 	return ferr
 }
 
-// netlinkHandleIn returns a rtnetlink handle whose sockets live in ns; a
+// NetlinkHandleIn returns a rtnetlink handle whose sockets live in ns; a
 // closed handle (netns.None) means the caller's own namespace.
-func netlinkHandleIn(ns netns.NsHandle) (*netlink.Handle, error) {
+func NetlinkHandleIn(ns netns.NsHandle) (*netlink.Handle, error) {
 	if ns.IsOpen() {
 		h, err := netlink.NewHandleAt(ns)
 		if err != nil {
@@ -89,6 +90,45 @@ func netlinkHandleIn(ns netns.NsHandle) (*netlink.Handle, error) {
 	h, err := netlink.NewHandle()
 	if err != nil {
 		return nil, fmt.Errorf("netlink handle: %w", err)
+	}
+	return h, nil
+}
+
+// NetNSInode returns the inode of a network namespace (the caller's own for a
+// closed handle): with the ifindex, it names an interface host-wide.
+func NetNSInode(ns netns.NsHandle) (uint64, error) {
+	h := ns
+	if !ns.IsOpen() {
+		var err error
+		if h, err = netns.Get(); err != nil {
+			return 0, fmt.Errorf("get current network namespace: %w", err)
+		}
+		defer h.Close()
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(h), &st); err != nil {
+		return 0, fmt.Errorf("stat network namespace: %w", err)
+	}
+	return st.Ino, nil
+}
+
+// NetlinkHandleFor opens an rtnetlink handle in ns.
+func NetlinkHandleFor(ns NetNS) (*netlink.Handle, error) {
+	if ns == "" {
+		h, err := netlink.NewHandle()
+		if err != nil {
+			return nil, fmt.Errorf("netlink handle: %w", err)
+		}
+		return h, nil
+	}
+	nsh, err := ns.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer nsh.Close()
+	h, err := netlink.NewHandleAt(nsh)
+	if err != nil {
+		return nil, fmt.Errorf("netlink handle in %s: %w", ns, err)
 	}
 	return h, nil
 }

@@ -26,7 +26,7 @@ func ClaimPort(ns NetNS, ifindex int, key string) (*PortClaim, error) {
 	if key != "" {
 		name = "@lpictl/port/" + key
 	}
-	h, err := ns.open()
+	h, err := ns.Open()
 	if err != nil {
 		return nil, err
 	}
@@ -34,7 +34,7 @@ func ClaimPort(ns NetNS, ifindex int, key string) (*PortClaim, error) {
 		defer h.Close()
 	}
 	fd := -1
-	err = inNetNS(h, func() error {
+	err = InNetNS(h, func() error {
 		var err error
 		fd, err = unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {

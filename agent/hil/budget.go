@@ -3,7 +3,7 @@ package hil
 import (
 	"time"
 
-	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/emulate"
 )
 
 // Budget check verdicts.
@@ -51,7 +51,7 @@ func (b *BudgetCheck) Within() bool {
 // of the traffic (end); attachedAt is when the port was attached (the
 // start of S when no ledger ran) and bound the run's predictor bound, the
 // rate to compare with when the port had no ledger (0: no check).
-func budgetCheck(end hwlink.EmulatorStatus, attachedAt time.Duration, bound float64) *BudgetCheck {
+func budgetCheck(end emulate.Status, attachedAt time.Duration, bound float64) *BudgetCheck {
 	l := end.Ledger
 	if l.On && l.Rate > 0 {
 		b := &BudgetCheck{Enforcement: "port", Rate: l.Rate, SpanS: (end.Now - l.Start).Seconds(), SpentS: l.Spent.Seconds(),

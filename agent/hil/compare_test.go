@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/emulate"
 )
 
 // TestVerdict: the tolerance is 10 % of the measured value, or ±20 for
@@ -43,10 +43,10 @@ func TestVerdict(t *testing.T) {
 // TestComparePorts: a port's rows from hand-made status, replay and sim;
 // the measured wake-up delay is the run's beyond the always-on run's.
 func TestComparePorts(t *testing.T) {
-	st := hwlink.EmulatorStatus{IdlePeriods: 1000, Misses: 100, DelayTotal: 30 * time.Millisecond, Saving: 0.05}
+	st := emulate.Status{IdlePeriods: 1000, Misses: 100, DelayTotal: 30 * time.Millisecond, Saving: 0.05}
 	st.Fractions.DeepSleep = 0.06
 	run := &RunReport{Ports: []PortReport{{Port: "a0", Status: st}}}
-	base := &RunReport{Ports: []PortReport{{Port: "a0", Status: hwlink.EmulatorStatus{DelayTotal: 10 * time.Millisecond}}}}
+	base := &RunReport{Ports: []PortReport{{Port: "a0", Status: emulate.Status{DelayTotal: 10 * time.Millisecond}}}}
 	rep := []PortReplay{{Port: "a0", Rows: 1000, IdlePeriods: 1000, Misses: 130, SpanS: 1, AsleepS: 0.06, DelayS: 0.02}}
 	sim := &SimResult{Ports: []SimPort{{Port: "a0", IdlePeriods: 990, Misses: 105, SleepShare: 0.065, DelayS: 0.021, Saving: 5.5}}}
 	rows := comparePorts(run, base, rep, sim)

@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/lpictl/lpictl/configs"
-	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/eeectl"
+	"github.com/lpictl/lpictl/hwlink/emulate"
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/power"
 )
@@ -87,7 +88,7 @@ type Config struct {
 	rate       uint64
 }
 
-// PortConfig is the emulated EEE port (hwlink.EmulateConfig).
+// PortConfig is the emulated EEE port (emulate.Config).
 type PortConfig struct {
 	Preset string  `yaml:"preset" json:"preset"`
 	Mode   string  `yaml:"mode" json:"mode"`
@@ -273,12 +274,12 @@ func (p *PortConfig) normalize(c *Config) error {
 	}
 	p.Delay = strings.ToLower(p.Delay)
 	if p.Delay != "auto" {
-		if _, err := hwlink.ParseEmulatedDelay(p.Delay); err != nil {
+		if _, err := emulate.ParseDelay(p.Delay); err != nil {
 			return bad("port.delay", "%v (or auto: edt where the kernel has fq, else spin)", err)
 		}
 	}
 	if p.SpinMax == 0 {
-		p.SpinMax = predictor.Duration(hwlink.DefaultSpinMax)
+		p.SpinMax = predictor.Duration(emulate.DefaultSpinMax)
 	}
 	if p.SpinMax.D() > 100*time.Millisecond {
 		return bad("port.spin_max", "must be ≤ 100ms, got %v", p.SpinMax)
@@ -286,13 +287,13 @@ func (p *PortConfig) normalize(c *Config) error {
 	if p.Rate == "" {
 		p.Rate = DefaultRate
 	}
-	if c.rate, err = hwlink.ParseEmulatedRate(p.Rate, pre.RateBps); err != nil {
+	if c.rate, err = emulate.ParseRate(p.Rate, pre.RateBps); err != nil {
 		return bad("port.rate", "%v", err)
 	}
 	if p.Driver == "" {
-		p.Driver = hwlink.DefaultEmulatedDriver
+		p.Driver = emulate.DefaultDriver
 	}
-	if _, known := hwlink.LookupDriver(p.Driver); !known {
+	if _, known := eeectl.LookupDriver(p.Driver); !known {
 		return bad("port.driver", "%q is not in lpictl's driver table (e.g. st_gmac, mvneta, tg3; docs/hwlink.md)", p.Driver)
 	}
 	if p.InitialPDT == nil {
@@ -312,8 +313,8 @@ func (p *PortConfig) normalize(c *Config) error {
 		return bad("port.lpi", "the emulated ports run per-direction only (each egress port decides alone); the link mode is not built yet — compare with the simulator per link through sim.lpi: per-link")
 	}
 	p.LPI = string(l)
-	ec := c.emulateConfig("probe0", hwlink.EmulateAlwaysOn, hwlink.DelayNone)
-	em, _ := hwlink.ParseEmulatedMode(p.Mode)
+	ec := c.emulateConfig("probe0", emulate.ModeAlwaysOn, emulate.DelayNone)
+	em, _ := emulate.ParseMode(p.Mode)
 	ec.Mode = em
 	if err := ec.Validate(); err != nil {
 		return bad("port", "%v", err)
@@ -674,23 +675,23 @@ func (c *Config) SimRateBps() float64 {
 }
 
 // emulatedPreset takes what the emulator needs from the preset.
-func (c *Config) emulatedPreset() hwlink.EmulatedPreset {
+func (c *Config) emulatedPreset() emulate.Preset {
 	p := c.preset
-	ep := hwlink.EmulatedPreset{Name: p.Name, RateBps: p.RateBps, WakePowerW: p.WakePowerW}
-	low := func(l *power.LowPower) *hwlink.EmulatedLowPower {
+	ep := emulate.Preset{Name: p.Name, RateBps: p.RateBps, WakePowerW: p.WakePowerW}
+	low := func(l *power.LowPower) *emulate.LowPower {
 		if l == nil {
 			return nil
 		}
-		return &hwlink.EmulatedLowPower{PowerW: l.Power(p.WakePowerW), Wake: l.WakeTime.D(), Sleep: l.SleepTime.D()}
+		return &emulate.LowPower{PowerW: l.Power(p.WakePowerW), Wake: l.WakeTime.D(), Sleep: l.SleepTime.D()}
 	}
 	ep.FastWake, ep.DeepSleep = low(p.FastWake), low(p.DeepSleep)
 	return ep
 }
 
 // emulateConfig is the emulator of one port.
-func (c *Config) emulateConfig(ifname string, mode hwlink.EmulatedMode, delay hwlink.EmulatedDelay) hwlink.EmulateConfig {
+func (c *Config) emulateConfig(ifname string, mode emulate.Mode, delay emulate.Delay) emulate.Config {
 	pdt := c.Port.InitialPDT.D()
-	return hwlink.EmulateConfig{
+	return emulate.Config{
 		Interface: ifname, Preset: c.emulatedPreset(), Mode: mode, PDT: &pdt,
 		HybridHold: c.Port.HybridHold.D(), Rate: c.rate, Delay: delay, SpinMax: c.Port.SpinMax.D(),
 		Scale: c.Port.Scale, Driver: c.Port.Driver,

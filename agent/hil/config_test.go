@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/emulate"
 	"github.com/lpictl/lpictl/predictor"
 )
 
@@ -145,12 +145,12 @@ func TestExpectedPackets(t *testing.T) {
 
 func TestParseRate(t *testing.T) {
 	for s, want := range map[string]uint64{"1G": 1e9, "100M": 1e8, "2.5Gbit/s": 2.5e9, "none": 0, "0": 0, "preset": 1e9, "10e9": 1e10} {
-		got, err := hwlink.ParseEmulatedRate(s, 1e9)
+		got, err := emulate.ParseRate(s, 1e9)
 		if err != nil || got != want {
 			t.Errorf("%s: %d %v, want %d", s, got, err, want)
 		}
 	}
-	if _, err := hwlink.ParseEmulatedRate("fast", 1e9); err == nil {
+	if _, err := emulate.ParseRate("fast", 1e9); err == nil {
 		t.Error("fast accepted")
 	}
 }

@@ -6,7 +6,7 @@
 //   - a line network in fresh network namespaces: host a, a forwarding
 //     "switch" s and host b, joined by two veth pairs (a0–s0, s1–b0), with
 //     addresses from 198.18.0.0/15 (RFC 2544) that exist only there;
-//   - an emulated EEE port (hwlink.AttachEmulator) on each of the four
+//   - an emulated EEE port (emulate.Attach) on each of the four
 //     egress ports, on a private bpffs;
 //   - one `lpictl agent --backend hw --mode enforce` per namespace, the
 //     binary itself as a subprocess, entering its namespace through

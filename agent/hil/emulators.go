@@ -6,25 +6,27 @@ import (
 	"fmt"
 
 	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/emulate"
+	"github.com/lpictl/lpictl/hwlink/observe"
 )
 
 // emulators are the emulated EEE ports of one run, in LinePorts order.
 type emulators struct {
 	line  *Line
-	ports []*hwlink.EmulatedPort
+	ports []*emulate.Port
 }
 
 // attachEmulators makes every egress port of the line an emulated EEE port
 // in mode (the experiment's preset, scale, rate, driver and initial
 // timer). On error the ports attached so far are detached.
-func attachEmulators(ctx context.Context, cfg *Config, line *Line, mode hwlink.EmulatedMode, delay hwlink.EmulatedDelay) (*emulators, error) {
+func attachEmulators(ctx context.Context, cfg *Config, line *Line, mode emulate.Mode, delay emulate.Delay) (*emulators, error) {
 	e := &emulators{line: line}
 	for _, p := range LinePorts {
 		ec := cfg.emulateConfig(p.Dev, mode, delay)
 		ec.NetNS = hwlink.NetNS(line.Hosts[p.Host].Name)
 		ec.BPFFS = line.BPFFS
-		ec.Attach = hwlink.AttachAuto
-		ep, err := hwlink.AttachEmulator(ctx, ec)
+		ec.Attach = observe.AttachAuto
+		ep, err := emulate.Attach(ctx, ec)
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("emulate %s in %s: %w", p.Dev, line.Hosts[p.Host].Name, err), e.detach())
 		}
@@ -34,9 +36,9 @@ func attachEmulators(ctx context.Context, cfg *Config, line *Line, mode hwlink.E
 }
 
 // status reads every port's status at one instant.
-func (e *emulators) status() ([]hwlink.EmulatorStatus, error) {
-	now := hwlink.MonotonicNow()
-	out := make([]hwlink.EmulatorStatus, 0, len(e.ports))
+func (e *emulators) status() ([]emulate.Status, error) {
+	now := observe.MonotonicNow()
+	out := make([]emulate.Status, 0, len(e.ports))
 	for _, p := range e.ports {
 		s, err := p.Status(now)
 		if err != nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/emulate"
 )
 
 func requireBPF(t *testing.T) {
@@ -85,7 +85,7 @@ traffic:
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	emus, err := attachEmulators(ctx, cfg, l, hwlink.EmulateAlwaysOn, delay)
+	emus, err := attachEmulators(ctx, cfg, l, emulate.ModeAlwaysOn, delay)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/renameio/v2"
 
-	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/emulate"
 )
 
 // Report is what `lpictl hil run` prints (text or --json: every key always
@@ -114,8 +114,8 @@ type PortReport struct {
 	FinalTimerNs   int64  `json:"final_timer_ns"`
 	// PDTChanges counts the changes of t_PDT along the agent's trace (0
 	// without agent).
-	PDTChanges int                   `json:"pdt_changes"`
-	Status     hwlink.EmulatorStatus `json:"emulator"`
+	PDTChanges int            `json:"pdt_changes"`
+	Status     emulate.Status `json:"emulator"`
 	// Budget is the port's delay budget check (null for always-on).
 	Budget *BudgetCheck `json:"budget"`
 }

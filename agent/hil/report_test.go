@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/emulate"
 )
 
-func status(idle, hits, misses uint64, wake, ds time.Duration, energy, ao float64, timer time.Duration) hwlink.EmulatorStatus {
-	s := hwlink.EmulatorStatus{Device: "x", IdlePeriods: idle, Hits: hits, Misses: misses, Wakeups: misses, Packets: idle,
+func status(idle, hits, misses uint64, wake, ds time.Duration, energy, ao float64, timer time.Duration) emulate.Status {
+	s := emulate.Status{Device: "x", IdlePeriods: idle, Hits: hits, Misses: misses, Wakeups: misses, Packets: idle,
 		Elapsed: wake + ds, EnergyJ: energy, AlwaysOnJ: ao, TxLPITimer: timer}
 	s.Times.Wake, s.Times.DeepSleep = wake, ds
 	return s
@@ -50,7 +50,7 @@ func handReport() *Report {
 		// reserve of 650 µs; port 1 spent into the reserve.
 		end := status(100, 90, 10, time.Second, time.Second, 0.55, 1, 0)
 		end.Now = 12 * time.Second
-		end.Ledger = hwlink.EmulatedLedgerStatus{EmulatedLedger: hwlink.EmulatedLedger{On: true, Rate: 0.05,
+		end.Ledger = emulate.LedgerStatus{Ledger: emulate.Ledger{On: true, Rate: 0.05,
 			Reserve: 650 * time.Microsecond, Start: 10 * time.Second}, Budget: 100 * time.Millisecond,
 			Spent: time.Duration(90+i%2*10) * time.Millisecond, Held: 7}
 		if i == 1 {

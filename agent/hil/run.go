@@ -15,6 +15,7 @@ import (
 
 	"github.com/lpictl/lpictl/controller/replay"
 	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/emulate"
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/power"
 )
@@ -171,18 +172,18 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 }
 
 // resolveDelay turns the configured delay method into the emulator's.
-func resolveDelay(name string, fq bool) (hwlink.EmulatedDelay, string, error) {
+func resolveDelay(name string, fq bool) (emulate.Delay, string, error) {
 	if name == "auto" {
 		if fq {
-			return hwlink.DelayEDT, "", nil
+			return emulate.DelayEDT, "", nil
 		}
-		return hwlink.DelaySpin, "the kernel has no fq qdisc: the emulated ports hold packets with the spin method (port.delay: auto)", nil
+		return emulate.DelaySpin, "the kernel has no fq qdisc: the emulated ports hold packets with the spin method (port.delay: auto)", nil
 	}
-	d, err := hwlink.ParseEmulatedDelay(name)
+	d, err := emulate.ParseDelay(name)
 	if err != nil {
 		return 0, "", err
 	}
-	if d == hwlink.DelayEDT && !fq {
+	if d == emulate.DelayEDT && !fq {
 		return 0, "", fmt.Errorf("port.delay edt: the kernel lacks the fq qdisc (CONFIG_NET_SCH_FQ); use spin or auto: %w", hwlink.ErrNotSupported)
 	}
 	return d, "", nil
@@ -212,13 +213,13 @@ type oneRun struct {
 }
 
 // runOne runs the traffic once: always-on (kind "") or with kind's agents.
-func runOne(ctx context.Context, cfg *Config, opts Options, line *Line, rep *Report, kind predictor.Kind, delay hwlink.EmulatedDelay) (res oneRun, err error) {
+func runOne(ctx context.Context, cfg *Config, opts Options, line *Line, rep *Report, kind predictor.Kind, delay emulate.Delay) (res oneRun, err error) {
 	name := string(kind)
-	mode := hwlink.EmulateAlwaysOn
+	mode := emulate.ModeAlwaysOn
 	r := &RunReport{Name: AlwaysOn, Mode: string(power.AlwaysOn), Predictor: "none", Ports: []PortReport{},
 		AgentPids: []int{}, TraceRows: map[string]int{}}
 	if kind != "" {
-		mode, _ = hwlink.ParseEmulatedMode(string(cfg.mode))
+		mode, _ = emulate.ParseMode(string(cfg.mode))
 		pc := cfg.PredictorFor(kind)
 		r.Name, r.Mode, r.Predictor = name, string(cfg.mode), name
 		if kind != predictor.KindFixed {
@@ -278,7 +279,7 @@ func runOne(ctx context.Context, cfg *Config, opts Options, line *Line, rep *Rep
 	// The ports' figures cover the traffic phase exactly: from its start
 	// to traffic.duration later (the idle tail after it would count as
 	// sleep).
-	var before, after []hwlink.EmulatorStatus
+	var before, after []emulate.Status
 	var berr, aerr error
 	tr, err := RunTraffic(ctx, cfg, line, cfg.Seed,
 		func() { before, berr = emus.status() }, func() { after, aerr = emus.status() })
@@ -378,7 +379,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // energy of b minus a's (the state times of both include the idle period
 // in progress, accounted by the program's rule, so their differences are
 // the time spent in each state in between).
-func diffStatus(a, b hwlink.EmulatorStatus) hwlink.EmulatorStatus {
+func diffStatus(a, b emulate.Status) emulate.Status {
 	d := b
 	d.AttachedAt = a.Now
 	d.Elapsed = b.Elapsed - a.Elapsed
@@ -405,7 +406,7 @@ func diffStatus(a, b hwlink.EmulatorStatus) hwlink.EmulatorStatus {
 	}
 	if e := float64(d.Elapsed); e > 0 {
 		t := d.Times
-		d.Fractions = hwlink.EmulatedStateTimes[float64]{Wake: float64(t.Wake) / e, GoingDown: float64(t.GoingDown) / e,
+		d.Fractions = emulate.StateTimes[float64]{Wake: float64(t.Wake) / e, GoingDown: float64(t.GoingDown) / e,
 			FastWake: float64(t.FastWake) / e, DeepSleep: float64(t.DeepSleep) / e, GoingUp: float64(t.GoingUp) / e}
 	}
 	return d
@@ -462,7 +463,7 @@ func standingNotes(cfg *Config, rep *Report) []string {
 		n = append(n, fmt.Sprintf("the preset %s is %s (%s); the emulator has no link mode yet, so the loop runs it %s", cfg.preset.Name, pre, cfg.preset.LPISource, cfg.Port.LPI))
 	}
 	n = append(n, "the simulator's traffic: the generator's datagrams and probes at their send times (probes' responses after the request's receipt), and every other frame the hosts sent (TCP segments and ACKs, iperf3, ARP) captured on a0 and b0 as it left — after any wait the emulated port made it pay — so a held TCP segment enters the simulation that late and may pay a wake-up there again")
-	if rep.Delay == hwlink.DelaySpin.String() {
+	if rep.Delay == emulate.DelaySpin.String() {
 		n = append(n, "delay spin: a waking port holds its sender's CPU, so traffic behind it is sent later instead of queued")
 	}
 	for _, run := range rep.Runs {

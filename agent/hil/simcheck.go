@@ -14,7 +14,7 @@ import (
 	"github.com/lpictl/lpictl/agent"
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/controller/replay"
-	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/eeectl"
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/network"
 	"github.com/lpictl/lpictl/sim/power"
@@ -33,7 +33,7 @@ func (c *Config) portSpec(kind predictor.Kind, port string) agent.PortSpec {
 		Backend: agent.BackendHW, Interval: c.Agent.Interval, Predictor: c.PredictorAt(kind, roleOf(port)),
 		Limits: agent.Limits{Hysteresis: c.Agent.Hysteresis, MinChangeInterval: c.Agent.MinChangeInterval},
 	}.WithDefaults()
-	caps, _ := hwlink.LookupDriver(c.Port.Driver)
+	caps, _ := eeectl.LookupDriver(c.Port.Driver)
 	spec := ac.Spec(port, agent.Register{Unit: caps.Unit, Min: caps.Min, Max: caps.Max}, c.ScaledWake(), nil)
 	// The agents give the delay ledger to the emulated ports, which apply
 	// it per idle period, and run their controllers without one (agent

@@ -23,7 +23,7 @@ import (
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
-	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/observe"
 )
 
 // Datagram layout (little endian): magic, flow index, sequence number, the
@@ -108,7 +108,7 @@ type TrafficResult struct {
 	CaptureError string `json:"capture_error"`
 }
 
-func mono() time.Duration { return hwlink.MonotonicNow() }
+func mono() time.Duration { return observe.MonotonicNow() }
 
 // pace locks the calling goroutine to its OS thread with a timer slack of
 // 1 ns, so that waitUntil's sleeps end within tens of µs (Go's own timers

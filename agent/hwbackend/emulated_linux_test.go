@@ -14,15 +14,17 @@ import (
 	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/controller/replay"
 	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/emulate"
 	"github.com/lpictl/lpictl/hwlink/hwlinktest"
+	"github.com/lpictl/lpictl/hwlink/observe"
 	"github.com/lpictl/lpictl/predictor"
 )
 
 // emuPreset: 100BASE-TX Deep Sleep (t_w 30 µs, t_s 100 µs, configs/presets
 // eee-100base-tx), scaled ×5 below so that a wake-up (150 µs) stands well
 // above veth's own jitter.
-var emuPreset = hwlink.EmulatedPreset{Name: "test-100", RateBps: 100e6, WakePowerW: 0.2,
-	DeepSleep: &hwlink.EmulatedLowPower{PowerW: 0.02, Wake: 30 * time.Microsecond, Sleep: 100 * time.Microsecond}}
+var emuPreset = emulate.Preset{Name: "test-100", RateBps: 100e6, WakePowerW: 0.2,
+	DeepSleep: &emulate.LowPower{PowerW: 0.02, Wake: 30 * time.Microsecond, Sleep: 100 * time.Microsecond}}
 
 const (
 	emuScale = 5
@@ -56,7 +58,7 @@ func (w logWriter) Write(b []byte) (int, error) {
 // 30 bursts of 10, 300 µs apart, with ≥ 5 ms between bursts (≥ 20 ms after
 // every third). It checks:
 //   - the agent changed the emulator's tx LPI timer (read through
-//     EmulatedBackend.GetEEE while it runs) to its decision, and restored it
+//     emulate.Backend.GetEEE while it runs) to its decision, and restored it
 //     when it stopped; its LPI counters come from the emulator;
 //   - the agent's idle periods are exactly the emulator's since the agent
 //     opened the port, hit for hit and miss for miss (the trace's outcome
@@ -74,8 +76,8 @@ func TestAgentDrivesEmulatedPort(t *testing.T) {
 	bpffs := tempBPFFS(t)
 	ctx := context.Background()
 	initial := time.Millisecond
-	emu, err := hwlink.AttachEmulator(ctx, hwlink.EmulateConfig{Interface: pair.NameA, NetNS: hwlink.NetNS(pair.PathA),
-		Preset: emuPreset, Mode: hwlink.EmulateDeepSleep, PDT: &initial, Scale: emuScale, Delay: hwlink.DelaySpin, BPFFS: bpffs})
+	emu, err := emulate.Attach(ctx, emulate.Config{Interface: pair.NameA, NetNS: hwlink.NetNS(pair.PathA),
+		Preset: emuPreset, Mode: emulate.ModeDeepSleep, PDT: &initial, Scale: emuScale, Delay: emulate.DelaySpin, BPFFS: bpffs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,12 +87,12 @@ func TestAgentDrivesEmulatedPort(t *testing.T) {
 		}
 		emu.Close()
 	})
-	eee, err := hwlink.NewEmulatedBackend(hwlink.EmulatedBackendOptions{NetNS: hwlink.NetNS(pair.PathA), BPFFS: bpffs})
+	eee, err := emulate.NewBackend(emulate.BackendOptions{NetNS: hwlink.NetNS(pair.PathA), BPFFS: bpffs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eee.Close()
-	st0, err := emu.Status(hwlink.MonotonicNow())
+	st0, err := emu.Status(observe.MonotonicNow())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +131,7 @@ func TestAgentDrivesEmulatedPort(t *testing.T) {
 	}
 	// The agent drains each round; wait until it has seen every period.
 	want := func() float64 {
-		s, err := emu.Status(hwlink.MonotonicNow())
+		s, err := emu.Status(observe.MonotonicNow())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +154,7 @@ func TestAgentDrivesEmulatedPort(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatalf("agent: %v", err)
 	}
-	st1, err := emu.Status(hwlink.MonotonicNow())
+	st1, err := emu.Status(observe.MonotonicNow())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/lpictl/lpictl/agent"
-	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/netdev"
 )
 
 // TestDeletedOrRenamedLinkEndsPort (issue 11, defect 11): a link event that
@@ -15,14 +15,14 @@ import (
 // agent.ErrPortGone at once, so that the agent closes or follows it.
 func TestDeletedOrRenamedLinkEndsPort(t *testing.T) {
 	for _, tc := range []struct {
-		ev   hwlink.LinkEvent
+		ev   netdev.LinkEvent
 		gone string // "" = still there
 	}{
-		{hwlink.LinkEvent{Type: hwlink.LinkRemoved, Name: "veth0", Index: 5}, "deleted"},
-		{hwlink.LinkEvent{Type: hwlink.LinkRenamed, Name: "lan0", OldName: "veth0", Index: 5}, "renamed to lan0"},
-		{hwlink.LinkEvent{Type: hwlink.LinkRemoved, Name: "veth0", Index: 9}, ""}, // an older link of that name
-		{hwlink.LinkEvent{Type: hwlink.LinkRemoved, Name: "veth1", Index: 6}, ""},
-		{hwlink.LinkEvent{Type: hwlink.LinkCarrierDown, Name: "veth0", Index: 5}, ""},
+		{netdev.LinkEvent{Type: netdev.LinkRemoved, Name: "veth0", Index: 5}, "deleted"},
+		{netdev.LinkEvent{Type: netdev.LinkRenamed, Name: "lan0", OldName: "veth0", Index: 5}, "renamed to lan0"},
+		{netdev.LinkEvent{Type: netdev.LinkRemoved, Name: "veth0", Index: 9}, ""}, // an older link of that name
+		{netdev.LinkEvent{Type: netdev.LinkRemoved, Name: "veth1", Index: 6}, ""},
+		{netdev.LinkEvent{Type: netdev.LinkCarrierDown, Name: "veth0", Index: 5}, ""},
 	} {
 		b := &Backend{log: slog.New(slog.DiscardHandler), carrier: map[string]uint64{}, open: map[*port]struct{}{}}
 		p := &port{b: b, name: "veth0", index: 5, cancel: func() {}}

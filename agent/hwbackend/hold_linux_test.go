@@ -9,6 +9,7 @@ import (
 	"github.com/lpictl/lpictl/agent"
 	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/emulate"
 	"github.com/lpictl/lpictl/hwlink/hwlinktest"
 	"github.com/lpictl/lpictl/predictor"
 )
@@ -25,11 +26,11 @@ func TestAgentSetsEmulatedHold(t *testing.T) {
 	bpffs := tempBPFFS(t)
 	ctx := context.Background()
 	preset := emuPreset
-	preset.FastWake = &hwlink.EmulatedLowPower{PowerW: 0.1, Wake: 4 * time.Microsecond, Sleep: 20 * time.Microsecond}
+	preset.FastWake = &emulate.LowPower{PowerW: 0.1, Wake: 4 * time.Microsecond, Sleep: 20 * time.Microsecond}
 	initial, initialHold := time.Millisecond, 10*time.Microsecond
-	emu, err := hwlink.AttachEmulator(ctx, hwlink.EmulateConfig{Interface: pair.NameA, NetNS: hwlink.NetNS(pair.PathA),
-		Preset: preset, Mode: hwlink.EmulateHybrid, PDT: &initial, HybridHold: initialHold, Scale: emuScale,
-		Delay: hwlink.DelaySpin, BPFFS: bpffs})
+	emu, err := emulate.Attach(ctx, emulate.Config{Interface: pair.NameA, NetNS: hwlink.NetNS(pair.PathA),
+		Preset: preset, Mode: emulate.ModeHybrid, PDT: &initial, HybridHold: initialHold, Scale: emuScale,
+		Delay: emulate.DelaySpin, BPFFS: bpffs})
 	if err != nil {
 		t.Fatal(err)
 	}

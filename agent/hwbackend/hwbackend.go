@@ -16,6 +16,10 @@ import (
 	"github.com/lpictl/lpictl/agent"
 	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/eeectl"
+	"github.com/lpictl/lpictl/hwlink/emulate"
+	"github.com/lpictl/lpictl/hwlink/netdev"
+	"github.com/lpictl/lpictl/hwlink/observe"
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/power"
 )
@@ -71,17 +75,17 @@ func FromConfig(c agent.HWConfig, log *slog.Logger) (Options, error) {
 
 // Backend is the agent's hardware backend: hwlink discovery, eBPF or
 // counter observation (or an emulated port's own idle periods), EEE through
-// hwlink.Actuator (ethtool netlink, a driver model, or emulated EEE ports)
+// eeectl.Actuator (ethtool netlink, a driver model, or emulated EEE ports)
 // and carrier changes from rtnetlink link events.
 type Backend struct {
 	opts    Options
 	log     *slog.Logger
-	ethtool *hwlink.EthtoolBackend
-	act     *hwlink.Actuator
+	ethtool *eeectl.EthtoolBackend
+	act     *eeectl.Actuator
 	cancel  context.CancelFunc
 	// emu finds emulated EEE ports (and is the EEE interface with
 	// Options.Emulated); nil when neither EEE nor observation uses them.
-	emu *hwlink.EmulatedBackend
+	emu *emulate.Backend
 
 	mu      sync.Mutex
 	carrier map[string]uint64
@@ -105,26 +109,26 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	// Without a bpffs the emulated ports could not be found, and the agent
 	// would run observe-only without saying why.
-	if opts.Emulated || opts.Observe == string(hwlink.MethodEmulated) {
+	if opts.Emulated || opts.Observe == string(observe.MethodEmulated) {
 		bpffs := opts.BPFFS
 		if bpffs == "" {
-			bpffs = hwlink.DefaultBPFFS
+			bpffs = emulate.DefaultBPFFS
 		}
-		if err := hwlink.CheckBPFFS(bpffs); err != nil {
+		if err := emulate.CheckBPFFS(bpffs); err != nil {
 			return nil, fmt.Errorf("hw.bpffs: %w", err)
 		}
 	}
-	et, err := hwlink.NewEthtoolBackend(hwlink.BackendOptions{NetNS: opts.NetNS, Logger: opts.Logger})
+	et, err := eeectl.NewEthtoolBackend(eeectl.BackendOptions{NetNS: opts.NetNS, Logger: opts.Logger})
 	if err != nil {
 		return nil, err
 	}
-	var eee hwlink.EEEBackend = et
+	var eee eeectl.EEEBackend = et
 	if opts.Model != nil {
 		eee = opts.Model
 	}
-	var emu *hwlink.EmulatedBackend
-	if opts.Emulated || opts.Observe == "auto" || opts.Observe == string(hwlink.MethodEmulated) {
-		emu, err = hwlink.NewEmulatedBackend(hwlink.EmulatedBackendOptions{NetNS: opts.NetNS, BPFFS: opts.BPFFS,
+	var emu *emulate.Backend
+	if opts.Emulated || opts.Observe == "auto" || opts.Observe == string(observe.MethodEmulated) {
+		emu, err = emulate.NewBackend(emulate.BackendOptions{NetNS: opts.NetNS, BPFFS: opts.BPFFS,
 			Fallback: et, Logger: opts.Logger})
 		if err != nil {
 			et.Close()
@@ -134,7 +138,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 			eee = emu
 		}
 	}
-	act, err := hwlink.NewActuator(eee, opts.Logger)
+	act, err := eeectl.NewActuator(eee, opts.Logger)
 	if err != nil {
 		if emu != nil {
 			emu.Close()
@@ -152,7 +156,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	// namespaces, whose sysfs the agent does not see. In its own
 	// namespace the kernel's carrier_changes counter in sysfs counts every
 	// flap, even one shorter than an event round trip.
-	events, err := hwlink.SubscribeLinks(sctx, hwlink.SubscribeOptions{NetNS: opts.NetNS,
+	events, err := netdev.SubscribeLinks(sctx, netdev.SubscribeOptions{NetNS: opts.NetNS,
 		OnError: func(err error) { b.log.Debug("link events", "error", err) }})
 	if err != nil {
 		msg := "no link events: deleted or renamed ports are noticed at the next rescan"
@@ -168,25 +172,25 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 
 // watch counts carrier transitions per interface name and tells open ports
 // that their link was deleted or renamed.
-func (b *Backend) watch(events <-chan hwlink.LinkEvent) {
+func (b *Backend) watch(events <-chan netdev.LinkEvent) {
 	for ev := range events {
 		b.handle(ev)
 	}
 }
 
 // handle applies one link event.
-func (b *Backend) handle(ev hwlink.LinkEvent) {
+func (b *Backend) handle(ev netdev.LinkEvent) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch ev.Type {
-	case hwlink.LinkCarrierUp, hwlink.LinkCarrierDown:
+	case netdev.LinkCarrierUp, netdev.LinkCarrierDown:
 		b.carrier[ev.Name]++
-	case hwlink.LinkRenamed:
+	case netdev.LinkRenamed:
 		b.carrier[ev.Name] = b.carrier[ev.OldName]
 		delete(b.carrier, ev.OldName)
 		b.log.Info("port renamed", "device", ev.OldName, "new_name", ev.Name)
 		b.markGone(ev.OldName, ev.Index, fmt.Errorf("%s: renamed to %s: %w", ev.OldName, ev.Name, agent.ErrPortGone))
-	case hwlink.LinkRemoved:
+	case netdev.LinkRemoved:
 		delete(b.carrier, ev.Name)
 		b.markGone(ev.Name, ev.Index, fmt.Errorf("%s: deleted: %w", ev.Name, agent.ErrPortGone))
 	}
@@ -206,7 +210,7 @@ func (b *Backend) markGone(name string, index int, err error) {
 func (b *Backend) Name() string { return agent.BackendHW }
 
 // Now implements agent.Backend: CLOCK_MONOTONIC, the clock of eBPF samples.
-func (b *Backend) Now() time.Duration { return hwlink.MonotonicNow() }
+func (b *Backend) Now() time.Duration { return observe.MonotonicNow() }
 
 // Step implements agent.Backend (nothing to do on hardware).
 func (b *Backend) Step(context.Context) error { return nil }
@@ -216,7 +220,7 @@ func (b *Backend) Persistent() bool { return true }
 
 // Ports implements agent.Backend.
 func (b *Backend) Ports(ctx context.Context) ([]agent.PortInfo, error) {
-	disc, err := hwlink.Discover(ctx, hwlink.DiscoverOptions{NetNS: b.opts.NetNS, PollInterval: b.opts.PollInterval, Logger: b.log})
+	disc, err := netdev.Discover(ctx, netdev.DiscoverOptions{NetNS: b.opts.NetNS, PollInterval: b.opts.PollInterval, Logger: b.log})
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +232,7 @@ func (b *Backend) Ports(ctx context.Context) ([]agent.PortInfo, error) {
 	b.mu.Unlock()
 	var out []agent.PortInfo
 	if b.opts.Model != nil {
-		byName := map[string]hwlink.PortInfo{}
+		byName := map[string]netdev.PortInfo{}
 		for _, p := range disc {
 			byName[p.Name] = p
 		}
@@ -256,7 +260,7 @@ func (b *Backend) Ports(ctx context.Context) ([]agent.PortInfo, error) {
 			Speed: p.Speed, Virtual: VirtualKind(p.Kind)}
 		if emulated {
 			// The estimates' preset: the one the emulator runs.
-			if st, err := b.emu.Status(ctx, p.Name, hwlink.MonotonicNow()); err == nil {
+			if st, err := b.emu.Status(ctx, p.Name, observe.MonotonicNow()); err == nil {
 				in.Preset = EmulatorPreset(st)
 			}
 		}
@@ -273,11 +277,11 @@ func (b *Backend) Ports(ctx context.Context) ([]agent.PortInfo, error) {
 			}
 			b.fill(&in, c)
 			// The delay ledger's reserve: the emulated port's own timing.
-			if st, err := b.emu.Status(ctx, p.Name, hwlink.MonotonicNow()); err == nil {
+			if st, err := b.emu.Status(ctx, p.Name, observe.MonotonicNow()); err == nil {
 				in.MissCost = st.MissCost()
 			}
 		case b.opts.Emulated:
-			b.fill(&in, hwlink.Capability{Reason: "observe-only: no emulated EEE port on this interface " +
+			b.fill(&in, eeectl.Capability{Reason: "observe-only: no emulated EEE port on this interface " +
 				"(hw.eee_backend: emulated sets the timers of `lpictl emulate attach` ports only)"})
 		default:
 			b.fill(&in, p.Actuation)
@@ -288,10 +292,10 @@ func (b *Backend) Ports(ctx context.Context) ([]agent.PortInfo, error) {
 }
 
 // VirtualKind returns kind if it is that of a virtual device whose link
-// speed means nothing for power (hwlink.VirtualKinds: veth reports 10 Gb/s),
+// speed means nothing for power (emulate.VirtualKinds: veth reports 10 Gb/s),
 // else "".
 func VirtualKind(kind string) string {
-	if slices.Contains(hwlink.VirtualKinds, kind) {
+	if slices.Contains(emulate.VirtualKinds, kind) {
 		return kind
 	}
 	return ""
@@ -301,7 +305,7 @@ func VirtualKind(kind string) string {
 // (sim/power) with the powers and transition times the emulator was given
 // (after --scale: "NAME ×K" then). A preset that no longer loads by name
 // (a file) is rebuilt from the emulator's own figures.
-func EmulatorPreset(st hwlink.EmulatorStatus) *power.Preset {
+func EmulatorPreset(st emulate.Status) *power.Preset {
 	p := &power.Preset{Name: st.Preset, RateBps: float64(st.RateBps), WakePowerW: st.WakePowerW}
 	if base, err := power.Load(st.Preset); err == nil {
 		c := *base
@@ -311,7 +315,7 @@ func EmulatorPreset(st hwlink.EmulatorStatus) *power.Preset {
 	if p.RateBps <= 0 {
 		p.RateBps = float64(st.RateBps)
 	}
-	state := func(t hwlink.EmulatedTiming) *power.LowPower {
+	state := func(t emulate.Timing) *power.LowPower {
 		if !t.Present {
 			return nil
 		}
@@ -335,9 +339,9 @@ func (b *Backend) emulated(ctx context.Context, name string) bool {
 	return b.emu != nil && b.emu.Emulated(ctx, name)
 }
 
-func (b *Backend) fill(in *agent.PortInfo, c hwlink.Capability) {
+func (b *Backend) fill(in *agent.PortInfo, c eeectl.Capability) {
 	in.CanSet, in.Reason = c.CanSetTimer, c.Reason
-	caps, _ := hwlink.LookupDriver(in.Driver)
+	caps, _ := eeectl.LookupDriver(in.Driver)
 	if c.Caps.Driver != "" {
 		caps = c.Caps
 	}
@@ -362,33 +366,33 @@ func hopMap(shares []hwlink.HopShare) map[int]float64 {
 
 // method is the observation method Open will try first: an emulated
 // port's own idle periods with auto or emulated, else the plan.
-func (b *Backend) method(p hwlink.PortInfo, emulated bool) string {
+func (b *Backend) method(p netdev.PortInfo, emulated bool) string {
 	switch b.opts.Observe {
 	case "none":
-		return string(hwlink.MethodNone)
-	case string(hwlink.MethodEmulated):
+		return string(observe.MethodNone)
+	case string(observe.MethodEmulated):
 		if emulated {
-			return string(hwlink.MethodEmulated)
+			return string(observe.MethodEmulated)
 		}
-		return string(hwlink.MethodNone)
+		return string(observe.MethodNone)
 	case "auto":
 		if emulated {
-			return string(hwlink.MethodEmulated)
+			return string(observe.MethodEmulated)
 		}
 	case "counters":
 		if p.Switchdev {
-			return string(hwlink.MethodHWCounters)
+			return string(observe.MethodHWCounters)
 		}
-		return string(hwlink.MethodCounters)
+		return string(observe.MethodCounters)
 	case "ebpf":
-		return string(hwlink.MethodEBPF)
+		return string(observe.MethodEBPF)
 	}
 	return string(p.Observation.Method)
 }
 
 // Open implements agent.Backend.
 func (b *Backend) Open(ctx context.Context, in agent.PortInfo) (agent.Port, error) {
-	p := &port{b: b, name: in.Name, index: in.Index, method: in.Observation, gaps: make([]hwlink.GapSample, 1024),
+	p := &port{b: b, name: in.Name, index: in.Index, method: in.Observation, gaps: make([]observe.GapSample, 1024),
 		emulated: b.emulated(ctx, in.Name)}
 	b.mu.Lock()
 	speed, switchdev := b.speed[in.Name], b.switchd[in.Name]
@@ -402,25 +406,25 @@ func (b *Backend) Open(ctx context.Context, in agent.PortInfo) (agent.Port, erro
 	}()
 	octx, cancel := context.WithCancel(ctx)
 	p.cancel = cancel
-	if in.Observation == string(hwlink.MethodEmulated) {
-		obs, err := hwlink.OpenEmulatedObserver(ctx, hwlink.EmulatorRef{Interface: in.Name, NetNS: b.opts.NetNS, BPFFS: b.opts.BPFFS})
+	if in.Observation == string(observe.MethodEmulated) {
+		obs, err := emulate.OpenObserver(ctx, emulate.Ref{Interface: in.Name, NetNS: b.opts.NetNS, BPFFS: b.opts.BPFFS})
 		if err == nil {
 			p.obs = obs
 			ok = true
 			return p, nil
 		}
 		b.log.Warn("emulated port's idle periods unavailable; not observed", "device", in.Name, "error", err)
-		p.method = string(hwlink.MethodNone)
+		p.method = string(observe.MethodNone)
 	}
-	if in.Observation == string(hwlink.MethodEBPF) {
-		mode := hwlink.AttachAuto
+	if in.Observation == string(observe.MethodEBPF) {
+		mode := observe.AttachAuto
 		switch b.opts.Attach {
 		case "tcx":
-			mode = hwlink.AttachTCX
+			mode = observe.AttachTCX
 		case "tc":
-			mode = hwlink.AttachTC
+			mode = observe.AttachTC
 		}
-		obs, err := hwlink.AttachEBPF(ctx, hwlink.EBPFConfig{Interface: in.Name, NetNS: b.opts.NetNS, Mode: mode,
+		obs, err := observe.AttachEBPF(ctx, observe.EBPFConfig{Interface: in.Name, NetNS: b.opts.NetNS, Mode: mode,
 			Ingress: b.opts.Ingress, Speed: speed, SampleFloor: b.opts.SampleFloor, Logger: b.log})
 		if err == nil {
 			p.obs = obs
@@ -428,12 +432,12 @@ func (b *Backend) Open(ctx context.Context, in agent.PortInfo) (agent.Port, erro
 			return p, nil
 		}
 		b.log.Warn("eBPF observation unavailable; polling counters", "device", in.Name, "error", err)
-		p.method = string(hwlink.MethodCounters)
+		p.method = string(observe.MethodCounters)
 	}
-	if p.method == string(hwlink.MethodPSample) {
+	if p.method == string(observe.MethodPSample) {
 		// Offloaded switch ports (switchdev) whose driver samples in the
 		// ASIC: timestamped packet samples, else the plan's fallback.
-		obs, err := hwlink.AttachPSample(ctx, hwlink.PSampleConfig{Interface: in.Name, NetNS: b.opts.NetNS,
+		obs, err := observe.AttachPSample(ctx, observe.PSampleConfig{Interface: in.Name, NetNS: b.opts.NetNS,
 			Ingress: b.opts.Ingress, Speed: speed, Logger: b.log})
 		if err == nil {
 			p.obs = obs
@@ -441,10 +445,10 @@ func (b *Backend) Open(ctx context.Context, in agent.PortInfo) (agent.Port, erro
 			return p, nil
 		}
 		b.log.Warn("psample observation unavailable; polling hardware counters", "device", in.Name, "error", err)
-		p.method = string(hwlink.MethodHWCounters)
+		p.method = string(observe.MethodHWCounters)
 	}
-	if p.method == string(hwlink.MethodCounters) || p.method == string(hwlink.MethodHWCounters) {
-		obs, err := hwlink.NewCounterObserver(hwlink.CounterConfig{Interface: in.Name, NetNS: b.opts.NetNS,
+	if p.method == string(observe.MethodCounters) || p.method == string(observe.MethodHWCounters) {
+		obs, err := observe.NewCounterObserver(observe.CounterConfig{Interface: in.Name, NetNS: b.opts.NetNS,
 			Interval: b.opts.PollInterval, Hardware: switchdev})
 		if err != nil {
 			cancel()
@@ -460,7 +464,7 @@ func (b *Backend) Open(ctx context.Context, in agent.PortInfo) (agent.Port, erro
 		ok = true
 		return p, nil
 	}
-	p.method = string(hwlink.MethodNone)
+	p.method = string(observe.MethodNone)
 	ok = true
 	return p, nil
 }
@@ -470,10 +474,10 @@ func (b *Backend) Open(ctx context.Context, in agent.PortInfo) (agent.Port, erro
 // with the rest (its account stays readable).
 func (b *Backend) Restore(ctx context.Context, name string, s agent.Settings) error {
 	on := s.TxLPIEnabled
-	_, err := b.act.SetTxLPI(ctx, name, hwlink.TxLPIRequest{Timer: s.TxLPITimer, TxLPIEnabled: &on})
+	_, err := b.act.SetTxLPI(ctx, name, eeectl.TxLPIRequest{Timer: s.TxLPITimer, TxLPIEnabled: &on})
 	if b.opts.Emulated && b.emulated(ctx, name) {
-		if st, serr := b.emu.Status(ctx, name, hwlink.MonotonicNow()); serr == nil && st.Ledger.On {
-			l := st.Ledger.EmulatedLedger
+		if st, serr := b.emu.Status(ctx, name, observe.MonotonicNow()); serr == nil && st.Ledger.On {
+			l := st.Ledger.Ledger
 			l.On = false
 			err = errors.Join(err, b.emu.SetLedger(ctx, name, l))
 		}
@@ -506,9 +510,9 @@ type port struct {
 	method string
 	// goneErr (under b.mu) is set when the link was deleted or renamed.
 	goneErr error
-	obs     hwlink.Observer
+	obs     observe.Observer
 	cancel  context.CancelFunc
-	gaps    []hwlink.GapSample
+	gaps    []observe.GapSample
 	// emulated: the interface carried an emulated EEE port when opened;
 	// its counters come from the emulator.
 	emulated bool
@@ -577,7 +581,7 @@ func (p *port) Drain(dst []agent.Observation) (int, error) {
 	}
 	k := 0
 	for _, g := range p.gaps[:n] {
-		if g.Dir != hwlink.Egress {
+		if g.Dir != observe.Egress {
 			continue
 		}
 		o := agent.Observation{End: g.End, Length: g.Length}
@@ -605,7 +609,7 @@ func (p *port) EEE(ctx context.Context) (agent.EEEState, error) {
 }
 
 func (p *port) SetPDT(ctx context.Context, d time.Duration) (agent.ApplyResult, error) {
-	res, err := p.b.act.SetTxLPI(ctx, p.name, hwlink.TxLPIRequest{Timer: d})
+	res, err := p.b.act.SetTxLPI(ctx, p.name, eeectl.TxLPIRequest{Timer: d})
 	if err != nil {
 		return agent.ApplyResult{}, mapErr(err)
 	}
@@ -630,7 +634,7 @@ func (p *port) SetLedger(ctx context.Context, l agent.PortLedger) error {
 	if !p.OwnLedger() {
 		return fmt.Errorf("%s: delay ledger: %w (only emulated ports apply it themselves)", p.name, agent.ErrNotSupported)
 	}
-	return mapErr(p.b.emu.SetLedger(ctx, p.name, hwlink.EmulatedLedger{On: l.On, Rate: l.Rate, Reserve: l.Reserve, Start: l.Start}))
+	return mapErr(p.b.emu.SetLedger(ctx, p.name, emulate.Ledger{On: l.On, Rate: l.Rate, Reserve: l.Reserve, Start: l.Start}))
 }
 
 // Ledger implements agent.LedgerPort.
@@ -638,7 +642,7 @@ func (p *port) Ledger(ctx context.Context) (agent.PortLedgerStatus, error) {
 	if !p.OwnLedger() {
 		return agent.PortLedgerStatus{}, fmt.Errorf("%s: delay ledger: %w", p.name, agent.ErrNotSupported)
 	}
-	st, err := p.b.emu.Status(ctx, p.name, hwlink.MonotonicNow())
+	st, err := p.b.emu.Status(ctx, p.name, observe.MonotonicNow())
 	if err != nil {
 		return agent.PortLedgerStatus{}, mapErr(err)
 	}
@@ -672,14 +676,14 @@ func (p *port) Counters(ctx context.Context) (agent.PortCounters, error) {
 		// The emulator's own account: time in Fast Wake and Deep Sleep,
 		// power-downs (one per miss, and the idle period in progress if
 		// it has gone down).
-		st, err := p.b.emu.Status(ctx, p.name, hwlink.MonotonicNow())
+		st, err := p.b.emu.Status(ctx, p.name, observe.MonotonicNow())
 		if err != nil {
 			return c, mapErr(err)
 		}
 		c.LowPowerTime, c.LowPowerKnown = st.Times.FastWake+st.Times.DeepSleep, true
 		c.LPIEntries, c.LPIEntriesKnown = st.Misses, true
 		switch st.State {
-		case hwlink.StateGoingDown.String(), hwlink.StateFastWake.String(), hwlink.StateDeepSleep.String():
+		case emulate.StateGoingDown.String(), emulate.StateFastWake.String(), emulate.StateDeepSleep.String():
 			c.LPIEntries++
 		}
 		return c, nil
@@ -701,7 +705,7 @@ func (p *port) ErrorCounters(context.Context) (agent.ErrorCounters, error) {
 	if p.b.opts.NetNS == "" {
 		return readErrorCounters(p.name)
 	}
-	e, err := hwlink.ReadLinkErrors(p.b.opts.NetNS, p.name)
+	e, err := observe.ReadLinkErrors(p.b.opts.NetNS, p.name)
 	if err != nil {
 		return agent.ErrorCounters{}, mapErr(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/renameio/v2"
 	"github.com/lpictl/lpictl/configs"
-	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/eeectl"
 	"github.com/lpictl/lpictl/hwlink/fakedriver"
 )
 
@@ -18,7 +18,7 @@ type ModelPort struct {
 	Driver string `json:"driver"`
 	// MAC identifies the port across renames (optional).
 	MAC string          `json:"mac,omitempty"`
-	EEE hwlink.EEEState `json:"eee"`
+	EEE eeectl.EEEState `json:"eee"`
 	// CarrierChanges counts carrier transitions (a flap is two).
 	CarrierChanges uint64 `json:"carrier_changes"`
 	// Sets counts EEE writes that reached the modelled driver.
@@ -32,7 +32,7 @@ type ModelDoc struct {
 	Ports []ModelPort `json:"ports"`
 }
 
-// ModelFile is an hwlink.EEEBackend over hwlink/fakedriver whose port
+// ModelFile is an eeectl.EEEBackend over hwlink/fakedriver whose port
 // states live in a JSON file, rewritten atomically after every change, so
 // they outlive the process like a NIC's registers outlive a crashed agent.
 // It is how the hw backend is tried and tested without hardware
@@ -47,7 +47,7 @@ type ModelFile struct {
 	base map[string]ModelPort // state at load, for carrier and set counts
 }
 
-var _ hwlink.EEEBackend = (*ModelFile)(nil)
+var _ eeectl.EEEBackend = (*ModelFile)(nil)
 
 // WriteModel writes a driver-model file (for tests and demos).
 func WriteModel(path string, doc ModelDoc) error {
@@ -110,18 +110,18 @@ func (m *ModelFile) CarrierChanges(name string) (uint64, bool) {
 	return m.base[name].CarrierChanges + uint64(p.CarrierChanges), true
 }
 
-// DriverName implements hwlink.EEEBackend.
+// DriverName implements eeectl.EEEBackend.
 func (m *ModelFile) DriverName(ctx context.Context, ifname string) (string, error) {
 	return m.model.DriverName(ctx, ifname)
 }
 
-// GetEEE implements hwlink.EEEBackend.
-func (m *ModelFile) GetEEE(ctx context.Context, ifname string) (hwlink.EEEState, error) {
+// GetEEE implements eeectl.EEEBackend.
+func (m *ModelFile) GetEEE(ctx context.Context, ifname string) (eeectl.EEEState, error) {
 	return m.model.GetEEE(ctx, ifname)
 }
 
-// SetEEE implements hwlink.EEEBackend and saves the file.
-func (m *ModelFile) SetEEE(ctx context.Context, ifname string, set hwlink.EEESet) error {
+// SetEEE implements eeectl.EEEBackend and saves the file.
+func (m *ModelFile) SetEEE(ctx context.Context, ifname string, set eeectl.EEESet) error {
 	err := m.model.SetEEE(ctx, ifname, set)
 	if serr := m.save(); serr != nil && err == nil {
 		err = serr

@@ -10,11 +10,12 @@ import (
 
 	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/eeectl"
 )
 
 func TestModelFilePersists(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "model.json")
-	st := hwlink.EEEState{Enabled: true, Active: true, TxLPIEnabled: true, TxLPITimer: 250 * time.Microsecond,
+	st := eeectl.EEEState{Enabled: true, Active: true, TxLPIEnabled: true, TxLPITimer: 250 * time.Microsecond,
 		Advertised: []string{"1000baseT/Full"}}
 	if err := hwbackend.WriteModel(path, hwbackend.ModelDoc{Ports: []hwbackend.ModelPort{
 		{Name: "p0", Driver: "mvneta", EEE: st, CarrierChanges: 4},
@@ -26,16 +27,16 @@ func TestModelFilePersists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	act, err := hwlink.NewActuator(m, nil)
+	act, err := eeectl.NewActuator(m, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	res, err := act.SetTxLPI(ctx, "p0", hwlink.TxLPIRequest{Timer: time.Millisecond})
+	res, err := act.SetTxLPI(ctx, "p0", eeectl.TxLPIRequest{Timer: time.Millisecond})
 	if err != nil || !res.Clamped || res.Applied != 255*time.Microsecond {
 		t.Fatalf("mvneta set: %+v %v", res, err)
 	}
-	if _, err := act.SetTxLPI(ctx, "p1", hwlink.TxLPIRequest{Timer: time.Millisecond}); !errors.Is(err, hwlink.ErrNotSupported) {
+	if _, err := act.SetTxLPI(ctx, "p1", eeectl.TxLPIRequest{Timer: time.Millisecond}); !errors.Is(err, hwlink.ErrNotSupported) {
 		t.Errorf("igc set: %v", err)
 	}
 	doc, err := hwbackend.ReadModel(path)
@@ -65,10 +66,10 @@ func FuzzReadModel(f *testing.F) {
 		if err != nil {
 			return
 		}
-		act, _ := hwlink.NewActuator(m, nil)
+		act, _ := eeectl.NewActuator(m, nil)
 		for _, p := range m.Ports() {
 			_, _ = act.Probe(context.Background(), p.Name)
-			_, _ = act.SetTxLPI(context.Background(), p.Name, hwlink.TxLPIRequest{Timer: 100 * time.Microsecond})
+			_, _ = act.SetTxLPI(context.Background(), p.Name, eeectl.TxLPIRequest{Timer: 100 * time.Microsecond})
 		}
 	})
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/eeectl"
+	"github.com/lpictl/lpictl/hwlink/emulate"
 	"github.com/lpictl/lpictl/hwlink/hwlinktest"
 )
 
@@ -97,10 +99,10 @@ func TestAgentOnePortOneOwner(t *testing.T) {
 	pair := hwlinktest.NewPair(t)
 	bpffs := testBPFFS(t)
 	orig := time.Millisecond
-	ep, err := hwlink.AttachEmulator(context.Background(), hwlink.EmulateConfig{Interface: pair.NameA, NetNS: hwlink.NetNS(pair.PathA),
-		Preset: hwlink.EmulatedPreset{Name: "test", RateBps: 1e9, WakePowerW: 0.5,
-			DeepSleep: &hwlink.EmulatedLowPower{PowerW: 0.05, Wake: 16 * time.Microsecond, Sleep: 180 * time.Microsecond}},
-		Mode: hwlink.EmulateDeepSleep, PDT: &orig, Delay: hwlink.DelayNone, BPFFS: bpffs})
+	ep, err := emulate.Attach(context.Background(), emulate.Config{Interface: pair.NameA, NetNS: hwlink.NetNS(pair.PathA),
+		Preset: emulate.Preset{Name: "test", RateBps: 1e9, WakePowerW: 0.5,
+			DeepSleep: &emulate.LowPower{PowerW: 0.05, Wake: 16 * time.Microsecond, Sleep: 180 * time.Microsecond}},
+		Mode: emulate.ModeDeepSleep, PDT: &orig, Delay: emulate.DelayNone, BPFFS: bpffs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +148,7 @@ hw: {netns: %s, observe: none, eee_backend: emulated, bpffs: %s}
 	a1 = startAgent(t, config("20us"))
 	eventually(t, "the agent's timer", func() bool { return timer() == 20*time.Microsecond })
 	foreign := 300 * time.Microsecond
-	if err := ep.SetEEE(hwlink.EEESet{TxLPITimer: &foreign}); err != nil {
+	if err := ep.SetEEE(eeectl.EEESet{TxLPITimer: &foreign}); err != nil {
 		t.Fatal(err)
 	}
 	a1.waitLog(`msg="enforce: tx LPI timer changed by someone else`)

@@ -23,7 +23,7 @@ import (
 
 	"github.com/lpictl/lpictl/agent"
 	"github.com/lpictl/lpictl/agent/hwbackend"
-	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/eeectl"
 	"github.com/lpictl/lpictl/hwlink/hwlinktest"
 )
 
@@ -300,7 +300,7 @@ func writeAgentConfig(t *testing.T, path, text string) {
 }
 
 func modelPort(name, driver, mac string, timer time.Duration) hwbackend.ModelPort {
-	return hwbackend.ModelPort{Name: name, Driver: driver, MAC: mac, EEE: hwlink.EEEState{
+	return hwbackend.ModelPort{Name: name, Driver: driver, MAC: mac, EEE: eeectl.EEEState{
 		Supported: []string{"1000baseT/Full"}, Advertised: []string{"1000baseT/Full"}, LinkPartner: []string{"1000baseT/Full"},
 		Enabled: true, Active: true, TxLPIEnabled: true, TxLPITimer: timer, Source: "model"}}
 }

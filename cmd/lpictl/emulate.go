@@ -14,6 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/emulate"
+	"github.com/lpictl/lpictl/hwlink/observe"
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/power"
 	"github.com/lpictl/lpictl/sim/scenario"
@@ -53,8 +55,8 @@ func checkNetNS(netns string) error {
 // emulateErr maps hwlink's errors to exit statuses: a missing device or
 // emulator is bad input (2), the rest a runtime failure (1).
 func emulateErr(err error) error {
-	if errors.Is(err, hwlink.ErrNoDevice) || errors.Is(err, hwlink.ErrNotEmulated) ||
-		errors.Is(err, hwlink.ErrPhysicalDevice) || errors.Is(err, hwlink.ErrPrivateBPFFS) {
+	if errors.Is(err, hwlink.ErrNoDevice) || errors.Is(err, emulate.ErrNotEmulated) ||
+		errors.Is(err, emulate.ErrPhysicalDevice) || errors.Is(err, emulate.ErrPrivateBPFFS) {
 		return badInput(err)
 	}
 	return err
@@ -67,26 +69,26 @@ func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 
 // emulatedPreset takes what the emulator needs from a power preset (a
 // port's powers and transition times).
-func emulatedPreset(p *power.Preset) hwlink.EmulatedPreset {
-	ep := hwlink.EmulatedPreset{Name: p.Name, RateBps: p.RateBps, WakePowerW: p.WakePowerW}
-	low := func(l *power.LowPower) *hwlink.EmulatedLowPower {
+func emulatedPreset(p *power.Preset) emulate.Preset {
+	ep := emulate.Preset{Name: p.Name, RateBps: p.RateBps, WakePowerW: p.WakePowerW}
+	low := func(l *power.LowPower) *emulate.LowPower {
 		if l == nil {
 			return nil
 		}
-		return &hwlink.EmulatedLowPower{PowerW: l.Power(p.WakePowerW), Wake: l.WakeTime.D(), Sleep: l.SleepTime.D()}
+		return &emulate.LowPower{PowerW: l.Power(p.WakePowerW), Wake: l.WakeTime.D(), Sleep: l.SleepTime.D()}
 	}
 	ep.FastWake, ep.DeepSleep = low(p.FastWake), low(p.DeepSleep)
 	return ep
 }
 
-func parseAttachMode(s string) (hwlink.AttachMode, error) {
+func parseAttachMode(s string) (observe.AttachMode, error) {
 	switch strings.ToLower(s) {
 	case "", "auto":
-		return hwlink.AttachAuto, nil
+		return observe.AttachAuto, nil
 	case "tcx":
-		return hwlink.AttachTCX, nil
+		return observe.AttachTCX, nil
 	case "tc", "clsact":
-		return hwlink.AttachTC, nil
+		return observe.AttachTC, nil
 	}
 	return 0, fmt.Errorf("--attach %q: want auto, tcx or tc", s)
 }
@@ -129,9 +131,9 @@ func newEmulateAttachCommand() *cobra.Command {
 			if err != nil {
 				return badInput(fmt.Errorf("--preset: %w", err))
 			}
-			cfg := hwlink.EmulateConfig{Interface: args[0], NetNS: hwlink.NetNS(netns), Preset: emulatedPreset(preset),
+			cfg := emulate.Config{Interface: args[0], NetNS: hwlink.NetNS(netns), Preset: emulatedPreset(preset),
 				Scale: scale, Driver: driver, BPFFS: bpffs, AllowPhysical: allowPhysical}
-			if cfg.Mode, err = hwlink.ParseEmulatedMode(mode); err != nil {
+			if cfg.Mode, err = emulate.ParseMode(mode); err != nil {
 				return badInput(fmt.Errorf("--mode: %w", err))
 			}
 			if cmd.Flags().Changed("pdt") {
@@ -144,10 +146,10 @@ func newEmulateAttachCommand() *cobra.Command {
 			if cfg.HybridHold, err = predictor.ParseDuration(hold); err != nil {
 				return badInput(fmt.Errorf("--hold: %w", err))
 			}
-			if cfg.Rate, err = hwlink.ParseEmulatedRate(rate, preset.RateBps); err != nil {
+			if cfg.Rate, err = emulate.ParseRate(rate, preset.RateBps); err != nil {
 				return badInput(fmt.Errorf("--rate: %w", err))
 			}
-			if cfg.Delay, err = hwlink.ParseEmulatedDelay(delay); err != nil {
+			if cfg.Delay, err = emulate.ParseDelay(delay); err != nil {
 				return badInput(fmt.Errorf("--delay: %w", err))
 			}
 			if cfg.SpinMax, err = predictor.ParseDuration(spinMax); err != nil {
@@ -163,7 +165,7 @@ func newEmulateAttachCommand() *cobra.Command {
 				return badInput(fmt.Errorf("%s: %w", args[0], err))
 			}
 			if check {
-				c, err := hwlink.CheckEmulator(cfg)
+				c, err := emulate.Check(cfg)
 				if err != nil {
 					return emulateErr(err)
 				}
@@ -177,17 +179,17 @@ func newEmulateAttachCommand() *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
-			p, err := hwlink.AttachEmulator(ctx, cfg)
+			p, err := emulate.Attach(ctx, cfg)
 			if err != nil {
 				return emulateErr(err)
 			}
 			defer p.Close()
-			s, err := p.Status(hwlink.MonotonicNow())
+			s, err := p.Status(observe.MonotonicNow())
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return writeEmulateJSON(cmd.OutOrStdout(), []hwlink.EmulatorStatus{s})
+				return writeEmulateJSON(cmd.OutOrStdout(), []emulate.Status{s})
 			}
 			writeAttached(cmd.OutOrStdout(), s)
 			if cfg.PDT != nil && *cfg.PDT != s.TxLPITimer {
@@ -203,12 +205,12 @@ func newEmulateAttachCommand() *cobra.Command {
 	f.StringVar(&rate, "rate", "none", "emulate the link's serialisation at this rate (1G, 100M, preset) or none")
 	f.Float64Var(&scale, "scale", 1, "multiply the preset's transition times (t_s, t_w) by this factor")
 	f.StringVar(&hold, "hold", scenario.DefaultHybridHold.String(), "hybrid mode: time in Fast Wake before Deep Sleep (not scaled)")
-	f.StringVar(&driver, "driver", hwlink.DefaultEmulatedDriver, "driver profile of the emulated EEE interface (docs/hwlink.md's table)")
+	f.StringVar(&driver, "driver", emulate.DefaultDriver, "driver profile of the emulated EEE interface (docs/hwlink.md's table)")
 	f.StringVar(&delay, "delay", "auto", "how packets are held: auto (edt where the kernel has fq, else spin), edt (fq), spin (the program waits on the sending CPU) or none")
-	f.StringVar(&spinMax, "spin-max", hwlink.DefaultSpinMax.String(), "--delay spin: longest wait per packet")
+	f.StringVar(&spinMax, "spin-max", emulate.DefaultSpinMax.String(), "--delay spin: longest wait per packet")
 	f.StringVar(&netns, "netns", "", "network namespace of DEV: a name (ip netns) or a path such as /proc/PID/ns/net")
 	f.StringVar(&attach, "attach", "auto", "attach point: auto (TCX, else clsact), tcx or tc")
-	f.StringVar(&bpffs, "bpffs", hwlink.DefaultBPFFS, "bpffs mount for the pins (the default is mounted if needed)")
+	f.StringVar(&bpffs, "bpffs", emulate.DefaultBPFFS, "bpffs mount for the pins (the default is mounted if needed)")
 	f.BoolVar(&asJSON, "json", false, "print the new port's status (with --check: the check) as JSON")
 	f.BoolVar(&allowPhysical, "allow-physical", false, "attach to a device that is not virtual (a physical NIC, bond, VLAN…): its real traffic is held — spin keeps the sending CPU busy with bottom halves off up to --spin-max per packet, edt replaces a multi-queue NIC's root qdisc with one fq")
 	f.BoolVar(&check, "check", false, "dry run: print what attach would replace and add (root qdisc, clsact, filters, TCX programs) and whether it would refuse; change nothing")
@@ -239,12 +241,12 @@ func newEmulateStatusCommand() *cobra.Command {
 					return badInput(fmt.Errorf("--netns: %w", err))
 				}
 			}
-			ports, err := hwlink.ListEmulators(bpffs)
+			ports, err := emulate.List(bpffs)
 			if err != nil {
 				return err
 			}
-			now := hwlink.MonotonicNow()
-			out := []hwlink.EmulatorStatus{}
+			now := observe.MonotonicNow()
+			out := []emulate.Status{}
 			var errs []error
 			for _, p := range ports {
 				if (len(args) == 0 || p.Interface() == args[0]) && (nsIno == 0 || p.NetNSInode() == nsIno) {
@@ -261,7 +263,7 @@ func newEmulateStatusCommand() *cobra.Command {
 				return err
 			}
 			if len(args) == 1 && len(out) == 0 {
-				return badInput(fmt.Errorf("%s: %w (no emulated port of that name under %s)", args[0], hwlink.ErrNotEmulated, bpffs))
+				return badInput(fmt.Errorf("%s: %w (no emulated port of that name under %s)", args[0], emulate.ErrNotEmulated, bpffs))
 			}
 			if asJSON {
 				return writeEmulateJSON(cmd.OutOrStdout(), out)
@@ -270,7 +272,7 @@ func newEmulateStatusCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (every key always present)")
-	cmd.Flags().StringVar(&bpffs, "bpffs", hwlink.DefaultBPFFS, "bpffs mount holding the pins")
+	cmd.Flags().StringVar(&bpffs, "bpffs", emulate.DefaultBPFFS, "bpffs mount holding the pins")
 	cmd.Flags().StringVar(&netns, "netns", "", "only the ports of this network namespace: a name (ip netns) or a path (default: every namespace)")
 	return cmd
 }
@@ -287,12 +289,12 @@ func newEmulateDetachCommand() *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
-			p, err := hwlink.OpenEmulator(ctx, hwlink.EmulatorRef{Interface: args[0], NetNS: hwlink.NetNS(netns), BPFFS: bpffs})
+			p, err := emulate.Open(ctx, emulate.Ref{Interface: args[0], NetNS: hwlink.NetNS(netns), BPFFS: bpffs})
 			if err != nil {
 				return emulateErr(err)
 			}
 			defer p.Close()
-			s, _ := p.Status(hwlink.MonotonicNow())
+			s, _ := p.Status(observe.MonotonicNow())
 			if err := p.Detach(); err != nil {
 				return err
 			}
@@ -310,11 +312,11 @@ func newEmulateDetachCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&netns, "netns", "", "network namespace of DEV: a name (ip netns) or a path")
-	cmd.Flags().StringVar(&bpffs, "bpffs", hwlink.DefaultBPFFS, "bpffs mount holding the pins")
+	cmd.Flags().StringVar(&bpffs, "bpffs", emulate.DefaultBPFFS, "bpffs mount holding the pins")
 	return cmd
 }
 
-func writeEmulateCheck(w io.Writer, c hwlink.EmulatorCheck) {
+func writeEmulateCheck(w io.Writer, c emulate.CheckResult) {
 	virt := "virtual"
 	if !c.Virtual {
 		virt = "not virtual"
@@ -348,14 +350,14 @@ func writeEmulateCheck(w io.Writer, c hwlink.EmulatorCheck) {
 	}
 }
 
-func writeEmulateJSON(w io.Writer, ports []hwlink.EmulatorStatus) error {
+func writeEmulateJSON(w io.Writer, ports []emulate.Status) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(ports)
 }
 
 // lowPowerDesc describes the low-power state a mode enters first.
-func lowPowerDesc(s hwlink.EmulatorStatus) string {
+func lowPowerDesc(s emulate.Status) string {
 	switch s.Mode {
 	case "always-on":
 		return "never sleeps"
@@ -375,7 +377,7 @@ func rateString(bps uint64) string {
 	return speedString(bps)
 }
 
-func writeAttached(w io.Writer, s hwlink.EmulatorStatus) {
+func writeAttached(w io.Writer, s emulate.Status) {
 	added := []string{}
 	if s.FQAdded {
 		added = append(added, "fq root qdisc")
@@ -395,7 +397,7 @@ func writeAttached(w io.Writer, s hwlink.EmulatorStatus) {
 
 func pct(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
 
-func writeEmulateTable(w io.Writer, ports []hwlink.EmulatorStatus) error {
+func writeEmulateTable(w io.Writer, ports []emulate.Status) error {
 	if len(ports) == 0 {
 		fmt.Fprintln(w, "no emulated EEE ports (lpictl emulate attach DEV --preset P --mode M)")
 		return nil

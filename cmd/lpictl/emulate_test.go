@@ -13,7 +13,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/emulate"
 	"github.com/lpictl/lpictl/hwlink/hwlinktest"
 )
 
@@ -59,14 +59,14 @@ func TestParseRate(t *testing.T) {
 		"": 0, "none": 0, "0": 0, "1G": 1e9, "100M": 1e8, "2.5Gbit/s": 2.5e9, "10e9": 1e10, "64k": 64e3,
 		"1gbps": 1e9, "preset": 4e11, "400G": 4e11,
 	} {
-		got, err := hwlink.ParseEmulatedRate(in, 400e9)
+		got, err := emulate.ParseRate(in, 400e9)
 		if err != nil || got != want {
-			t.Errorf("ParseEmulatedRate(%q) = %d, %v; want %d", in, got, err, want)
+			t.Errorf("emulate.ParseRate(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"fast", "-1G", "1X", "G", "1e20"} {
-		if _, err := hwlink.ParseEmulatedRate(in, 0); err == nil {
-			t.Errorf("ParseEmulatedRate(%q) accepted", in)
+		if _, err := emulate.ParseRate(in, 0); err == nil {
+			t.Errorf("emulate.ParseRate(%q) accepted", in)
 		}
 	}
 }
@@ -151,9 +151,9 @@ func TestEmulateCommandVeth(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got) != 1 {
 		t.Fatalf("status --json: %v, %d ports\n%s", err, len(got), out)
 	}
-	// Every key of EmulatorStatus is there, even for zero values.
+	// Every key of emulate.Status is there, even for zero values.
 	var zero map[string]any
-	b, _ := json.Marshal(hwlink.EmulatorStatus{})
+	b, _ := json.Marshal(emulate.Status{})
 	_ = json.Unmarshal(b, &zero)
 	var wantKeys, gotKeys []string
 	jsonKeys("", zero, &wantKeys)
@@ -163,8 +163,8 @@ func TestEmulateCommandVeth(t *testing.T) {
 	if !reflect.DeepEqual(gotKeys, wantKeys) {
 		t.Errorf("JSON keys\n%v\nwant\n%v", gotKeys, wantKeys)
 	}
-	var s hwlink.EmulatorStatus
-	var arr []hwlink.EmulatorStatus
+	var s emulate.Status
+	var arr []emulate.Status
 	if err := json.Unmarshal([]byte(out), &arr); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/lpictl/lpictl/agent"
 	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/emulate"
+	"github.com/lpictl/lpictl/hwlink/netdev"
 )
 
 func newPortsCommand() *cobra.Command {
@@ -59,7 +61,7 @@ func newPortsCommand() *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
-			ports, err := hwlink.Discover(ctx, hwlink.DiscoverOptions{NetNS: hwlink.NetNS(netns), All: all})
+			ports, err := netdev.Discover(ctx, netdev.DiscoverOptions{NetNS: hwlink.NetNS(netns), All: all})
 			if err != nil {
 				if errors.Is(err, os.ErrNotExist) {
 					return badInput(fmt.Errorf("--netns %q: %w", netns, err))
@@ -84,23 +86,23 @@ func newPortsCommand() *cobra.Command {
 	f.StringVar(&wi.preset, "preset", "", "with --what-if: power preset of every port (default: an emulated port's own, else by link speed)")
 	f.StringVar(&wi.fallbackPreset, "fallback-preset", agent.DefaultFallbackPreset,
 		"with --what-if: preset where the speed is unknown, has none or means nothing (veth); default: no estimate there")
-	f.StringVar(&wi.bpffs, "bpffs", hwlink.DefaultBPFFS, "with --what-if: the bpffs holding emulated ports' pins (`lpictl emulate attach --bpffs`)")
+	f.StringVar(&wi.bpffs, "bpffs", emulate.DefaultBPFFS, "with --what-if: the bpffs holding emulated ports' pins (`lpictl emulate attach --bpffs`)")
 	f.DurationVar(&wi.fixedPDT, "fixed-pdt", agent.DefaultEstimateFixedPDT, "with --what-if: t_PDT of the fixed policy")
 	f.StringVar(&wi.observe, "observe", "auto", "with --what-if: auto (eBPF where possible, else counters), ebpf or counters")
 	f.StringSliceVar(&wi.ports, "port", nil, "with --what-if: only these ports (repeat or comma-separate; default: every port that is up)")
 	return cmd
 }
 
-func writePortsJSON(w io.Writer, ports []hwlink.PortInfo) error {
+func writePortsJSON(w io.Writer, ports []netdev.PortInfo) error {
 	if ports == nil {
-		ports = []hwlink.PortInfo{}
+		ports = []netdev.PortInfo{}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(ports)
 }
 
-func writePortsTable(w io.Writer, ports []hwlink.PortInfo) error {
+func writePortsTable(w io.Writer, ports []netdev.PortInfo) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PORT\tDRIVER\tSPEED\tCARRIER\tEEE SUP/EN/ACT\tTX LPI TIMER\tOBSERVE\tACTUATE")
 	for _, p := range ports {
@@ -141,7 +143,7 @@ func yesNo(b bool) string {
 	return "no"
 }
 
-func carrierString(p hwlink.PortInfo) string {
+func carrierString(p netdev.PortInfo) string {
 	if p.Carrier {
 		return "up"
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
-	"github.com/lpictl/lpictl/hwlink"
 	"github.com/lpictl/lpictl/hwlink/hwlinktest"
+	"github.com/lpictl/lpictl/hwlink/netdev"
 )
 
 // TestPortsCommandNetns runs `lpictl ports` inside a test namespace that
@@ -47,7 +47,7 @@ func TestPortsCommandNetns(t *testing.T) {
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	var ports []hwlink.PortInfo
+	var ports []netdev.PortInfo
 	if err := json.Unmarshal(out.Bytes(), &ports); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}

@@ -18,6 +18,10 @@ import (
 	"github.com/lpictl/lpictl/agent"
 	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/eeectl"
+	"github.com/lpictl/lpictl/hwlink/emulate"
+	"github.com/lpictl/lpictl/hwlink/netdev"
+	"github.com/lpictl/lpictl/hwlink/observe"
 	"github.com/lpictl/lpictl/sim/estimate"
 	"github.com/lpictl/lpictl/sim/power"
 )
@@ -155,13 +159,13 @@ func (o *portsWhatIfOptions) validate() error {
 // portsWhatIfPortState is one port under observation.
 type portsWhatIfPortState struct {
 	out     portsWhatIfPort
-	obs     hwlink.Observer
+	obs     observe.Observer
 	est     *estimate.Estimator
 	preset  *power.Preset
-	caps    hwlink.DriverCaps
+	caps    eeectl.DriverCaps
 	eeeOn   bool
 	hasEEE  bool
-	start   hwlink.GapStats
+	start   observe.GapStats
 	statsOK bool
 	rate    float64 // bits per second for busy time
 	// lastTxEnd is when the last observed packet's transmission ended.
@@ -170,8 +174,8 @@ type portsWhatIfPortState struct {
 }
 
 // runPortsWhatIf observes the selected ports for o.duration and reports.
-func runPortsWhatIf(ctx context.Context, w io.Writer, o portsWhatIfOptions, ports []hwlink.PortInfo) error {
-	var sel []hwlink.PortInfo
+func runPortsWhatIf(ctx context.Context, w io.Writer, o portsWhatIfOptions, ports []netdev.PortInfo) error {
+	var sel []netdev.PortInfo
 	for _, p := range ports {
 		if len(o.ports) > 0 {
 			if slices.Contains(o.ports, p.Name) {
@@ -184,14 +188,14 @@ func runPortsWhatIf(ctx context.Context, w io.Writer, o portsWhatIfOptions, port
 		}
 	}
 	for _, name := range o.ports {
-		if !slices.ContainsFunc(sel, func(p hwlink.PortInfo) bool { return p.Name == name }) {
+		if !slices.ContainsFunc(sel, func(p netdev.PortInfo) bool { return p.Name == name }) {
 			return badInput(fmt.Errorf("--port %q: no such port (see `lpictl ports`)", name))
 		}
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	start := hwlink.MonotonicNow()
+	start := observe.MonotonicNow()
 	states := make([]*portsWhatIfPortState, 0, len(sel))
 	defer func() {
 		for _, s := range states {
@@ -214,7 +218,7 @@ func runPortsWhatIf(ctx context.Context, w io.Writer, o portsWhatIfOptions, port
 			s.est.IdleStart(start)
 		}
 	}
-	buf := make([]hwlink.GapSample, 4096)
+	buf := make([]observe.GapSample, 4096)
 	drain := func() {
 		for _, s := range states {
 			if s.obs == nil || s.est == nil {
@@ -229,7 +233,7 @@ func runPortsWhatIf(ctx context.Context, w io.Writer, o portsWhatIfOptions, port
 					break
 				}
 				for _, g := range buf[:n] {
-					if g.Dir != hwlink.Egress || g.Length <= 0 || g.End <= start {
+					if g.Dir != observe.Egress || g.Length <= 0 || g.End <= start {
 						continue
 					}
 					l := min(g.Length, g.End-start) // clip to the observation
@@ -272,7 +276,7 @@ loop:
 		}
 	}
 	drain()
-	now := hwlink.MonotonicNow()
+	now := observe.MonotonicNow()
 	for _, s := range states {
 		if s.est != nil && s.lastTxEnd > start && s.lastTxEnd < now {
 			s.est.IdleStart(s.lastTxEnd) // the period in progress counts as idle up to now
@@ -300,8 +304,8 @@ var portsWhatIfAssumptions = []string{
 	"the predictor policy sees every packet as one hop (h = 1)",
 }
 
-func openPortsWhatIf(ctx context.Context, o portsWhatIfOptions, p hwlink.PortInfo, start time.Duration) (*portsWhatIfPortState, error) {
-	caps, _ := hwlink.LookupDriver(p.Driver.TableName())
+func openPortsWhatIf(ctx context.Context, o portsWhatIfOptions, p netdev.PortInfo, start time.Duration) (*portsWhatIfPortState, error) {
+	caps, _ := eeectl.LookupDriver(p.Driver.TableName())
 	s := &portsWhatIfPortState{caps: caps}
 	s.out = portsWhatIfPort{Device: p.Name, Driver: p.Driver.TableName(), SpeedBps: p.Speed, EEE: "none",
 		TimerSettable: p.Actuation.CanSetTimer, LinkFlapOnChange: caps.LinkFlap, DriverDefaultPDTS: caps.DefaultTimer.Seconds(),
@@ -319,7 +323,7 @@ func openPortsWhatIf(ctx context.Context, o portsWhatIfOptions, p hwlink.PortInf
 		// An emulated EEE port (`lpictl emulate attach`): its own preset,
 		// driver profile and EEE registers.
 		pp.Own = hwbackend.EmulatorPreset(st)
-		if c, ok := hwlink.LookupDriver(st.Driver); ok {
+		if c, ok := eeectl.LookupDriver(st.Driver); ok {
 			c.LinkFlap = false // the emulator bounces no link
 			caps = c
 			s.caps = c
@@ -360,10 +364,10 @@ func openPortsWhatIf(ctx context.Context, o portsWhatIfOptions, p hwlink.PortInf
 	s.obs, s.out.Observation, err = attachPortsWhatIf(ctx, o, p)
 	if err != nil {
 		s.out.Error = err.Error()
-		s.out.Observation = string(hwlink.MethodNone)
+		s.out.Observation = string(observe.MethodNone)
 		return s, nil
 	}
-	if err := s.obs.ReadStats(hwlink.Egress, &s.start); err == nil {
+	if err := s.obs.ReadStats(observe.Egress, &s.start); err == nil {
 		s.statsOK = true
 	}
 	return s, nil
@@ -371,23 +375,23 @@ func openPortsWhatIf(ctx context.Context, o portsWhatIfOptions, p hwlink.PortInf
 
 // attachPortsWhatIf opens the port's observer: eBPF where the plan says so
 // (and --observe allows), else polled counters.
-func attachPortsWhatIf(ctx context.Context, o portsWhatIfOptions, p hwlink.PortInfo) (hwlink.Observer, string, error) {
+func attachPortsWhatIf(ctx context.Context, o portsWhatIfOptions, p netdev.PortInfo) (observe.Observer, string, error) {
 	ns := hwlink.NetNS(o.netns)
 	m := p.Observation.Method
-	if o.observe == "ebpf" || (o.observe == "auto" && m == hwlink.MethodEBPF) {
-		obs, err := hwlink.AttachEBPF(ctx, hwlink.EBPFConfig{Interface: p.Name, NetNS: ns, Speed: p.Speed,
+	if o.observe == "ebpf" || (o.observe == "auto" && m == observe.MethodEBPF) {
+		obs, err := observe.AttachEBPF(ctx, observe.EBPFConfig{Interface: p.Name, NetNS: ns, Speed: p.Speed,
 			Logger: slog.New(slog.DiscardHandler)})
 		if err == nil {
-			return obs, string(hwlink.MethodEBPF), nil
+			return obs, string(observe.MethodEBPF), nil
 		}
 		if o.observe == "ebpf" {
 			return nil, "", fmt.Errorf("eBPF: %w", err)
 		}
 	}
-	if o.observe == "auto" && m == hwlink.MethodNone {
+	if o.observe == "auto" && m == observe.MethodNone {
 		return nil, "", errors.New("nothing can observe this port: " + p.Observation.Reason)
 	}
-	obs, err := hwlink.NewCounterObserver(hwlink.CounterConfig{Interface: p.Name, NetNS: ns, Hardware: p.Switchdev})
+	obs, err := observe.NewCounterObserver(observe.CounterConfig{Interface: p.Name, NetNS: ns, Hardware: p.Switchdev})
 	if err != nil {
 		return nil, "", fmt.Errorf("counters: %w", err)
 	}
@@ -400,8 +404,8 @@ func (s *portsWhatIfPortState) finish(now, start, maxDelay time.Duration) {
 	el := now - start
 	s.out.ElapsedS = el.Seconds()
 	if s.obs != nil && s.statsOK {
-		var st hwlink.GapStats
-		if err := s.obs.ReadStats(hwlink.Egress, &st); err == nil {
+		var st observe.GapStats
+		if err := s.obs.ReadStats(observe.Egress, &st); err == nil {
 			s.out.Packets, s.out.Bytes = st.Packets-s.start.Packets, st.Bytes-s.start.Bytes
 		}
 	}
@@ -456,7 +460,7 @@ func portsPolicyPDT(r estimate.Result, s *portsWhatIfPortState) time.Duration {
 // recommend turns a port's estimates into advice that fits its driver:
 // a timer where it can be set, EEE on or off where only that exists, the
 // saving it would have where the NIC has no EEE.
-func recommendPort(p portsWhatIfPort, hasEEE, eeeOn bool, caps hwlink.DriverCaps, maxDelay time.Duration) portsWhatIfRecommendation {
+func recommendPort(p portsWhatIfPort, hasEEE, eeeOn bool, caps eeectl.DriverCaps, maxDelay time.Duration) portsWhatIfRecommendation {
 	bound := portsDur(maxDelay)
 	best := func(ok func(portsWhatIfEstimate) bool) (portsWhatIfEstimate, bool) {
 		var b portsWhatIfEstimate
@@ -589,12 +593,12 @@ func writePortsWhatIfTable(w io.Writer, rep portsWhatIfReport) error {
 
 // portsEmulator reads the status of the port's emulator (`lpictl emulate
 // attach`, pins under --bpffs), if it has one.
-func portsEmulator(ctx context.Context, o portsWhatIfOptions, p hwlink.PortInfo) (hwlink.EmulatorStatus, bool) {
-	ep, err := hwlink.OpenEmulator(ctx, hwlink.EmulatorRef{Interface: p.Name, NetNS: hwlink.NetNS(o.netns), BPFFS: o.bpffs})
+func portsEmulator(ctx context.Context, o portsWhatIfOptions, p netdev.PortInfo) (emulate.Status, bool) {
+	ep, err := emulate.Open(ctx, emulate.Ref{Interface: p.Name, NetNS: hwlink.NetNS(o.netns), BPFFS: o.bpffs})
 	if err != nil {
-		return hwlink.EmulatorStatus{}, false
+		return emulate.Status{}, false
 	}
 	defer ep.Close()
-	st, err := ep.Status(hwlink.MonotonicNow())
+	st, err := ep.Status(observe.MonotonicNow())
 	return st, err == nil
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/eeectl"
 )
 
 // TestRecommendWording: the advice fits what the driver can do.
@@ -16,7 +16,7 @@ func TestRecommendWording(t *testing.T) {
 		{Policy: "driver-default", Kind: "driver-default", Mode: "deep-sleep", PDTS: 1e-3, SavedW: 0.10, SavedPct: 20, AddedDelayPerPacketS: 2e-6, WithinMaxDelay: true},
 		{Policy: "fixed", Kind: "fixed", Mode: "deep-sleep", PDTS: 10e-6, SavedW: 0.25, SavedPct: 50, AddedDelayPerPacketS: 15e-6, WithinMaxDelay: true},
 	}
-	caps := func(d string) hwlink.DriverCaps { c, _ := hwlink.LookupDriver(d); return c }
+	caps := func(d string) eeectl.DriverCaps { c, _ := eeectl.LookupDriver(d); return c }
 	for _, c := range []struct {
 		name          string
 		port          portsWhatIfPort

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/hwlink/eeectl"
 	"github.com/lpictl/lpictl/hwlink/fakedriver"
 )
 
 const us = time.Microsecond
 
-// TestApplyPath drives hwlink.Actuator against modelled drivers.
+// TestApplyPath drives eeectl.Actuator against modelled drivers.
 func TestApplyPath(t *testing.T) {
 	ctx := context.Background()
 	cases := []struct {
@@ -48,7 +49,7 @@ func TestApplyPath(t *testing.T) {
 		t.Run(c.driver, func(t *testing.T) {
 			m := fakedriver.New()
 			m.AddPort("p0", c.driver, c.initial)
-			act, err := hwlink.NewActuator(m, nil)
+			act, err := eeectl.NewActuator(m, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +60,7 @@ func TestApplyPath(t *testing.T) {
 			if capab.CanSetTimer != c.canSetTimer {
 				t.Errorf("Probe = %+v, want CanSetTimer %v", capab, c.canSetTimer)
 			}
-			res, err := act.SetTxLPI(ctx, "p0", hwlink.TxLPIRequest{Timer: c.request})
+			res, err := act.SetTxLPI(ctx, "p0", eeectl.TxLPIRequest{Timer: c.request})
 			if c.wantErr != nil {
 				if !errors.Is(err, c.wantErr) {
 					t.Fatalf("SetTxLPI = %+v, %v; want %v", res, err, c.wantErr)
@@ -95,8 +96,8 @@ func TestApplyPath(t *testing.T) {
 func TestKnownRefusalIsNotSent(t *testing.T) {
 	m := fakedriver.New()
 	m.AddPort("eth0", "igc", 0)
-	act, _ := hwlink.NewActuator(m, nil)
-	if _, err := act.SetTxLPI(context.Background(), "eth0", hwlink.TxLPIRequest{Timer: time.Millisecond}); !errors.Is(err, hwlink.ErrNotSupported) {
+	act, _ := eeectl.NewActuator(m, nil)
+	if _, err := act.SetTxLPI(context.Background(), "eth0", eeectl.TxLPIRequest{Timer: time.Millisecond}); !errors.Is(err, hwlink.ErrNotSupported) {
 		t.Fatal(err)
 	}
 	if p, _ := m.Port("eth0"); p.Sets != 0 {
@@ -110,9 +111,9 @@ func TestKnownRefusalIsNotSent(t *testing.T) {
 func TestTxLPIEnabled(t *testing.T) {
 	m := fakedriver.New()
 	m.AddPort("eth0", "lan743x", 100*us)
-	act, _ := hwlink.NewActuator(m, nil)
+	act, _ := eeectl.NewActuator(m, nil)
 	off := false
-	res, err := act.SetTxLPI(context.Background(), "eth0", hwlink.TxLPIRequest{Timer: 100 * us, TxLPIEnabled: &off})
+	res, err := act.SetTxLPI(context.Background(), "eth0", eeectl.TxLPIRequest{Timer: 100 * us, TxLPIEnabled: &off})
 	if err != nil || res.Unchanged {
 		t.Fatalf("%+v %v", res, err)
 	}
