@@ -9,7 +9,8 @@ import (
 )
 
 // DriverCaps says what a driver does with the EEE tx LPI timer
-// (shared/reference/anchors-agent.md §1.6; docs/hwlink.md has the same table).
+// (read from each driver's kernel source, named per row in DefaultSource;
+// docs/hwlink.md has the same table).
 type DriverCaps struct {
 	// Driver is the name ethtool reports (ETHTOOL_GDRVINFO).
 	Driver string
@@ -44,7 +45,8 @@ type DriverCaps struct {
 // MaxTxLPITimer is the largest timer the ABI carries: u32 microseconds.
 const MaxTxLPITimer = time.Duration(math.MaxUint32) * time.Microsecond
 
-// driverTable is the per-driver knowledge from anchors-agent.md §1.6. Keys
+// driverTable is the per-driver knowledge read from the kernel's driver
+// sources (each row names its file). Keys
 // are ethtool driver names; aliases point to the same entry.
 var driverTable = func() map[string]DriverCaps {
 	intelRefusal := "driver rejects any tx_lpi_timer change (\"Setting EEE Tx LPI timer is not supported\"); only EEE on/off, which reinitialises the link"
@@ -58,12 +60,12 @@ var driverTable = func() map[string]DriverCaps {
 		{Driver: "st_gmac", TimerSettable: true, Unit: time.Microsecond, Max: 0xFFFFF * time.Microsecond, LinkFlap: true, Verified: true,
 			Note:          "default 1000 µs; above 0xFFFFF µs a software timer is used, so the table clamps to the hardware timer",
 			DefaultTimer:  1000 * time.Microsecond,
-			DefaultSource: "drivers/net/ethernet/stmicro/stmmac/stmmac_main.c: STMMAC_DEFAULT_LPI_TIMER 1000, applied in µs (module parameter eee_timer); anchors-agent.md §1.6"},
+			DefaultSource: "drivers/net/ethernet/stmicro/stmmac/stmmac_main.c: STMMAC_DEFAULT_LPI_TIMER 1000, applied in µs (module parameter eee_timer)"},
 		{Driver: "lan743x", TimerSettable: true, Unit: time.Microsecond, LinkFlap: true, Verified: true, Note: "a change restarts autonegotiation"},
 		{Driver: "lan78xx", TimerSettable: true, Unit: time.Microsecond, LinkFlap: true, Verified: true, Note: "USB; phylink-managed EEE"},
 		{Driver: "mvneta", TimerSettable: true, Unit: time.Microsecond, Max: 255 * time.Microsecond, LinkFlap: true, Verified: true, Note: "8-bit register; default 250 µs; EINVAL above 255",
 			DefaultTimer:  250 * time.Microsecond,
-			DefaultSource: "drivers/net/ethernet/marvell/mvneta.c: tx_lpi_timer initialised to 250 µs at probe; anchors-agent.md §1.6"},
+			DefaultSource: "drivers/net/ethernet/marvell/mvneta.c: tx_lpi_timer initialised to 250 µs at probe"},
 		{Driver: "mvpp2", TimerSettable: true, Unit: time.Microsecond, Max: 255 * time.Microsecond, LinkFlap: true, Verified: true, Note: "8-bit register; older kernels clamp to 255 silently"},
 		{Driver: "mt7530", TimerSettable: true, Unit: time.Microsecond, Max: 0xFFF * time.Microsecond, LinkFlap: true, Verified: true, Note: "DSA switch; hardware unit unspecified, taken as µs"},
 		{Driver: "bnxt_en", TimerSettable: true, Unit: time.Microsecond, RangeFromFirmware: true, LinkFlap: true, Verified: true, Note: "needs autoneg; single PF only; link reconfiguration assumed"},
