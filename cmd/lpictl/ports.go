@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lpictl/lpictl/agent"
+	"github.com/lpictl/lpictl/agent/whatif"
 	"github.com/lpictl/lpictl/hwlink"
 )
 
@@ -22,8 +22,7 @@ func newPortsCommand() *cobra.Command {
 		asJSON bool
 		netns  string
 		all    bool
-		wi     = portsWhatIfOptions{maxDelay: portsDefaultMaxDelay, fixedPDT: agent.DefaultEstimateFixedPDT,
-			fallbackPreset: agent.DefaultFallbackPreset, observe: "auto"}
+		wi     whatif.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "ports",
@@ -39,16 +38,16 @@ func newPortsCommand() *cobra.Command {
 			"(docs/agent.md \"What EEE would save\"). Ctrl-C ends it early and reports what was observed.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if netns != "" && !strings.Contains(netns, "/") {
-				if _, err := os.Stat("/run/netns/" + netns); err != nil {
-					return badInput(fmt.Errorf("--netns %q: no such named network namespace (give a name from `ip netns` or a path)", netns))
+			if !strings.Contains(netns, "/") { // a missing path: Discover says so
+				if err := checkNetNS(netns); err != nil {
+					return err
 				}
 			}
 			whatIf := cmd.Flags().Changed("what-if")
 			if whatIf {
-				wi.netns, wi.all, wi.asJSON = netns, all, asJSON
-				if err := wi.validate(); err != nil {
-					return badInput(err)
+				wi.NetNS = netns
+				if err := wi.Validate(); err != nil {
+					return exitStatusOf(err)
 				}
 			} else {
 				for _, f := range []string{"max-delay", "preset", "fallback-preset", "fixed-pdt", "observe", "port", "bpffs"} {
@@ -66,38 +65,40 @@ func newPortsCommand() *cobra.Command {
 				}
 				return err
 			}
-			if whatIf {
-				return runPortsWhatIf(cmd.Context(), cmd.OutOrStdout(), wi, ports)
+			w := cmd.OutOrStdout()
+			switch {
+			case whatIf:
+				rep, err := whatif.Run(cmd.Context(), wi, ports)
+				if err != nil {
+					return exitStatusOf(err)
+				}
+				if asJSON {
+					return writeJSON(w, rep)
+				}
+				return rep.WriteText(w)
+			case asJSON:
+				if ports == nil {
+					ports = []hwlink.PortInfo{}
+				}
+				return writeJSON(w, ports)
 			}
-			if asJSON {
-				return writePortsJSON(cmd.OutOrStdout(), ports)
-			}
-			return writePortsTable(cmd.OutOrStdout(), ports)
+			return writePortsTable(w, ports)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&netns, "netns", "", "network namespace: a name (ip netns) or a path such as /proc/PID/ns/net")
 	cmd.Flags().BoolVar(&all, "all", false, "also list bridges, bonds, VLANs and other virtual links")
 	f := cmd.Flags()
-	f.DurationVar(&wi.duration, "what-if", 0, "observe the ports for this long (≤ 1h) and estimate what EEE would save on each")
-	f.DurationVar(&wi.maxDelay, "max-delay", portsDefaultMaxDelay, "with --what-if: most mean added delay per packet a recommended policy may cost")
-	f.StringVar(&wi.preset, "preset", "", "with --what-if: power preset of every port (default: an emulated port's own, else by link speed)")
-	f.StringVar(&wi.fallbackPreset, "fallback-preset", agent.DefaultFallbackPreset,
+	f.DurationVar(&wi.Duration, "what-if", 0, "observe the ports for this long (≤ 1h) and estimate what EEE would save on each")
+	f.DurationVar(&wi.MaxDelay, "max-delay", whatif.DefaultMaxDelay, "with --what-if: most mean added delay per packet a recommended policy may cost")
+	f.StringVar(&wi.Preset, "preset", "", "with --what-if: power preset of every port (default: an emulated port's own, else by link speed)")
+	f.StringVar(&wi.FallbackPreset, "fallback-preset", agent.DefaultFallbackPreset,
 		"with --what-if: preset where the speed is unknown, has none or means nothing (veth); default: no estimate there")
-	f.StringVar(&wi.bpffs, "bpffs", hwlink.DefaultBPFFS, "with --what-if: the bpffs holding emulated ports' pins (`lpictl emulate attach --bpffs`)")
-	f.DurationVar(&wi.fixedPDT, "fixed-pdt", agent.DefaultEstimateFixedPDT, "with --what-if: t_PDT of the fixed policy")
-	f.StringVar(&wi.observe, "observe", "auto", "with --what-if: auto (eBPF where possible, else counters), ebpf or counters")
-	f.StringSliceVar(&wi.ports, "port", nil, "with --what-if: only these ports (repeat or comma-separate; default: every port that is up)")
+	f.StringVar(&wi.BPFFS, "bpffs", hwlink.DefaultBPFFS, "with --what-if: the bpffs holding emulated ports' pins (`lpictl emulate attach --bpffs`)")
+	f.DurationVar(&wi.FixedPDT, "fixed-pdt", agent.DefaultEstimateFixedPDT, "with --what-if: t_PDT of the fixed policy")
+	f.StringVar(&wi.Observe, "observe", whatif.ObserveAuto, "with --what-if: auto (eBPF where possible, else counters), ebpf or counters")
+	f.StringSliceVar(&wi.Ports, "port", nil, "with --what-if: only these ports (repeat or comma-separate; default: every port that is up)")
 	return cmd
-}
-
-func writePortsJSON(w io.Writer, ports []hwlink.PortInfo) error {
-	if ports == nil {
-		ports = []hwlink.PortInfo{}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(ports)
 }
 
 func writePortsTable(w io.Writer, ports []hwlink.PortInfo) error {

@@ -2,19 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
-	"syscall"
-	"text/tabwriter"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -40,80 +32,17 @@ and are never run twice: rerunning resumes. Shipped sweeps are in configs/sweeps
 	return cmd
 }
 
-// sweepError maps the sweep package's bad-input errors to exit status 2.
-func sweepError(err error) error {
-	var se *sweep.Error
-	if errors.As(err, &se) {
+// exitStatusOf gives bad input (configs.InputError, which the packages
+// return) exit status 2. It goes once main maps configs.IsBadInput itself.
+func exitStatusOf(err error) error {
+	if configs.IsBadInput(err) {
 		return badInput(err)
 	}
 	return err
 }
 
-// loadSweep reads a sweep file; a missing configs/sweeps/NAME.yaml is
-// read from the built-in copy of the shipped configs.
-func loadSweep(path string) (*sweep.Sweep, error) {
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		if name, ok := strings.CutPrefix(filepath.ToSlash(filepath.Clean(path)), "configs/"); ok {
-			if _, err := fs.Stat(configs.FS, name); err == nil {
-				return sweep.LoadFS(configs.FS, name, "configs/")
-			}
-		}
-	}
-	return sweep.Load(path)
-}
-
-// loadPlan reads a sweep file, counts its points (more than maxPoints is
-// bad input), expands it, with check builds its scenarios and reads its
-// workload files through once (sweep.CheckInputs), writes the count to
-// errw if not nil and, with dir, prepares DIR.
-func loadPlan(path, dir string, sets []string, maxPoints int, errw io.Writer, check bool) (*sweep.Sweep, *sweep.Plan, error) {
-	s, err := loadSweep(path)
-	if err != nil {
-		return nil, nil, sweepError(err)
-	}
-	if err := s.Override(sets); err != nil {
-		return nil, nil, sweepError(err)
-	}
-	n, factors := s.Count()
-	if n > maxPoints {
-		return nil, nil, badInput(fmt.Errorf("%s: %d points (%s) is more than --max-points %d: each is a simulation and a directory; shrink the axes or raise --max-points",
-			s.Path, n, factors, maxPoints))
-	}
-	plan, err := s.Plan()
-	if err != nil {
-		return nil, nil, sweepError(err)
-	}
-	if check {
-		if err := sweep.CheckInputs(plan); err != nil {
-			return nil, nil, sweepError(fmt.Errorf("%s: %w", s.Path, err))
-		}
-	}
-	if errw != nil {
-		fmt.Fprintf(errw, "%s: %d points (%s), %d runs with the baselines\n", s.Name, n, factors, len(plan.Points))
-	}
-	if dir != "" {
-		if err := sweep.Prepare(dir, s, plan); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", dir, err)
-		}
-	}
-	return s, plan, nil
-}
-
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error { return badInput(cobra.ExactArgs(n)(cmd, args)) }
-}
-
-func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-}
-
-// describeAxes is " key=value …" (empty without axes).
-func describeAxes(a sweep.AxisValues) string {
-	var b strings.Builder
-	for _, kv := range a {
-		b.WriteString(" " + kv.Key + "=" + kv.Value)
-	}
-	return b.String()
 }
 
 func newSweepRunCmd() *cobra.Command {
@@ -148,13 +77,11 @@ of the finished ones; run again to resume.`,
 				return err
 			}
 			defer unlock()
-			_, plan, err := loadPlan(args[0], out, sets, maxPoints, cmd.ErrOrStderr(), true)
-			if err != nil {
-				return err
-			}
-			ctx, stop := interruptible(cmd.Context())
-			defer stop()
 			errw := cmd.ErrOrStderr()
+			plan, err := sweep.OpenPlan(args[0], sweep.PlanOptions{Sets: sets, MaxPoints: maxPoints, Check: true, Dir: out, Log: errw})
+			if err != nil {
+				return exitStatusOf(err)
+			}
 			var bar *progressbar.ProgressBar
 			opts := sweep.Options{Jobs: jobs}
 			if isTerminal(errw) {
@@ -175,18 +102,12 @@ of the finished ones; run again to resume.`,
 					fmt.Fprintf(errw, "%s: %d runs, %d done before, %d to run, %d at a time\n", plan.Name, total, done, total-done, jobs)
 				}
 				opts.Progress = func(ev sweep.Event) {
-					if ev.Skipped {
-						return
+					if !ev.Skipped {
+						fmt.Fprintln(errw, ev)
 					}
-					line := fmt.Sprintf("[%d/%d] run %d %s %s%s seed=%d: %s in %.3gs", ev.Finished, ev.Total, ev.Point.Index,
-						ev.Point.ID, ev.Point.Role, describeAxes(ev.Point.Axes), ev.Point.Seed, ev.Status.Status, ev.Status.WallS)
-					if ev.Status.Error != "" {
-						line += ": " + ev.Status.Error
-					}
-					fmt.Fprintln(errw, line)
 				}
 			}
-			rep, err := sweep.RunAll(ctx, out, plan, opts)
+			rep, err := sweep.RunAll(cmd.Context(), out, plan, opts)
 			if bar != nil {
 				_ = bar.Finish()
 			}
@@ -194,7 +115,7 @@ of the finished ones; run again to resume.`,
 				if errors.Is(err, context.Canceled) && rep != nil {
 					return fmt.Errorf("interrupted: %d of %d runs done; run again to resume", rep.Done, rep.Total)
 				}
-				return sweepError(err)
+				return exitStatusOf(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d runs: %d done, %d failed, %d pending; results in %s\n",
 				rep.Name, rep.Total, rep.Done, rep.Failed, rep.Pending, filepath.Join(out, sweep.ResultsCSV))
@@ -225,47 +146,17 @@ index, id, role, seed, baseline id and axis values. With -o it also writes DIR/p
 DIR/sweep.yaml and every run's scenario.json, as sweep run and sweep submit do.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, plan, err := loadPlan(args[0], out, sets, maxPoints, cmd.ErrOrStderr(), false)
+			plan, err := sweep.OpenPlan(args[0], sweep.PlanOptions{Sets: sets, MaxPoints: maxPoints, Dir: out, Log: cmd.ErrOrStderr()})
 			if err != nil {
-				return err
+				return exitStatusOf(err)
 			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "INDEX\tID\tROLE\tSEED\tBASELINE\tAXES")
-			for _, pt := range plan.Points {
-				bl := pt.BaselineID
-				if bl == "" {
-					bl = "-"
-				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\n", pt.Index, pt.ID, pt.Role, pt.Seed, bl, strings.TrimSpace(describeAxes(pt.Axes)))
-			}
-			return tw.Flush()
+			return plan.WriteTable(cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "also write the plan into this sweep directory")
 	cmd.Flags().IntVar(&maxPoints, "max-points", sweep.MaxPoints, "refuse a sweep of more points (axis values × seeds) than this")
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a scenario key of every run, on top of the sweep's set (key=value, repeatable; e.g. workload.steps=486)")
 	return cmd
-}
-
-// taskIndex is run-point's index: the argument, or $SLURM_ARRAY_TASK_ID.
-func taskIndex(args []string, n int) (int, error) {
-	text, from := "", "I"
-	if len(args) > 1 {
-		text = args[1]
-	} else {
-		text, from = os.Getenv("SLURM_ARRAY_TASK_ID"), "SLURM_ARRAY_TASK_ID"
-		if text == "" {
-			return 0, errors.New("no run index: give I or set SLURM_ARRAY_TASK_ID")
-		}
-	}
-	i, err := strconv.Atoi(text)
-	if err != nil {
-		return 0, fmt.Errorf("%s %q: want a run index", from, text)
-	}
-	if i < 0 || i >= n {
-		return 0, fmt.Errorf("%s %d: out of range (the plan has runs 0..%d)", from, i, n-1)
-	}
-	return i, nil
 }
 
 func newSweepRunPointCmd() *cobra.Command {
@@ -280,25 +171,23 @@ exits 1 if the run fails (the failure is recorded in its status.json).`,
 			dir := args[0]
 			plan, err := sweep.ReadPlan(dir)
 			if err != nil {
-				return sweepError(err)
+				return exitStatusOf(err)
 			}
-			i, err := taskIndex(args, len(plan.Points))
+			i, err := sweep.TaskIndex(len(plan.Points), args[1:]...)
 			if err != nil {
 				return badInput(fmt.Errorf("%s: %w", filepath.Join(dir, sweep.PlanFile), err))
 			}
 			pt := plan.Points[i]
-			ctx, stop := interruptible(cmd.Context())
-			defer stop()
-			st, ran, err := sweep.RunPoint(ctx, dir, pt)
+			st, ran, err := sweep.RunPoint(cmd.Context(), dir, pt)
 			if err != nil {
-				return sweepError(fmt.Errorf("run %d (%s): %w", i, pt.ID, err))
+				return exitStatusOf(fmt.Errorf("run %d (%s): %w", i, pt.ID, err))
 			}
 			w := cmd.OutOrStdout()
 			switch {
 			case !ran:
 				fmt.Fprintf(w, "run %d (%s): done before\n", i, pt.ID)
 			case st.Status == sweep.StatusOK:
-				fmt.Fprintf(w, "run %d (%s) %s%s seed=%d: ok in %.3gs\n", i, pt.ID, pt.Role, describeAxes(pt.Axes), pt.Seed, st.WallS)
+				fmt.Fprintf(w, "run %d (%s) %s: ok in %.3gs\n", i, pt.ID, pt.Label(), st.WallS)
 			default:
 				return fmt.Errorf("run %d (%s): failed: %s", i, pt.ID, st.Error)
 			}
@@ -317,19 +206,12 @@ func newSweepStatusCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, err := sweep.StatusOf(args[0])
 			if err != nil {
-				return sweepError(err)
+				return exitStatusOf(err)
 			}
-			w := cmd.OutOrStdout()
 			if asJSON {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
+				return writeJSON(cmd.OutOrStdout(), rep)
 			}
-			fmt.Fprintf(w, "%s: %d runs: %d done, %d failed, %d pending\n", rep.Name, rep.Total, rep.Done, rep.Failed, rep.Pending)
-			for _, f := range rep.Failures {
-				fmt.Fprintf(w, "failed: run %d (%s): %s\n", f.Index, f.ID, f.Error)
-			}
-			return nil
+			return rep.WriteText(cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the counts and failures as JSON")
@@ -344,7 +226,7 @@ func newSweepCollectCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := sweep.Collect(args[0])
 			if err != nil {
-				return sweepError(err)
+				return exitStatusOf(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d rows\n", filepath.Join(args[0], sweep.ResultsCSV), t.Rows())
 			return nil
@@ -383,9 +265,9 @@ lpictl sweep collect DIR when the array has finished.`,
 			if o.MaxParallel < 0 || o.CPUsPerTask < 0 {
 				return badInput(errors.New("--max-parallel and --cpus-per-task: want ≥ 1"))
 			}
-			_, plan, err := loadPlan(args[0], out, sets, maxPoints, nil, true)
+			plan, err := sweep.OpenPlan(args[0], sweep.PlanOptions{Sets: sets, MaxPoints: maxPoints, Check: true, Dir: out})
 			if err != nil {
-				return err
+				return exitStatusOf(err)
 			}
 			w := cmd.OutOrStdout()
 			pending := sweep.Pending(out, plan)
@@ -403,25 +285,16 @@ lpictl sweep collect DIR when the array has finished.`,
 			if o.Exe, err = filepath.EvalSymlinks(exe); err != nil {
 				return fmt.Errorf("the path of lpictl: %w", err)
 			}
-			script, err := sweep.Sbatch(plan, pending, o)
+			path, script, err := sweep.WriteSbatch(plan, pending, o)
 			if err != nil {
-				return badInput(err)
-			}
-			path := filepath.Join(o.Dir, sweep.SbatchFile)
-			if err := os.WriteFile(path, script, 0o644); err != nil {
-				return err
-			}
-			if err := os.MkdirAll(filepath.Join(o.Dir, sweep.SlurmDir), 0o755); err != nil {
-				return err
+				return exitStatusOf(err)
 			}
 			if dryRun {
 				_, err := w.Write(script)
 				fmt.Fprintf(cmd.ErrOrStderr(), "dry run: %s written, nothing submitted (%d pending runs)\n", path, len(pending))
 				return err
 			}
-			ctx, stop := interruptible(cmd.Context())
-			defer stop()
-			job, err := sweep.Submit(ctx, path)
+			job, err := sweep.Submit(cmd.Context(), path)
 			if err != nil {
 				return err
 			}

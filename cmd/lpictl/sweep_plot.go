@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -61,11 +60,7 @@ The title is the sweep's name (DIR/plan.json) unless --title is given.`,
 				out = filepath.Join(dir, o.Figure+".png")
 			}
 			if err := plot.Write(dir, out, o); err != nil {
-				var ie *plot.InputError
-				if errors.As(err, &ie) {
-					return badInput(err)
-				}
-				return err
+				return exitStatusOf(err)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), out)
 			return nil

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lpictl/lpictl/configs"
 )
 
 var figureCases = []struct {
@@ -150,9 +152,9 @@ func TestWriteErrors(t *testing.T) {
 				tc.out = filepath.Join(tmp, fmt.Sprintf("f%d.png", i))
 			}
 			err := Write(tc.dir, tc.out, tc.o)
-			var ie *InputError
+			var ie *configs.InputError
 			if !errors.As(err, &ie) {
-				t.Fatalf("err = %v, want an InputError", err)
+				t.Fatalf("err = %v, want a configs.InputError", err)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %q\nwant it to contain %q", err, tc.want)
