@@ -2,17 +2,16 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lpictl/lpictl/agent/hwbackend"
+	"github.com/lpictl/lpictl/agent/portview"
 	"github.com/lpictl/lpictl/hwlink"
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/power"
@@ -65,20 +64,6 @@ func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error { return badInput(check(cmd, a)) }
 }
 
-// emulatedPreset takes what the emulator needs from a power preset (a
-// port's powers and transition times).
-func emulatedPreset(p *power.Preset) hwlink.EmulatedPreset {
-	ep := hwlink.EmulatedPreset{Name: p.Name, RateBps: p.RateBps, WakePowerW: p.WakePowerW}
-	low := func(l *power.LowPower) *hwlink.EmulatedLowPower {
-		if l == nil {
-			return nil
-		}
-		return &hwlink.EmulatedLowPower{PowerW: l.Power(p.WakePowerW), Wake: l.WakeTime.D(), Sleep: l.SleepTime.D()}
-	}
-	ep.FastWake, ep.DeepSleep = low(p.FastWake), low(p.DeepSleep)
-	return ep
-}
-
 func parseAttachMode(s string) (hwlink.AttachMode, error) {
 	switch strings.ToLower(s) {
 	case "", "auto":
@@ -129,7 +114,7 @@ func newEmulateAttachCommand() *cobra.Command {
 			if err != nil {
 				return badInput(fmt.Errorf("--preset: %w", err))
 			}
-			cfg := hwlink.EmulateConfig{Interface: args[0], NetNS: hwlink.NetNS(netns), Preset: emulatedPreset(preset),
+			cfg := hwlink.EmulateConfig{Interface: args[0], NetNS: hwlink.NetNS(netns), Preset: hwbackend.EmulatedPreset(preset),
 				Scale: scale, Driver: driver, BPFFS: bpffs, AllowPhysical: allowPhysical}
 			if cfg.Mode, err = hwlink.ParseEmulatedMode(mode); err != nil {
 				return badInput(fmt.Errorf("--mode: %w", err))
@@ -168,11 +153,9 @@ func newEmulateAttachCommand() *cobra.Command {
 					return emulateErr(err)
 				}
 				if asJSON {
-					enc := json.NewEncoder(cmd.OutOrStdout())
-					enc.SetIndent("", "  ")
-					return enc.Encode(c)
+					return writeJSON(cmd.OutOrStdout(), c)
 				}
-				writeEmulateCheck(cmd.OutOrStdout(), c)
+				portview.WriteCheck(cmd.OutOrStdout(), c)
 				return nil
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
@@ -187,9 +170,9 @@ func newEmulateAttachCommand() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return writeEmulateJSON(cmd.OutOrStdout(), []hwlink.EmulatorStatus{s})
+				return writeJSON(cmd.OutOrStdout(), []hwlink.EmulatorStatus{s})
 			}
-			writeAttached(cmd.OutOrStdout(), s)
+			portview.WriteAttached(cmd.OutOrStdout(), s)
 			if cfg.PDT != nil && *cfg.PDT != s.TxLPITimer {
 				fmt.Fprintf(cmd.OutOrStdout(), "  --pdt %v fitted to the %s profile: %v\n", *cfg.PDT, s.Driver, s.TxLPITimer)
 			}
@@ -264,9 +247,9 @@ func newEmulateStatusCommand() *cobra.Command {
 				return badInput(fmt.Errorf("%s: %w (no emulated port of that name under %s)", args[0], hwlink.ErrNotEmulated, bpffs))
 			}
 			if asJSON {
-				return writeEmulateJSON(cmd.OutOrStdout(), out)
+				return writeJSON(cmd.OutOrStdout(), out)
 			}
-			return writeEmulateTable(cmd.OutOrStdout(), out)
+			return portview.WriteEmulators(cmd.OutOrStdout(), out)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (every key always present)")
@@ -296,122 +279,11 @@ func newEmulateDetachCommand() *cobra.Command {
 			if err := p.Detach(); err != nil {
 				return err
 			}
-			removed := "program and pins removed"
-			switch {
-			case s.FQAdded && s.ClsactAdded:
-				removed = "program, pins, fq and clsact qdiscs removed"
-			case s.FQAdded:
-				removed = "program, pins and fq root qdisc removed"
-			case s.ClsactAdded:
-				removed = "program, pins and clsact qdisc removed"
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: emulated EEE port detached (%s)\n", args[0], removed)
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: emulated EEE port detached (%s)\n", args[0], portview.Removed(s))
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&netns, "netns", "", "network namespace of DEV: a name (ip netns) or a path")
 	cmd.Flags().StringVar(&bpffs, "bpffs", hwlink.DefaultBPFFS, "bpffs mount holding the pins")
 	return cmd
-}
-
-func writeEmulateCheck(w io.Writer, c hwlink.EmulatorCheck) {
-	virt := "virtual"
-	if !c.Virtual {
-		virt = "not virtual"
-	}
-	fmt.Fprintf(w, "%s: kind %s (%s)\n", c.Device, c.Kind, virt)
-	root := c.RootQdisc
-	if root == "" {
-		root = "none"
-	}
-	fmt.Fprintf(w, "  root qdisc %s: %s\n", root, c.RootQdiscAction)
-	if c.Clsact {
-		fmt.Fprintln(w, "  clsact qdisc: there (the tc attach point adds its filter to it)")
-	} else {
-		fmt.Fprintln(w, "  clsact qdisc: none (the tc attach point adds one)")
-	}
-	list := func(xs []string) string {
-		if len(xs) == 0 {
-			return "none"
-		}
-		return strings.Join(xs, ", ")
-	}
-	fmt.Fprintf(w, "  egress filters: %s\n", list(c.EgressFilters))
-	fmt.Fprintf(w, "  TCX egress programs: %s (the emulator is added after them)\n", list(c.TCXPrograms))
-	if c.PinDir != "" {
-		fmt.Fprintf(w, "  pins %s\n", c.PinDir)
-	}
-	if c.Refused != "" {
-		fmt.Fprintf(w, "attach would refuse: %s\n", c.Refused)
-	} else {
-		fmt.Fprintln(w, "attach would go ahead; nothing was changed")
-	}
-}
-
-func writeEmulateJSON(w io.Writer, ports []hwlink.EmulatorStatus) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(ports)
-}
-
-// lowPowerDesc describes the low-power state a mode enters first.
-func lowPowerDesc(s hwlink.EmulatorStatus) string {
-	switch s.Mode {
-	case "always-on":
-		return "never sleeps"
-	case "fast-wake":
-		return fmt.Sprintf("Fast Wake t_w %v t_s %v", s.FastWake.Wake, s.FastWake.Sleep)
-	case "deep-sleep":
-		return fmt.Sprintf("Deep Sleep t_w %v t_s %v", s.DeepSleep.Wake, s.DeepSleep.Sleep)
-	}
-	return fmt.Sprintf("Fast Wake t_w %v t_s %v, Deep Sleep after %v (t_w %v)", s.FastWake.Wake, s.FastWake.Sleep,
-		s.HybridHold, s.DeepSleep.Wake)
-}
-
-func rateString(bps uint64) string {
-	if bps == 0 {
-		return "none"
-	}
-	return speedString(bps)
-}
-
-func writeAttached(w io.Writer, s hwlink.EmulatorStatus) {
-	added := []string{}
-	if s.FQAdded {
-		added = append(added, "fq root qdisc")
-	}
-	if s.ClsactAdded {
-		added = append(added, "clsact qdisc")
-	}
-	extra := ""
-	if len(added) > 0 {
-		extra = ", added " + strings.Join(added, " and ")
-	}
-	fmt.Fprintf(w, "%s: emulated EEE port attached via %s (delay %s%s)\n", s.Device, s.AttachedVia, s.Delay, extra)
-	fmt.Fprintf(w, "  preset %s, %s: %s (scale %g)\n", s.Preset, s.Mode, lowPowerDesc(s), s.Scale)
-	fmt.Fprintf(w, "  tx LPI timer %v, driver profile %s, rate %s\n", s.TxLPITimer, s.Driver, rateString(s.RateBps))
-	fmt.Fprintf(w, "  pins %s\n", s.PinDir)
-}
-
-func pct(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) }
-
-func writeEmulateTable(w io.Writer, ports []hwlink.EmulatorStatus) error {
-	if len(ports) == 0 {
-		fmt.Fprintln(w, "no emulated EEE ports (lpictl emulate attach DEV --preset P --mode M)")
-		return nil
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "DEVICE\tVIA\tDELAY\tPRESET\tMODE\tT_PDT\tSTATE\tWAKE\tDOWN\tFW\tDS\tUP\tPACKETS\tWAKEUPS\tHITS/MISSES\tHELD\tENERGY\tSAVED")
-	for _, s := range ports {
-		dev := s.Device
-		if !s.Attached {
-			dev += " (gone)"
-		}
-		f := s.Fractions
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d/%d\t%d\t%.4g J\t%s\n",
-			dev, s.AttachedVia, s.Delay, s.Preset, s.Mode, s.TxLPITimer, s.State,
-			pct(f.Wake), pct(f.GoingDown), pct(f.FastWake), pct(f.DeepSleep), pct(f.GoingUp),
-			s.Packets, s.Wakeups, s.Hits, s.Misses, s.Delayed, s.EnergyJ, pct(s.Saving))
-	}
-	return tw.Flush()
 }

@@ -4,15 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lpictl/lpictl/agent"
+	"github.com/lpictl/lpictl/agent/portview"
 	"github.com/lpictl/lpictl/agent/whatif"
 	"github.com/lpictl/lpictl/hwlink"
 )
@@ -82,7 +81,7 @@ func newPortsCommand() *cobra.Command {
 				}
 				return writeJSON(w, ports)
 			}
-			return writePortsTable(w, ports)
+			return portview.WritePorts(w, ports)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
@@ -99,63 +98,4 @@ func newPortsCommand() *cobra.Command {
 	f.StringVar(&wi.Observe, "observe", whatif.ObserveAuto, "with --what-if: auto (eBPF where possible, else counters), ebpf or counters")
 	f.StringSliceVar(&wi.Ports, "port", nil, "with --what-if: only these ports (repeat or comma-separate; default: every port that is up)")
 	return cmd
-}
-
-func writePortsTable(w io.Writer, ports []hwlink.PortInfo) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PORT\tDRIVER\tSPEED\tCARRIER\tEEE SUP/EN/ACT\tTX LPI TIMER\tOBSERVE\tACTUATE")
-	for _, p := range ports {
-		drv := p.Driver.Driver
-		if drv == "" {
-			drv = "-"
-		}
-		if p.Driver.SwitchDriver != "" {
-			drv += "/" + p.Driver.SwitchDriver // DSA user port: the switch's driver
-		}
-		eee, timer := "n/a", "-"
-		if p.EEE != nil {
-			eee = fmt.Sprintf("%s/%s/%s", yesNo(len(p.EEE.Supported) > 0), yesNo(p.EEE.Enabled), yesNo(p.EEE.Active))
-			timer = p.EEE.TxLPITimer.String()
-			if !p.EEE.TxLPIEnabled {
-				timer += " (tx LPI off)"
-			}
-		}
-		observe := string(p.Observation.Method)
-		if p.Observation.Attach != "" {
-			observe += "/" + p.Observation.Attach
-		}
-		observe += " @" + p.Observation.Resolution.String()
-		act := "no: " + strings.TrimPrefix(p.Actuation.Reason, "observe-only: ")
-		if p.Actuation.CanSetTimer {
-			act = "yes: " + p.Actuation.Reason
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, drv, speedString(p.Speed),
-			carrierString(p), eee, timer, observe, act)
-	}
-	return tw.Flush()
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
-}
-
-func carrierString(p hwlink.PortInfo) string {
-	if p.Carrier {
-		return "up"
-	}
-	return "down"
-}
-
-func speedString(bps uint64) string {
-	switch {
-	case bps == 0:
-		return "unknown"
-	case bps%1_000_000_000 == 0:
-		return fmt.Sprintf("%dG", bps/1_000_000_000)
-	default:
-		return fmt.Sprintf("%dM", bps/1_000_000)
-	}
 }
