@@ -13,7 +13,6 @@ import (
 	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/agent/portview"
 	"github.com/lpictl/lpictl/hwlink"
-	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/power"
 	"github.com/lpictl/lpictl/sim/scenario"
 )
@@ -64,24 +63,10 @@ func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error { return badInput(check(cmd, a)) }
 }
 
-func parseAttachMode(s string) (hwlink.AttachMode, error) {
-	switch strings.ToLower(s) {
-	case "", "auto":
-		return hwlink.AttachAuto, nil
-	case "tcx":
-		return hwlink.AttachTCX, nil
-	case "tc", "clsact":
-		return hwlink.AttachTC, nil
-	}
-	return 0, fmt.Errorf("--attach %q: want auto, tcx or tc", s)
-}
-
 func newEmulateAttachCommand() *cobra.Command {
 	var (
-		presetName, mode, pdt, rate, hold, driver, delay, spinMax string
-		netns, attach, bpffs                                      string
-		scale                                                     float64
-		asJSON, allowPhysical, check                              bool
+		spec          hwbackend.EmulatorSpec
+		asJSON, check bool
 	)
 	cmd := &cobra.Command{
 		Use:   "attach DEV --preset P --mode M [--pdt D] [--rate R] [--scale K]",
@@ -104,44 +89,12 @@ func newEmulateAttachCommand() *cobra.Command {
   lpictl emulate attach veth0 --netns ns1 --preset eee-100base-tx --mode deep-sleep --delay spin`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !(scale > 0) {
-				return badInput(fmt.Errorf("--scale %v: must be > 0", scale))
-			}
-			if presetName == "" || mode == "" {
-				return badInput(errors.New("--preset and --mode are required (e.g. --preset eee-1000base-t --mode deep-sleep)"))
-			}
-			preset, err := power.Load(presetName)
+			spec.PDTSet = cmd.Flags().Changed("pdt")
+			cfg, err := spec.Config(args[0])
 			if err != nil {
-				return badInput(fmt.Errorf("--preset: %w", err))
+				return exitStatusOf(err)
 			}
-			cfg := hwlink.EmulateConfig{Interface: args[0], NetNS: hwlink.NetNS(netns), Preset: hwbackend.EmulatedPreset(preset),
-				Scale: scale, Driver: driver, BPFFS: bpffs, AllowPhysical: allowPhysical}
-			if cfg.Mode, err = hwlink.ParseEmulatedMode(mode); err != nil {
-				return badInput(fmt.Errorf("--mode: %w", err))
-			}
-			if cmd.Flags().Changed("pdt") {
-				d, err := predictor.ParseDuration(pdt)
-				if err != nil {
-					return badInput(fmt.Errorf("--pdt: %w", err))
-				}
-				cfg.PDT = &d
-			}
-			if cfg.HybridHold, err = predictor.ParseDuration(hold); err != nil {
-				return badInput(fmt.Errorf("--hold: %w", err))
-			}
-			if cfg.Rate, err = hwlink.ParseEmulatedRate(rate, preset.RateBps); err != nil {
-				return badInput(fmt.Errorf("--rate: %w", err))
-			}
-			if cfg.Delay, err = hwlink.ParseEmulatedDelay(delay); err != nil {
-				return badInput(fmt.Errorf("--delay: %w", err))
-			}
-			if cfg.SpinMax, err = predictor.ParseDuration(spinMax); err != nil {
-				return badInput(fmt.Errorf("--spin-max: %w", err))
-			}
-			if cfg.Attach, err = parseAttachMode(attach); err != nil {
-				return badInput(err)
-			}
-			if err := checkNetNS(netns); err != nil {
+			if err := checkNetNS(spec.NetNS); err != nil {
 				return err
 			}
 			if err := cfg.Validate(); err != nil {
@@ -180,20 +133,20 @@ func newEmulateAttachCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&presetName, "preset", "", "power preset: a name ("+strings.Join(power.Names(), ", ")+") or a YAML file")
-	f.StringVar(&mode, "mode", "", "low-power mode: always-on, fast-wake, deep-sleep or hybrid")
-	f.StringVar(&pdt, "pdt", "", "tx LPI timer t_PDT to start with, e.g. 0, 20us, 1ms (default 1ms, fitted to the driver profile)")
-	f.StringVar(&rate, "rate", "none", "emulate the link's serialisation at this rate (1G, 100M, preset) or none")
-	f.Float64Var(&scale, "scale", 1, "multiply the preset's transition times (t_s, t_w) by this factor")
-	f.StringVar(&hold, "hold", scenario.DefaultHybridHold.String(), "hybrid mode: time in Fast Wake before Deep Sleep (not scaled)")
-	f.StringVar(&driver, "driver", hwlink.DefaultEmulatedDriver, "driver profile of the emulated EEE interface (docs/hwlink.md's table)")
-	f.StringVar(&delay, "delay", "auto", "how packets are held: auto (edt where the kernel has fq, else spin), edt (fq), spin (the program waits on the sending CPU) or none")
-	f.StringVar(&spinMax, "spin-max", hwlink.DefaultSpinMax.String(), "--delay spin: longest wait per packet")
-	f.StringVar(&netns, "netns", "", "network namespace of DEV: a name (ip netns) or a path such as /proc/PID/ns/net")
-	f.StringVar(&attach, "attach", "auto", "attach point: auto (TCX, else clsact), tcx or tc")
-	f.StringVar(&bpffs, "bpffs", hwlink.DefaultBPFFS, "bpffs mount for the pins (the default is mounted if needed)")
+	f.StringVar(&spec.Preset, "preset", "", "power preset: a name ("+strings.Join(power.Names(), ", ")+") or a YAML file")
+	f.StringVar(&spec.Mode, "mode", "", "low-power mode: always-on, fast-wake, deep-sleep or hybrid")
+	f.StringVar(&spec.PDT, "pdt", "", "tx LPI timer t_PDT to start with, e.g. 0, 20us, 1ms (default 1ms, fitted to the driver profile)")
+	f.StringVar(&spec.Rate, "rate", "none", "emulate the link's serialisation at this rate (1G, 100M, preset) or none")
+	f.Float64Var(&spec.Scale, "scale", 1, "multiply the preset's transition times (t_s, t_w) by this factor")
+	f.StringVar(&spec.Hold, "hold", scenario.DefaultHybridHold.String(), "hybrid mode: time in Fast Wake before Deep Sleep (not scaled)")
+	f.StringVar(&spec.Driver, "driver", hwlink.DefaultEmulatedDriver, "driver profile of the emulated EEE interface (docs/hwlink.md's table)")
+	f.StringVar(&spec.Delay, "delay", "auto", "how packets are held: auto (edt where the kernel has fq, else spin), edt (fq), spin (the program waits on the sending CPU) or none")
+	f.StringVar(&spec.SpinMax, "spin-max", hwlink.DefaultSpinMax.String(), "--delay spin: longest wait per packet")
+	f.StringVar(&spec.NetNS, "netns", "", "network namespace of DEV: a name (ip netns) or a path such as /proc/PID/ns/net")
+	f.StringVar(&spec.Attach, "attach", "auto", "attach point: auto (TCX, else clsact), tcx or tc")
+	f.StringVar(&spec.BPFFS, "bpffs", hwlink.DefaultBPFFS, "bpffs mount for the pins (the default is mounted if needed)")
 	f.BoolVar(&asJSON, "json", false, "print the new port's status (with --check: the check) as JSON")
-	f.BoolVar(&allowPhysical, "allow-physical", false, "attach to a device that is not virtual (a physical NIC, bond, VLAN…): its real traffic is held — spin keeps the sending CPU busy with bottom halves off up to --spin-max per packet, edt replaces a multi-queue NIC's root qdisc with one fq")
+	f.BoolVar(&spec.AllowPhysical, "allow-physical", false, "attach to a device that is not virtual (a physical NIC, bond, VLAN…): its real traffic is held — spin keeps the sending CPU busy with bottom halves off up to --spin-max per packet, edt replaces a multi-queue NIC's root qdisc with one fq")
 	f.BoolVar(&check, "check", false, "dry run: print what attach would replace and add (root qdisc, clsact, filters, TCX programs) and whether it would refuse; change nothing")
 	return cmd
 }

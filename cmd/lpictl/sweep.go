@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"time"
@@ -41,10 +40,6 @@ func exitStatusOf(err error) error {
 	return err
 }
 
-func exactArgs(n int) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error { return badInput(cobra.ExactArgs(n)(cmd, args)) }
-}
-
 func newSweepRunCmd() *cobra.Command {
 	var (
 		out       string
@@ -64,7 +59,7 @@ if any run failed. Ctrl-C stops the runs under way (they leave nothing) and writ
 of the finished ones; run again to resume.`,
 		Example: `  lpictl sweep run configs/sweeps/smoke.yaml -o out/smoke
   lpictl sweep run my-study.yaml -o /scratch/study -j 8`,
-		Args: exactArgs(1),
+		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return badInput(errors.New("-o DIR is required"))
@@ -84,7 +79,9 @@ of the finished ones; run again to resume.`,
 			}
 			var bar *progressbar.ProgressBar
 			opts := sweep.Options{Jobs: jobs}
-			if isTerminal(errw) {
+			if !isTerminal(errw) {
+				opts.Started, opts.Progress = sweep.LogProgress(errw, plan.Name, jobs)
+			} else {
 				opts.Started = func(total, done int) {
 					bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(errw),
 						progressbar.OptionSetDescription(plan.Name), progressbar.OptionShowCount(),
@@ -95,15 +92,6 @@ of the finished ones; run again to resume.`,
 				opts.Progress = func(ev sweep.Event) {
 					if !ev.Skipped {
 						_ = bar.Add(1)
-					}
-				}
-			} else {
-				opts.Started = func(total, done int) {
-					fmt.Fprintf(errw, "%s: %d runs, %d done before, %d to run, %d at a time\n", plan.Name, total, done, total-done, jobs)
-				}
-				opts.Progress = func(ev sweep.Event) {
-					if !ev.Skipped {
-						fmt.Fprintln(errw, ev)
 					}
 				}
 			}
@@ -144,7 +132,7 @@ func newSweepPlanCmd() *cobra.Command {
 		Long: `Expands the sweep and checks every point's scenario, then prints the runs in index order:
 index, id, role, seed, baseline id and axis values. With -o it also writes DIR/plan.json,
 DIR/sweep.yaml and every run's scenario.json, as sweep run and sweep submit do.`,
-		Args: exactArgs(1),
+		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			plan, err := sweep.OpenPlan(args[0], sweep.PlanOptions{Sets: sets, MaxPoints: maxPoints, Dir: out, Log: cmd.ErrOrStderr()})
 			if err != nil {
@@ -166,7 +154,7 @@ func newSweepRunPointCmd() *cobra.Command {
 		Long: `Runs run I of DIR/plan.json (I defaults to $SLURM_ARRAY_TASK_ID) from its scenario.json, unless
 it is done. It never reads the sweep file, so it works on any machine that shares DIR. It
 exits 1 if the run fails (the failure is recorded in its status.json).`,
-		Args: func(cmd *cobra.Command, args []string) error { return badInput(cobra.RangeArgs(1, 2)(cmd, args)) },
+		Args: args(cobra.RangeArgs(1, 2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
 			plan, err := sweep.ReadPlan(dir)
@@ -202,7 +190,7 @@ func newSweepStatusCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status DIR [--json]",
 		Short: "Count a sweep directory's done, failed and pending runs",
-		Args:  exactArgs(1),
+		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, err := sweep.StatusOf(args[0])
 			if err != nil {
@@ -222,7 +210,7 @@ func newSweepCollectCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "collect DIR",
 		Short: "(Re)write DIR/results.csv and results.json from the finished runs",
-		Args:  exactArgs(1),
+		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := sweep.Collect(args[0])
 			if err != nil {
@@ -254,7 +242,7 @@ submitted. --dry-run prints the script instead of submitting it. Collect the res
 lpictl sweep collect DIR when the array has finished.`,
 		Example: `  lpictl sweep submit configs/sweeps/smoke.yaml -o /scratch/smoke --slurm --partition debug --time 10 --dry-run
   lpictl sweep submit study.yaml -o /scratch/study --slurm --time 1:00:00 --max-parallel 64 --sbatch-arg=--qos=long`,
-		Args: exactArgs(1),
+		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slurm {
 				return badInput(errors.New("--slurm is required (Slurm is the only scheduler lpictl submits to)"))
@@ -275,16 +263,7 @@ lpictl sweep collect DIR when the array has finished.`,
 				fmt.Fprintf(w, "%s: nothing pending: all %d runs are done; nothing submitted\n", out, len(plan.Points))
 				return nil
 			}
-			if o.Dir, err = filepath.Abs(out); err != nil {
-				return err
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("the path of lpictl: %w", err)
-			}
-			if o.Exe, err = filepath.EvalSymlinks(exe); err != nil {
-				return fmt.Errorf("the path of lpictl: %w", err)
-			}
+			o.Dir = out
 			path, script, err := sweep.WriteSbatch(plan, pending, o)
 			if err != nil {
 				return exitStatusOf(err)

@@ -40,9 +40,7 @@ The title is the sweep's name (DIR/plan.json) unless --title is given.`,
 		Example: `  lpictl sweep plot out/lammps-pdt --figure pdt-sweep
   lpictl sweep plot out/lammps-pdt --figure idle-hist --where predictor.pdt=10ns --class nic -o idle.svg
   lpictl sweep plot out/lammps-pdt --figure generic --x predictor.pdt --logx --y energy_links_j,frac_deep_sleep --series power.mode`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			return badInput(cobra.ExactArgs(1)(cmd, args))
-		},
+		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
 			if o.Figure == "" {

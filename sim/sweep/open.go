@@ -96,8 +96,21 @@ func TaskIndex(n int, arg ...string) (int, error) {
 
 // WriteSbatch writes o.Dir/sweep.sbatch, the job array over the pending
 // runs (Sbatch), and creates o.Dir/slurm for the tasks' output. It returns
-// the script's path and text.
+// the script's path and text. o.Dir is made absolute; o.Exe "" is this
+// executable.
 func WriteSbatch(plan *Plan, pending []int, o Slurm) (path string, script []byte, err error) {
+	if o.Dir, err = filepath.Abs(o.Dir); err != nil {
+		return "", nil, err
+	}
+	if o.Exe == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return "", nil, fmt.Errorf("the path of lpictl: %w", err)
+		}
+		if o.Exe, err = filepath.EvalSymlinks(exe); err != nil {
+			return "", nil, fmt.Errorf("the path of lpictl: %w", err)
+		}
+	}
 	if script, err = Sbatch(plan, pending, o); err != nil {
 		return "", nil, configs.BadInput(err)
 	}
@@ -109,4 +122,19 @@ func WriteSbatch(plan *Plan, pending []int, o Slurm) (path string, script []byte
 		return "", nil, err
 	}
 	return path, script, nil
+}
+
+// LogProgress returns RunAll's Started and Progress for a log (not a
+// terminal): a line at the start counting the runs, and one per finished
+// run (Event.String).
+func LogProgress(w io.Writer, name string, jobs int) (started func(total, done int), progress func(Event)) {
+	started = func(total, done int) {
+		fmt.Fprintf(w, "%s: %d runs, %d done before, %d to run, %d at a time\n", name, total, done, total-done, jobs)
+	}
+	progress = func(ev Event) {
+		if !ev.Skipped {
+			fmt.Fprintln(w, ev)
+		}
+	}
+	return started, progress
 }

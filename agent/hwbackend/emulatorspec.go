@@ -1,0 +1,76 @@
+package hwbackend
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/lpictl/lpictl/configs"
+	"github.com/lpictl/lpictl/hwlink"
+	"github.com/lpictl/lpictl/predictor"
+	"github.com/lpictl/lpictl/sim/power"
+)
+
+// EmulatorSpec is an emulated EEE port as `lpictl emulate attach` is
+// given it: every value as written (docs/hil.md).
+type EmulatorSpec struct {
+	Preset, Mode, PDT, Rate, Hold, Driver, Delay, SpinMax, NetNS, Attach, BPFFS string
+	// PDTSet says PDT was given (else the driver profile's default timer).
+	PDTSet        bool
+	Scale         float64
+	AllowPhysical bool
+}
+
+// Config parses s into the emulator of iface (not yet validated:
+// hwlink.EmulateConfig.Validate). A bad value is bad input
+// (configs.InputError) naming its flag.
+func (s EmulatorSpec) Config(iface string) (hwlink.EmulateConfig, error) {
+	if !(s.Scale > 0) {
+		return hwlink.EmulateConfig{}, configs.BadInput(fmt.Errorf("--scale %v: must be > 0", s.Scale))
+	}
+	if s.Preset == "" || s.Mode == "" {
+		return hwlink.EmulateConfig{}, configs.BadInput(errors.New("--preset and --mode are required (e.g. --preset eee-1000base-t --mode deep-sleep)"))
+	}
+	preset, err := power.Load(s.Preset)
+	if err != nil {
+		return hwlink.EmulateConfig{}, configs.BadInput(fmt.Errorf("--preset: %w", err))
+	}
+	cfg := hwlink.EmulateConfig{Interface: iface, NetNS: hwlink.NetNS(s.NetNS), Preset: EmulatedPreset(preset),
+		Scale: s.Scale, Driver: s.Driver, BPFFS: s.BPFFS, AllowPhysical: s.AllowPhysical}
+	for _, p := range []struct {
+		flag  string
+		parse func() error
+	}{
+		{"mode", func() (err error) { cfg.Mode, err = hwlink.ParseEmulatedMode(s.Mode); return err }},
+		{"pdt", func() error {
+			if !s.PDTSet {
+				return nil
+			}
+			d, err := predictor.ParseDuration(s.PDT)
+			cfg.PDT = &d
+			return err
+		}},
+		{"hold", func() (err error) { cfg.HybridHold, err = predictor.ParseDuration(s.Hold); return err }},
+		{"rate", func() (err error) { cfg.Rate, err = hwlink.ParseEmulatedRate(s.Rate, preset.RateBps); return err }},
+		{"delay", func() (err error) { cfg.Delay, err = hwlink.ParseEmulatedDelay(s.Delay); return err }},
+		{"spin-max", func() (err error) { cfg.SpinMax, err = predictor.ParseDuration(s.SpinMax); return err }},
+	} {
+		if err := p.parse(); err != nil {
+			return cfg, configs.BadInput(fmt.Errorf("--%s: %w", p.flag, err))
+		}
+	}
+	cfg.Attach, err = parseAttachMode(s.Attach)
+	return cfg, configs.BadInput(err)
+}
+
+func parseAttachMode(s string) (hwlink.AttachMode, error) {
+	switch strings.ToLower(s) {
+	case "", "auto":
+		return hwlink.AttachAuto, nil
+	case "tcx":
+		return hwlink.AttachTCX, nil
+	case "tc", "clsact":
+		return hwlink.AttachTC, nil
+	}
+	return 0, fmt.Errorf("--attach %q: want auto, tcx or tc", s)
+}
