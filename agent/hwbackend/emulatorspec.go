@@ -74,3 +74,35 @@ func parseAttachMode(s string) (hwlink.AttachMode, error) {
 	}
 	return 0, fmt.Errorf("--attach %q: want auto, tcx or tc", s)
 }
+
+// EmulatorStatuses reads the status of every emulated EEE port pinned
+// under bpffs (`lpictl emulate status`), or only dev's (if given) and
+// only those in the network namespace of inode netnsInode (0: every
+// one). Naming a dev that has no emulator there is bad input
+// (configs.InputError).
+func EmulatorStatuses(bpffs string, netnsInode uint64, dev ...string) ([]hwlink.EmulatorStatus, error) {
+	ports, err := hwlink.ListEmulators(bpffs)
+	if err != nil {
+		return nil, err
+	}
+	now := hwlink.MonotonicNow()
+	out := []hwlink.EmulatorStatus{}
+	var errs []error
+	for _, p := range ports {
+		if (len(dev) == 0 || p.Interface() == dev[0]) && (netnsInode == 0 || p.NetNSInode() == netnsInode) {
+			if s, err := p.Status(now); err != nil {
+				errs = append(errs, err)
+			} else {
+				out = append(out, s)
+			}
+		}
+		p.Close()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if len(dev) > 0 && len(out) == 0 {
+		return nil, configs.BadInput(fmt.Errorf("%s: %w (no emulated port of that name under %s)", dev[0], hwlink.ErrNotEmulated, bpffs))
+	}
+	return out, nil
+}

@@ -175,29 +175,9 @@ func newEmulateStatusCommand() *cobra.Command {
 					return badInput(fmt.Errorf("--netns: %w", err))
 				}
 			}
-			ports, err := hwlink.ListEmulators(bpffs)
+			out, err := hwbackend.EmulatorStatuses(bpffs, nsIno, args...)
 			if err != nil {
-				return err
-			}
-			now := hwlink.MonotonicNow()
-			out := []hwlink.EmulatorStatus{}
-			var errs []error
-			for _, p := range ports {
-				if (len(args) == 0 || p.Interface() == args[0]) && (nsIno == 0 || p.NetNSInode() == nsIno) {
-					s, err := p.Status(now)
-					if err != nil {
-						errs = append(errs, err)
-					} else {
-						out = append(out, s)
-					}
-				}
-				p.Close()
-			}
-			if err := errors.Join(errs...); err != nil {
-				return err
-			}
-			if len(args) == 1 && len(out) == 0 {
-				return badInput(fmt.Errorf("%s: %w (no emulated port of that name under %s)", args[0], hwlink.ErrNotEmulated, bpffs))
+				return exitStatusOf(err)
 			}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), out)
