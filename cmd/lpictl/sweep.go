@@ -40,12 +40,17 @@ func exitStatusOf(err error) error {
 	return err
 }
 
+// addPlanFlags adds --set and --max-points, the plan's options, to cmd.
+func addPlanFlags(cmd *cobra.Command, o *sweep.PlanOptions) {
+	cmd.Flags().StringArrayVar(&o.Sets, "set", nil, "override a scenario key of every run, on top of the sweep's set (key=value, repeatable; e.g. workload.steps=486)")
+	cmd.Flags().IntVar(&o.MaxPoints, "max-points", sweep.MaxPoints, "refuse a sweep of more points (axis values × seeds) than this")
+}
+
 func newSweepRunCmd() *cobra.Command {
 	var (
-		out       string
-		jobs      int
-		sets      []string
-		maxPoints int
+		out  string
+		jobs int
+		po   sweep.PlanOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "run SWEEP.yaml -o DIR [-j N]",
@@ -73,7 +78,8 @@ of the finished ones; run again to resume.`,
 			}
 			defer unlock()
 			errw := cmd.ErrOrStderr()
-			plan, err := sweep.OpenPlan(args[0], sweep.PlanOptions{Sets: sets, MaxPoints: maxPoints, Check: true, Dir: out, Log: errw})
+			po.Check, po.Dir, po.Log = true, out, errw
+			plan, err := sweep.OpenPlan(args[0], po)
 			if err != nil {
 				return exitStatusOf(err)
 			}
@@ -114,17 +120,15 @@ of the finished ones; run again to resume.`,
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "sweep directory (created; resumed if it holds finished runs)")
-	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a scenario key of every run, on top of the sweep's set (key=value, repeatable; e.g. workload.steps=486)")
+	addPlanFlags(cmd, &po)
 	cmd.Flags().IntVarP(&jobs, "jobs", "j", runtime.NumCPU(), "runs at once")
-	cmd.Flags().IntVar(&maxPoints, "max-points", sweep.MaxPoints, "refuse a sweep of more points (axis values × seeds) than this")
 	return cmd
 }
 
 func newSweepPlanCmd() *cobra.Command {
 	var (
-		out       string
-		sets      []string
-		maxPoints int
+		out string
+		po  sweep.PlanOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "plan SWEEP.yaml [-o DIR]",
@@ -134,7 +138,8 @@ index, id, role, seed, baseline id and axis values. With -o it also writes DIR/p
 DIR/sweep.yaml and every run's scenario.json, as sweep run and sweep submit do.`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			plan, err := sweep.OpenPlan(args[0], sweep.PlanOptions{Sets: sets, MaxPoints: maxPoints, Dir: out, Log: cmd.ErrOrStderr()})
+			po.Dir, po.Log = out, cmd.ErrOrStderr()
+			plan, err := sweep.OpenPlan(args[0], po)
 			if err != nil {
 				return exitStatusOf(err)
 			}
@@ -142,8 +147,7 @@ DIR/sweep.yaml and every run's scenario.json, as sweep run and sweep submit do.`
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "also write the plan into this sweep directory")
-	cmd.Flags().IntVar(&maxPoints, "max-points", sweep.MaxPoints, "refuse a sweep of more points (axis values × seeds) than this")
-	cmd.Flags().StringArrayVar(&sets, "set", nil, "override a scenario key of every run, on top of the sweep's set (key=value, repeatable; e.g. workload.steps=486)")
+	addPlanFlags(cmd, &po)
 	return cmd
 }
 
@@ -224,12 +228,10 @@ func newSweepCollectCmd() *cobra.Command {
 
 func newSweepSubmitCmd() *cobra.Command {
 	var (
-		out       string
-		sets      []string
-		slurm     bool
-		dryRun    bool
-		maxPoints int
-		o         sweep.Slurm
+		out           string
+		slurm, dryRun bool
+		po            sweep.PlanOptions
+		o             sweep.Slurm
 	)
 	cmd := &cobra.Command{
 		Use:   "submit SWEEP.yaml -o DIR --slurm [options] [--dry-run]",
@@ -253,7 +255,8 @@ lpictl sweep collect DIR when the array has finished.`,
 			if o.MaxParallel < 0 || o.CPUsPerTask < 0 {
 				return badInput(errors.New("--max-parallel and --cpus-per-task: want ≥ 1"))
 			}
-			plan, err := sweep.OpenPlan(args[0], sweep.PlanOptions{Sets: sets, MaxPoints: maxPoints, Check: true, Dir: out})
+			po.Check, po.Dir = true, out
+			plan, err := sweep.OpenPlan(args[0], po)
 			if err != nil {
 				return exitStatusOf(err)
 			}
@@ -283,10 +286,9 @@ lpictl sweep collect DIR when the array has finished.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&out, "output", "o", "", "sweep directory on a filesystem the compute nodes share")
-	f.StringArrayVar(&sets, "set", nil, "override a scenario key of every run, on top of the sweep's set (key=value, repeatable; e.g. workload.steps=486)")
+	addPlanFlags(cmd, &po)
 	f.BoolVar(&slurm, "slurm", false, "submit to Slurm (required)")
 	f.BoolVar(&dryRun, "dry-run", false, "print the job script, submit nothing")
-	f.IntVar(&maxPoints, "max-points", sweep.MaxPoints, "refuse a sweep of more points (axis values × seeds) than this")
 	f.StringVar(&o.Partition, "partition", "", "sbatch --partition")
 	f.StringVar(&o.Time, "time", "", "sbatch --time per task (e.g. 10, 1:00:00)")
 	f.StringVar(&o.Account, "account", "", "sbatch --account")

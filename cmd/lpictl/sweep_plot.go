@@ -46,13 +46,9 @@ The title is the sweep's name (DIR/plan.json) unless --title is given.`,
 			if o.Figure == "" {
 				return badInput(fmt.Errorf("--figure is required (one of %s)", strings.Join(plot.Figures(), ", ")))
 			}
-			o.Where = map[string]string{}
-			for _, w := range where {
-				k, v, ok := strings.Cut(w, "=")
-				if !ok || strings.TrimSpace(k) == "" {
-					return badInput(fmt.Errorf("--where %q: want COL=VALUE", w))
-				}
-				o.Where[strings.TrimSpace(k)] = v
+			var err error
+			if o.Where, err = plot.ParseWhere(where); err != nil {
+				return exitStatusOf(err)
 			}
 			if out == "" {
 				out = filepath.Join(dir, o.Figure+".png")

@@ -6,7 +6,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/google/renameio/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/lpictl/lpictl/predictor"
@@ -145,15 +144,7 @@ func runWorkloadConvert(cmd *cobra.Command, o workloadOptions) error {
 	if o.out == "-" {
 		return exitStatusOf(traces.WriteVEF(cmd.OutOrStdout(), w))
 	}
-	f, err := renameio.NewPendingFile(o.out, renameio.WithPermissions(0o644))
-	if err != nil {
-		return err
-	}
-	defer f.Cleanup()
-	if err := traces.WriteVEF(f, w); err != nil {
-		return exitStatusOf(err)
-	}
-	return f.CloseAtomicallyReplace()
+	return exitStatusOf(traces.WriteVEFFile(o.out, w))
 }
 
 func runWorkloadExport(cmd *cobra.Command, o workloadOptions) error {

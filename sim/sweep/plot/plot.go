@@ -120,3 +120,16 @@ func sweepName(dir string) (string, error) {
 	}
 	return plan.Name, nil
 }
+
+// ParseWhere reads --where COL=VALUE filters into Options.Where.
+func ParseWhere(where []string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, w := range where {
+		k, v, ok := strings.Cut(w, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, inputErr("--where %q: want COL=VALUE", w)
+		}
+		m[strings.TrimSpace(k)] = v
+	}
+	return m, nil
+}
