@@ -291,3 +291,13 @@ func TestSeriesStylesDistinct(t *testing.T) {
 		seen[k] = i
 	}
 }
+
+func TestParseWhere(t *testing.T) {
+	m, err := ParseWhere([]string{" power.mode =deep-sleep", "a=b=c"})
+	if err != nil || m["power.mode"] != "deep-sleep" || m["a"] != "b=c" || len(m) != 2 {
+		t.Errorf("ParseWhere = %v, %v", m, err)
+	}
+	if _, err := ParseWhere([]string{"nokey"}); !configs.IsBadInput(err) || err.Error() != `--where "nokey": want COL=VALUE` {
+		t.Errorf("bad --where: %v", err)
+	}
+}
