@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/agent/portview"
@@ -133,20 +134,8 @@ func newEmulateAttachCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&spec.Preset, "preset", "", "power preset: a name ("+strings.Join(power.Names(), ", ")+") or a YAML file")
-	f.StringVar(&spec.Mode, "mode", "", "low-power mode: always-on, fast-wake, deep-sleep or hybrid")
-	f.StringVar(&spec.PDT, "pdt", "", "tx LPI timer t_PDT to start with, e.g. 0, 20us, 1ms (default 1ms, fitted to the driver profile)")
-	f.StringVar(&spec.Rate, "rate", "none", "emulate the link's serialisation at this rate (1G, 100M, preset) or none")
-	f.Float64Var(&spec.Scale, "scale", 1, "multiply the preset's transition times (t_s, t_w) by this factor")
-	f.StringVar(&spec.Hold, "hold", scenario.DefaultHybridHold.String(), "hybrid mode: time in Fast Wake before Deep Sleep (not scaled)")
-	f.StringVar(&spec.Driver, "driver", hwlink.DefaultEmulatedDriver, "driver profile of the emulated EEE interface (docs/hwlink.md's table)")
-	f.StringVar(&spec.Delay, "delay", "auto", "how packets are held: auto (edt where the kernel has fq, else spin), edt (fq), spin (the program waits on the sending CPU) or none")
-	f.StringVar(&spec.SpinMax, "spin-max", hwlink.DefaultSpinMax.String(), "--delay spin: longest wait per packet")
-	f.StringVar(&spec.NetNS, "netns", "", "network namespace of DEV: a name (ip netns) or a path such as /proc/PID/ns/net")
-	f.StringVar(&spec.Attach, "attach", "auto", "attach point: auto (TCX, else clsact), tcx or tc")
-	f.StringVar(&spec.BPFFS, "bpffs", hwlink.DefaultBPFFS, "bpffs mount for the pins (the default is mounted if needed)")
+	addEmulatorFlags(f, &spec)
 	f.BoolVar(&asJSON, "json", false, "print the new port's status (with --check: the check) as JSON")
-	f.BoolVar(&spec.AllowPhysical, "allow-physical", false, "attach to a device that is not virtual (a physical NIC, bond, VLAN…): its real traffic is held — spin keeps the sending CPU busy with bottom halves off up to --spin-max per packet, edt replaces a multi-queue NIC's root qdisc with one fq")
 	f.BoolVar(&check, "check", false, "dry run: print what attach would replace and add (root qdisc, clsact, filters, TCX programs) and whether it would refuse; change nothing")
 	return cmd
 }
@@ -219,4 +208,22 @@ func newEmulateDetachCommand() *cobra.Command {
 	cmd.Flags().StringVar(&netns, "netns", "", "network namespace of DEV: a name (ip netns) or a path")
 	cmd.Flags().StringVar(&bpffs, "bpffs", hwlink.DefaultBPFFS, "bpffs mount holding the pins")
 	return cmd
+}
+
+// addEmulatorFlags adds the flags of `lpictl emulate attach` that describe
+// the emulated port into s.
+func addEmulatorFlags(f *pflag.FlagSet, s *hwbackend.EmulatorSpec) {
+	f.StringVar(&s.Preset, "preset", "", "power preset: a name ("+strings.Join(power.Names(), ", ")+") or a YAML file")
+	f.StringVar(&s.Mode, "mode", "", "low-power mode: always-on, fast-wake, deep-sleep or hybrid")
+	f.StringVar(&s.PDT, "pdt", "", "tx LPI timer t_PDT to start with, e.g. 0, 20us, 1ms (default 1ms, fitted to the driver profile)")
+	f.StringVar(&s.Rate, "rate", "none", "emulate the link's serialisation at this rate (1G, 100M, preset) or none")
+	f.Float64Var(&s.Scale, "scale", 1, "multiply the preset's transition times (t_s, t_w) by this factor")
+	f.StringVar(&s.Hold, "hold", scenario.DefaultHybridHold.String(), "hybrid mode: time in Fast Wake before Deep Sleep (not scaled)")
+	f.StringVar(&s.Driver, "driver", hwlink.DefaultEmulatedDriver, "driver profile of the emulated EEE interface (docs/hwlink.md's table)")
+	f.StringVar(&s.Delay, "delay", "auto", "how packets are held: auto (edt where the kernel has fq, else spin), edt (fq), spin (the program waits on the sending CPU) or none")
+	f.StringVar(&s.SpinMax, "spin-max", hwlink.DefaultSpinMax.String(), "--delay spin: longest wait per packet")
+	f.StringVar(&s.NetNS, "netns", "", "network namespace of DEV: a name (ip netns) or a path such as /proc/PID/ns/net")
+	f.StringVar(&s.Attach, "attach", "auto", "attach point: auto (TCX, else clsact), tcx or tc")
+	f.StringVar(&s.BPFFS, "bpffs", hwlink.DefaultBPFFS, "bpffs mount for the pins (the default is mounted if needed)")
+	f.BoolVar(&s.AllowPhysical, "allow-physical", false, "attach to a device that is not virtual (a physical NIC, bond, VLAN…): its real traffic is held — spin keeps the sending CPU busy with bottom halves off up to --spin-max per packet, edt replaces a multi-queue NIC's root qdisc with one fq")
 }

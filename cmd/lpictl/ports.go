@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/lpictl/lpictl/agent"
 	"github.com/lpictl/lpictl/agent/portview"
@@ -87,15 +88,19 @@ func newPortsCommand() *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&netns, "netns", "", "network namespace: a name (ip netns) or a path such as /proc/PID/ns/net")
 	cmd.Flags().BoolVar(&all, "all", false, "also list bridges, bonds, VLANs and other virtual links")
-	f := cmd.Flags()
-	f.DurationVar(&wi.Duration, "what-if", 0, "observe the ports for this long (≤ 1h) and estimate what EEE would save on each")
-	f.DurationVar(&wi.MaxDelay, "max-delay", whatif.DefaultMaxDelay, "with --what-if: most mean added delay per packet a recommended policy may cost")
-	f.StringVar(&wi.Preset, "preset", "", "with --what-if: power preset of every port (default: an emulated port's own, else by link speed)")
-	f.StringVar(&wi.FallbackPreset, "fallback-preset", agent.DefaultFallbackPreset,
-		"with --what-if: preset where the speed is unknown, has none or means nothing (veth); default: no estimate there")
-	f.StringVar(&wi.BPFFS, "bpffs", hwlink.DefaultBPFFS, "with --what-if: the bpffs holding emulated ports' pins (`lpictl emulate attach --bpffs`)")
-	f.DurationVar(&wi.FixedPDT, "fixed-pdt", agent.DefaultEstimateFixedPDT, "with --what-if: t_PDT of the fixed policy")
-	f.StringVar(&wi.Observe, "observe", whatif.ObserveAuto, "with --what-if: auto (eBPF where possible, else counters), ebpf or counters")
-	f.StringSliceVar(&wi.Ports, "port", nil, "with --what-if: only these ports (repeat or comma-separate; default: every port that is up)")
+	addWhatIfFlags(cmd.Flags(), &wi)
 	return cmd
+}
+
+// addWhatIfFlags adds the flags of `lpictl ports --what-if` into o.
+func addWhatIfFlags(f *pflag.FlagSet, o *whatif.Options) {
+	f.DurationVar(&o.Duration, "what-if", 0, "observe the ports for this long (≤ 1h) and estimate what EEE would save on each")
+	f.DurationVar(&o.MaxDelay, "max-delay", whatif.DefaultMaxDelay, "with --what-if: most mean added delay per packet a recommended policy may cost")
+	f.StringVar(&o.Preset, "preset", "", "with --what-if: power preset of every port (default: an emulated port's own, else by link speed)")
+	f.StringVar(&o.FallbackPreset, "fallback-preset", agent.DefaultFallbackPreset,
+		"with --what-if: preset where the speed is unknown, has none or means nothing (veth); default: no estimate there")
+	f.StringVar(&o.BPFFS, "bpffs", hwlink.DefaultBPFFS, "with --what-if: the bpffs holding emulated ports' pins (`lpictl emulate attach --bpffs`)")
+	f.DurationVar(&o.FixedPDT, "fixed-pdt", agent.DefaultEstimateFixedPDT, "with --what-if: t_PDT of the fixed policy")
+	f.StringVar(&o.Observe, "observe", whatif.ObserveAuto, "with --what-if: auto (eBPF where possible, else counters), ebpf or counters")
+	f.StringSliceVar(&o.Ports, "port", nil, "with --what-if: only these ports (repeat or comma-separate; default: every port that is up)")
 }
