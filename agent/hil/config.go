@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/hwlink/eeectl"
 	"github.com/lpictl/lpictl/hwlink/emulate"
@@ -674,25 +675,11 @@ func (c *Config) SimRateBps() float64 {
 	return c.preset.RateBps
 }
 
-// emulatedPreset takes what the emulator needs from the preset.
-func (c *Config) emulatedPreset() emulate.Preset {
-	p := c.preset
-	ep := emulate.Preset{Name: p.Name, RateBps: p.RateBps, WakePowerW: p.WakePowerW}
-	low := func(l *power.LowPower) *emulate.LowPower {
-		if l == nil {
-			return nil
-		}
-		return &emulate.LowPower{PowerW: l.Power(p.WakePowerW), Wake: l.WakeTime.D(), Sleep: l.SleepTime.D()}
-	}
-	ep.FastWake, ep.DeepSleep = low(p.FastWake), low(p.DeepSleep)
-	return ep
-}
-
 // emulateConfig is the emulator of one port.
 func (c *Config) emulateConfig(ifname string, mode emulate.Mode, delay emulate.Delay) emulate.Config {
 	pdt := c.Port.InitialPDT.D()
 	return emulate.Config{
-		Interface: ifname, Preset: c.emulatedPreset(), Mode: mode, PDT: &pdt,
+		Interface: ifname, Preset: hwbackend.EmulatedPreset(c.preset), Mode: mode, PDT: &pdt,
 		HybridHold: c.Port.HybridHold.D(), Rate: c.rate, Delay: delay, SpinMax: c.Port.SpinMax.D(),
 		Scale: c.Port.Scale, Driver: c.Port.Driver,
 	}

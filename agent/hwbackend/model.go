@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/google/renameio/v2"
+
 	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/hwlink/eeectl"
 	"github.com/lpictl/lpictl/hwlink/fakedriver"

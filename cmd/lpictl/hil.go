@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -65,13 +63,11 @@ the VEF traces. Bad input exits 2, a failed run 1.`,
 			if err != nil {
 				return fmt.Errorf("the agents run this binary: %w", err)
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
 			var progress io.Writer
 			if isTerminal(cmd.ErrOrStderr()) {
 				progress = cmd.ErrOrStderr()
 			}
-			rep, err := hil.Run(ctx, cfg, hil.Options{Binary: bin, Progress: progress})
+			rep, err := hil.Run(cmd.Context(), cfg, hil.Options{Binary: bin, Progress: progress})
 			if err != nil {
 				return err
 			}

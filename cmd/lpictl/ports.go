@@ -2,18 +2,18 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/lpictl/lpictl/agent"
+	"github.com/lpictl/lpictl/agent/portview"
+	"github.com/lpictl/lpictl/agent/whatif"
 	"github.com/lpictl/lpictl/hwlink"
 	"github.com/lpictl/lpictl/hwlink/emulate"
 	"github.com/lpictl/lpictl/hwlink/netdev"
@@ -24,8 +24,7 @@ func newPortsCommand() *cobra.Command {
 		asJSON bool
 		netns  string
 		all    bool
-		wi     = portsWhatIfOptions{maxDelay: portsDefaultMaxDelay, fixedPDT: agent.DefaultEstimateFixedPDT,
-			fallbackPreset: agent.DefaultFallbackPreset, observe: "auto"}
+		wi     whatif.Options
 	)
 	cmd := &cobra.Command{
 		Use:   "ports",
@@ -41,16 +40,16 @@ func newPortsCommand() *cobra.Command {
 			"(docs/agent.md \"What EEE would save\"). Ctrl-C ends it early and reports what was observed.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if netns != "" && !strings.Contains(netns, "/") {
-				if _, err := os.Stat("/run/netns/" + netns); err != nil {
-					return badInput(fmt.Errorf("--netns %q: no such named network namespace (give a name from `ip netns` or a path)", netns))
+			if !strings.Contains(netns, "/") { // a missing path: Discover says so
+				if err := checkNetNS(netns); err != nil {
+					return err
 				}
 			}
 			whatIf := cmd.Flags().Changed("what-if")
 			if whatIf {
-				wi.netns, wi.all, wi.asJSON = netns, all, asJSON
-				if err := wi.validate(); err != nil {
-					return badInput(err)
+				wi.NetNS = netns
+				if err := wi.Validate(); err != nil {
+					return exitStatusOf(err)
 				}
 			} else {
 				for _, f := range []string{"max-delay", "preset", "fallback-preset", "fixed-pdt", "observe", "port", "bpffs"} {
@@ -68,95 +67,42 @@ func newPortsCommand() *cobra.Command {
 				}
 				return err
 			}
-			if whatIf {
-				return runPortsWhatIf(cmd.Context(), cmd.OutOrStdout(), wi, ports)
+			w := cmd.OutOrStdout()
+			switch {
+			case whatIf:
+				rep, err := whatif.Run(cmd.Context(), wi, ports)
+				if err != nil {
+					return exitStatusOf(err)
+				}
+				if asJSON {
+					return writeJSON(w, rep)
+				}
+				return rep.WriteText(w)
+			case asJSON:
+				if ports == nil {
+					ports = []netdev.PortInfo{}
+				}
+				return writeJSON(w, ports)
 			}
-			if asJSON {
-				return writePortsJSON(cmd.OutOrStdout(), ports)
-			}
-			return writePortsTable(cmd.OutOrStdout(), ports)
+			return portview.WritePorts(w, ports)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&netns, "netns", "", "network namespace: a name (ip netns) or a path such as /proc/PID/ns/net")
 	cmd.Flags().BoolVar(&all, "all", false, "also list bridges, bonds, VLANs and other virtual links")
-	f := cmd.Flags()
-	f.DurationVar(&wi.duration, "what-if", 0, "observe the ports for this long (≤ 1h) and estimate what EEE would save on each")
-	f.DurationVar(&wi.maxDelay, "max-delay", portsDefaultMaxDelay, "with --what-if: most mean added delay per packet a recommended policy may cost")
-	f.StringVar(&wi.preset, "preset", "", "with --what-if: power preset of every port (default: an emulated port's own, else by link speed)")
-	f.StringVar(&wi.fallbackPreset, "fallback-preset", agent.DefaultFallbackPreset,
-		"with --what-if: preset where the speed is unknown, has none or means nothing (veth); default: no estimate there")
-	f.StringVar(&wi.bpffs, "bpffs", emulate.DefaultBPFFS, "with --what-if: the bpffs holding emulated ports' pins (`lpictl emulate attach --bpffs`)")
-	f.DurationVar(&wi.fixedPDT, "fixed-pdt", agent.DefaultEstimateFixedPDT, "with --what-if: t_PDT of the fixed policy")
-	f.StringVar(&wi.observe, "observe", "auto", "with --what-if: auto (eBPF where possible, else counters), ebpf or counters")
-	f.StringSliceVar(&wi.ports, "port", nil, "with --what-if: only these ports (repeat or comma-separate; default: every port that is up)")
+	addWhatIfFlags(cmd.Flags(), &wi)
 	return cmd
 }
 
-func writePortsJSON(w io.Writer, ports []netdev.PortInfo) error {
-	if ports == nil {
-		ports = []netdev.PortInfo{}
-	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(ports)
-}
-
-func writePortsTable(w io.Writer, ports []netdev.PortInfo) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PORT\tDRIVER\tSPEED\tCARRIER\tEEE SUP/EN/ACT\tTX LPI TIMER\tOBSERVE\tACTUATE")
-	for _, p := range ports {
-		drv := p.Driver.Driver
-		if drv == "" {
-			drv = "-"
-		}
-		if p.Driver.SwitchDriver != "" {
-			drv += "/" + p.Driver.SwitchDriver // DSA user port: the switch's driver
-		}
-		eee, timer := "n/a", "-"
-		if p.EEE != nil {
-			eee = fmt.Sprintf("%s/%s/%s", yesNo(len(p.EEE.Supported) > 0), yesNo(p.EEE.Enabled), yesNo(p.EEE.Active))
-			timer = p.EEE.TxLPITimer.String()
-			if !p.EEE.TxLPIEnabled {
-				timer += " (tx LPI off)"
-			}
-		}
-		observe := string(p.Observation.Method)
-		if p.Observation.Attach != "" {
-			observe += "/" + p.Observation.Attach
-		}
-		observe += " @" + p.Observation.Resolution.String()
-		act := "no: " + strings.TrimPrefix(p.Actuation.Reason, "observe-only: ")
-		if p.Actuation.CanSetTimer {
-			act = "yes: " + p.Actuation.Reason
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, drv, speedString(p.Speed),
-			carrierString(p), eee, timer, observe, act)
-	}
-	return tw.Flush()
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
-}
-
-func carrierString(p netdev.PortInfo) string {
-	if p.Carrier {
-		return "up"
-	}
-	return "down"
-}
-
-func speedString(bps uint64) string {
-	switch {
-	case bps == 0:
-		return "unknown"
-	case bps%1_000_000_000 == 0:
-		return fmt.Sprintf("%dG", bps/1_000_000_000)
-	default:
-		return fmt.Sprintf("%dM", bps/1_000_000)
-	}
+// addWhatIfFlags adds the flags of `lpictl ports --what-if` into o.
+func addWhatIfFlags(f *pflag.FlagSet, o *whatif.Options) {
+	f.DurationVar(&o.Duration, "what-if", 0, "observe the ports for this long (≤ 1h) and estimate what EEE would save on each")
+	f.DurationVar(&o.MaxDelay, "max-delay", whatif.DefaultMaxDelay, "with --what-if: most mean added delay per packet a recommended policy may cost")
+	f.StringVar(&o.Preset, "preset", "", "with --what-if: power preset of every port (default: an emulated port's own, else by link speed)")
+	f.StringVar(&o.FallbackPreset, "fallback-preset", agent.DefaultFallbackPreset,
+		"with --what-if: preset where the speed is unknown, has none or means nothing (veth); default: no estimate there")
+	f.StringVar(&o.BPFFS, "bpffs", emulate.DefaultBPFFS, "with --what-if: the bpffs holding emulated ports' pins (`lpictl emulate attach --bpffs`)")
+	f.DurationVar(&o.FixedPDT, "fixed-pdt", agent.DefaultEstimateFixedPDT, "with --what-if: t_PDT of the fixed policy")
+	f.StringVar(&o.Observe, "observe", whatif.ObserveAuto, "with --what-if: auto (eBPF where possible, else counters), ebpf or counters")
+	f.StringSliceVar(&o.Ports, "port", nil, "with --what-if: only these ports (repeat or comma-separate; default: every port that is up)")
 }

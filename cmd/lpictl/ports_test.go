@@ -13,6 +13,7 @@ import (
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
 
+	"github.com/lpictl/lpictl/agent/whatif"
 	"github.com/lpictl/lpictl/hwlink/hwlinktest"
 	"github.com/lpictl/lpictl/hwlink/netdev"
 )
@@ -108,12 +109,12 @@ func TestPortsWhatIfVeth(t *testing.T) {
 	if last := sent[len(sent)-1].After; last.After(cmdStart.Add(window - 100*time.Millisecond)) {
 		t.Fatalf("the machine is too loaded: the last datagram left %v after the %v observation started", last.Sub(cmdStart), window)
 	}
-	var rep portsWhatIfReport
+	var rep whatif.Report
 	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, r.out)
 	}
 	var table bytes.Buffer
-	if err := writePortsWhatIfTable(&table, rep); err != nil {
+	if err := rep.WriteText(&table); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("table form:\n%s", table.String())
@@ -146,7 +147,7 @@ func TestPortsWhatIfVeth(t *testing.T) {
 		}
 	}
 	t.Logf("%d gaps surely ≥ t_PDT + t_s + t_w, %d not surely", sure, unsure)
-	var fixed *portsWhatIfEstimate
+	var fixed *whatif.Estimate
 	for i, e := range pt.Estimates {
 		if e.Mode != "deep-sleep" {
 			t.Errorf("mode %q: 1000BASE-T has deep-sleep only", e.Mode)
@@ -188,7 +189,7 @@ func TestPortsWhatIfVeth(t *testing.T) {
 	if perPkt := fixed.AddedDelayPerPacketS; unsure == 0 && (perPkt < 0.9*tw.Seconds() || perPkt > 1.1*tw.Seconds()) {
 		t.Errorf("fixed: added delay per packet %v s, want t_w %v ± 10 %%", perPkt, tw)
 	}
-	if pt.Recommendation.Action != recNoEEE || !strings.Contains(pt.Recommendation.Text, "no EEE on this NIC") {
+	if pt.Recommendation.Action != whatif.ActionNoEEE || !strings.Contains(pt.Recommendation.Text, "no EEE on this NIC") {
 		t.Errorf("recommendation %+v", pt.Recommendation)
 	}
 }
@@ -231,7 +232,7 @@ func TestPortsWhatIfVethNoPreset(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var rep portsWhatIfReport
+	var rep whatif.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -239,7 +240,7 @@ func TestPortsWhatIfVethNoPreset(t *testing.T) {
 		t.Fatalf("ports: %+v", rep.Ports)
 	}
 	pt := rep.Ports[0]
-	if pt.Preset != "" || pt.PresetFrom != "unknown" || len(pt.Estimates) != 0 || pt.Recommendation.Action != recNoEstimates {
+	if pt.Preset != "" || pt.PresetFrom != "unknown" || len(pt.Estimates) != 0 || pt.Recommendation.Action != whatif.ActionNoEstimates {
 		t.Errorf("port %+v", pt)
 	}
 	for _, w := range []string{"preset unknown", "veth reports 10 Gb/s, which means nothing for a virtual device", "--preset"} {
@@ -252,7 +253,7 @@ func TestPortsWhatIfVethNoPreset(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	rep = portsWhatIfReport{}
+	rep = whatif.Report{}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Ports) != 1 {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -290,12 +291,12 @@ func TestPortsWhatIfEmulated(t *testing.T) {
 	if r[0] != "0" {
 		t.Fatalf("exit %s: %s", r[0], r[2])
 	}
-	var rep portsWhatIfReport
+	var rep whatif.Report
 	if err := json.Unmarshal([]byte(r[1]), &rep); err != nil || len(rep.Ports) != 1 {
 		t.Fatalf("%v\n%s", err, r[1])
 	}
 	var table bytes.Buffer
-	if err := writePortsWhatIfTable(&table, rep); err != nil {
+	if err := rep.WriteText(&table); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("table form:\n%s", table.String())

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/lpictl/lpictl/controller/replay"
 )
 
 func TestPredictOptimal(t *testing.T) {
@@ -16,7 +18,7 @@ func TestPredictOptimal(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var s optimalSummary
+	var s replay.OptimalSummary
 	if err := json.Unmarshal([]byte(out), &s); err != nil {
 		t.Fatal(err)
 	}
@@ -36,19 +38,19 @@ func TestPredictOptimal(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("hybrid: exit %d: %s", code, errs)
 	}
-	s = optimalSummary{}
+	s = replay.OptimalSummary{}
 	if err := json.Unmarshal([]byte(out), &s); err != nil || s.DeepMisses == nil || s.DeepSleepTimeS == nil || s.OfBudget > 1 || s.SavingS <= 0 {
 		t.Errorf("hybrid: %v %+v", err, s)
 	}
 }
 
-func compareJSON(t *testing.T, args ...string) []compareRow {
+func compareJSON(t *testing.T, args ...string) []replay.CompareRow {
 	t.Helper()
 	code, out, errs := lpictl(t, append([]string{"predict", "--compare", "--json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	var rows []compareRow
+	var rows []replay.CompareRow
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

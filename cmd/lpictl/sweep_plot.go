@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -41,31 +40,21 @@ The title is the sweep's name (DIR/plan.json) unless --title is given.`,
 		Example: `  lpictl sweep plot out/lammps-pdt --figure pdt-sweep
   lpictl sweep plot out/lammps-pdt --figure idle-hist --where predictor.pdt=10ns --class nic -o idle.svg
   lpictl sweep plot out/lammps-pdt --figure generic --x predictor.pdt --logx --y energy_links_j,frac_deep_sleep --series power.mode`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			return badInput(cobra.ExactArgs(1)(cmd, args))
-		},
+		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
 			if o.Figure == "" {
 				return badInput(fmt.Errorf("--figure is required (one of %s)", strings.Join(plot.Figures(), ", ")))
 			}
-			o.Where = map[string]string{}
-			for _, w := range where {
-				k, v, ok := strings.Cut(w, "=")
-				if !ok || strings.TrimSpace(k) == "" {
-					return badInput(fmt.Errorf("--where %q: want COL=VALUE", w))
-				}
-				o.Where[strings.TrimSpace(k)] = v
+			var err error
+			if o.Where, err = plot.ParseWhere(where); err != nil {
+				return exitStatusOf(err)
 			}
 			if out == "" {
 				out = filepath.Join(dir, o.Figure+".png")
 			}
 			if err := plot.Write(dir, out, o); err != nil {
-				var ie *plot.InputError
-				if errors.As(err, &ie) {
-					return badInput(err)
-				}
-				return err
+				return exitStatusOf(err)
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), out)
 			return nil

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -46,9 +45,7 @@ count, and the power breakdown idle and at full load in the layout of paper 000 
 			d := topo.Describe(t)
 			b := power.Breakdown(t, pre)
 			if o.json {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
+				return writeJSON(cmd.OutOrStdout(), struct {
 					Topology topo.Description      `json:"topology"`
 					Power    power.SystemBreakdown `json:"power"`
 				}{d, b})

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lpictl/lpictl/sim/workload"
 )
 
 func TestWorkloadShippedConfigs(t *testing.T) {
@@ -25,7 +27,7 @@ func TestWorkloadShippedConfigs(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
-			var d workloadDescription
+			var d workload.Description
 			if err := json.Unmarshal([]byte(out), &d); err != nil {
 				t.Fatal(err)
 			}

@@ -36,8 +36,8 @@ func workloadFiles(c *workload.Config) []string {
 // point of the plan and of the first point naming each distinct set of
 // workload files, and reads those files through (the whole trace, as the
 // run would stream it): a bad trace record, a missing file or a scenario
-// that cannot be built is an *Error naming the file and line, instead of
-// a failure of every run that uses it. Points without a scenario (a plan
+// that cannot be built is bad input (configs.InputError) naming the file
+// and line, instead of a failure of every run that uses it. Points without a scenario (a plan
 // read back from DIR) are skipped.
 func CheckInputs(plan *Plan) error {
 	seen := map[string]bool{}
@@ -54,13 +54,13 @@ func CheckInputs(plan *Plan) error {
 		seen[key] = true
 		b, err := sc.Build()
 		if err != nil {
-			return &Error{Err: fmt.Errorf("run %d (%s): %w", pt.Index, pt.ID, err)}
+			return inputErr(fmt.Errorf("run %d (%s): %w", pt.Index, pt.ID, err))
 		}
 		if len(files) == 0 {
 			continue
 		}
 		if _, err := b.Workload.Summarize(); err != nil {
-			return &Error{Err: fmt.Errorf("run %d (%s): workload: %w", pt.Index, pt.ID, err)}
+			return inputErr(fmt.Errorf("run %d (%s): workload: %w", pt.Index, pt.ID, err))
 		}
 	}
 	return nil

@@ -98,25 +98,25 @@ func scenarioJSON(sc *scenario.Scenario) ([]byte, error) {
 
 var idPattern = regexp.MustCompile(`^[0-9a-f]{16}$`)
 
-// ReadPlan reads DIR/plan.json and checks it (a malformed plan is an
-// *Error naming the file).
+// ReadPlan reads DIR/plan.json and checks it (a malformed plan is
+// bad input, configs.InputError, naming the file).
 func ReadPlan(dir string) (*Plan, error) {
 	path := filepath.Join(dir, PlanFile)
 	data, err := configs.ReadFileLimit(path, MaxPlanSize, "a sweep plan")
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &Error{Err: fmt.Errorf("%s: missing: not a sweep directory (lpictl sweep run or submit writes it): %w", path, fs.ErrNotExist)}
+			return nil, inputErr(fmt.Errorf("%s: missing: not a sweep directory (lpictl sweep run or submit writes it): %w", path, fs.ErrNotExist))
 		}
-		return nil, &Error{Err: err}
+		return nil, inputErr(err)
 	}
 	var plan Plan
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&plan); err != nil {
-		return nil, &Error{Err: fmt.Errorf("%s: %w", path, err)}
+		return nil, inputErr(fmt.Errorf("%s: %w", path, err))
 	}
 	if err := plan.check(); err != nil {
-		return nil, &Error{Err: fmt.Errorf("%s: %w", path, err)}
+		return nil, inputErr(fmt.Errorf("%s: %w", path, err))
 	}
 	return &plan, nil
 }
@@ -210,18 +210,18 @@ func LoadScenario(dir string, pt Point) (*scenario.Scenario, error) {
 		}
 	}
 	if err != nil {
-		return nil, &Error{Err: fmt.Errorf("run %d: %w", pt.Index, err)}
+		return nil, inputErr(fmt.Errorf("run %d: %w", pt.Index, err))
 	}
 	sc, err := scenario.Parse(data, path, nil)
 	if err != nil {
-		return nil, &Error{Err: err}
+		return nil, inputErr(err)
 	}
 	id, err := ID(sc)
 	if err != nil {
-		return nil, &Error{Err: fmt.Errorf("%s: %w", path, err)}
+		return nil, inputErr(fmt.Errorf("%s: %w", path, err))
 	}
 	if id != pt.ID {
-		return nil, &Error{Err: fmt.Errorf("%s: resolves to id %s, not %s (a workload file changed since the plan? plan the sweep again)", path, id, pt.ID)}
+		return nil, inputErr(fmt.Errorf("%s: resolves to id %s, not %s (a workload file changed since the plan? plan the sweep again)", path, id, pt.ID))
 	}
 	return sc, nil
 }

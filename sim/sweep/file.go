@@ -78,7 +78,7 @@ type Baseline struct {
 func Load(path string) (*Sweep, error) {
 	data, err := configs.ReadFile(path)
 	if err != nil {
-		return nil, &Error{Err: fmt.Errorf("sweep file: %w", err)}
+		return nil, inputErr(fmt.Errorf("sweep file: %w", err))
 	}
 	return Parse(data, path)
 }
@@ -89,22 +89,26 @@ func Load(path string) (*Sweep, error) {
 func LoadFS(fsys fs.FS, name, prefix string) (*Sweep, error) {
 	data, err := fs.ReadFile(fsys, name)
 	if err != nil {
-		return nil, &Error{Err: fmt.Errorf("sweep file: %w", err)}
+		return nil, inputErr(fmt.Errorf("sweep file: %w", err))
 	}
 	s, err := Parse(data, name)
 	if err != nil {
-		return nil, &Error{Err: errors.New(prefix + err.Error())}
+		return nil, inputErr(errors.New(prefix + err.Error()))
 	}
 	s.fsys, s.fsName, s.fsPrefix, s.Path = fsys, name, prefix, prefix+name
 	return s, nil
 }
 
-// Error is a bad sweep file, plan or sweep directory (bad input: the CLI
-// exits 2). Its message is one line naming the file and the key.
-type Error struct{ Err error }
+// inputErr marks a bad sweep file, plan or sweep directory as bad input
+// (configs.InputError: the CLI exits 2), its message on one line naming
+// the file and the key.
+func inputErr(err error) error { return &configs.InputError{Err: oneLineError{err}} }
 
-func (e *Error) Error() string { return oneLine(e.Err.Error()) }
-func (e *Error) Unwrap() error { return e.Err }
+// oneLineError writes its error's message on one line.
+type oneLineError struct{ err error }
+
+func (e oneLineError) Error() string { return oneLine(e.err.Error()) }
+func (e oneLineError) Unwrap() error { return e.err }
 
 func oneLine(s string) string {
 	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
@@ -116,7 +120,7 @@ func oneLine(s string) string {
 func Parse(data []byte, name string) (*Sweep, error) {
 	s, err := parse(data, name)
 	if err != nil {
-		return nil, &Error{Err: fmt.Errorf("%s: %w", name, err)}
+		return nil, inputErr(fmt.Errorf("%s: %w", name, err))
 	}
 	return s, nil
 }
@@ -539,14 +543,14 @@ func (s *Sweep) Override(sets []string) error {
 		key, text, ok := strings.Cut(o, "=")
 		key = strings.TrimSpace(key)
 		if !ok || key == "" {
-			return &Error{Err: fmt.Errorf("--set %s: want key=value (e.g. workload.steps=486)", printable(o))}
+			return inputErr(fmt.Errorf("--set %s: want key=value (e.g. workload.steps=486)", printable(o)))
 		}
 		if s.axis(key) != nil {
-			return &Error{Err: fmt.Errorf("--set %s: %s is an axis of %s; change the axis's values instead", printable(key), printable(key), s.Path)}
+			return inputErr(fmt.Errorf("--set %s: %s is an axis of %s; change the axis's values instead", printable(key), printable(key), s.Path))
 		}
 		var doc yaml.Node
 		if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
-			return &Error{Err: fmt.Errorf("--set %s: %s", printable(key), strings.TrimPrefix(oneLine(err.Error()), "yaml: "))}
+			return inputErr(fmt.Errorf("--set %s: %s", printable(key), strings.TrimPrefix(oneLine(err.Error()), "yaml: ")))
 		}
 		node := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
 		if len(doc.Content) == 1 {
@@ -554,7 +558,7 @@ func (s *Sweep) Override(sets []string) error {
 		}
 		written, err := asWritten(node, &s.budget)
 		if err != nil {
-			return &Error{Err: fmt.Errorf("--set %s: %w", printable(key), err)}
+			return inputErr(fmt.Errorf("--set %s: %w", printable(key), err))
 		}
 		v := Value{Key: key, Node: node, Text: written}
 		replaced := false

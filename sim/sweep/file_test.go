@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lpictl/lpictl/configs"
 )
 
 // smallScenario runs in milliseconds.
@@ -122,9 +124,9 @@ func TestParseErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeSweep(t, tc.sweep)
 			_, err := Load(path)
-			var se *Error
+			var se *configs.InputError
 			if !errors.As(err, &se) {
-				t.Fatalf("err %v, want *Error", err)
+				t.Fatalf("err %v, want *configs.InputError", err)
 			}
 			msg := err.Error()
 			if !strings.HasPrefix(msg, path+": ") || !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") {
@@ -157,9 +159,9 @@ func TestPlanErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = s.Plan()
-			var se *Error
+			var se *configs.InputError
 			if !errors.As(err, &se) {
-				t.Fatalf("err %v, want *Error", err)
+				t.Fatalf("err %v, want *configs.InputError", err)
 			}
 			msg := err.Error()
 			if !strings.HasPrefix(msg, path+": "+tc.want) || strings.Contains(msg, "\n") {

@@ -233,7 +233,7 @@ func (s *Sweep) Plan() (*Plan, error) {
 	p := &planner{s: s, bases: map[string]*baseFile{}}
 	plan, err := p.plan()
 	if err != nil {
-		return nil, &Error{Err: fmt.Errorf("%s: %w", s.Path, err)}
+		return nil, inputErr(fmt.Errorf("%s: %w", s.Path, err))
 	}
 	return plan, nil
 }

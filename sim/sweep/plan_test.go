@@ -273,7 +273,7 @@ func TestIDStability(t *testing.T) {
 }
 
 // plan.json is written with the axes in sweep order and read back equal;
-// malformed plans are *Error naming plan.json.
+// malformed plans are bad input (configs.InputError) naming plan.json.
 func TestPlanJSON(t *testing.T) {
 	s, plan := mustPlan(t, writeSweep(t, "base: small.yaml\naxes:\n  predictor.pdt: [0, 1us]\n  power.mode: [fast-wake]\nbaseline: {set: {power.mode: always-on}}\n"))
 	dir := t.TempDir()
@@ -318,11 +318,11 @@ func TestPlanJSON(t *testing.T) {
 				write(t, filepath.Join(d, PlanFile), tc.plan)
 			}
 			_, err := ReadPlan(d)
-			var se *Error
+			var se *configs.InputError
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), filepath.Join(d, PlanFile)+": ") {
 				t.Errorf("error %v, want %s: …%s…", err, filepath.Join(d, PlanFile), tc.want)
 			} else if !errors.As(err, &se) {
-				t.Errorf("error %v is not *Error", err)
+				t.Errorf("error %v is not *configs.InputError", err)
 			}
 		})
 	}

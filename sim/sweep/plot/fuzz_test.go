@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/lpictl/lpictl/configs"
 )
 
 // FuzzReadResults: any bytes either read as a table whose cells all parse
-// or fail as an InputError; nothing panics.
+// or fail as a configs.InputError; nothing panics.
 func FuzzReadResults(f *testing.F) {
 	for _, p := range []string{"testdata/agg.csv", "testdata/bad/results.csv"} {
 		data, err := os.ReadFile(p)
@@ -26,9 +28,9 @@ func FuzzReadResults(f *testing.F) {
 		}
 		tb, err := ReadResults(path)
 		if err != nil {
-			var ie *InputError
+			var ie *configs.InputError
 			if !errors.As(err, &ie) {
-				t.Fatalf("not an InputError: %v", err)
+				t.Fatalf("not a configs.InputError: %v", err)
 			}
 			return
 		}

@@ -26,15 +26,11 @@ type Options struct {
 	Title  string            // figure title (default: plan.json's sweep name)
 }
 
-// InputError is bad input: an unknown figure or format, a missing file or
-// column, an unparsable cell, nothing left to plot. The CLI exits 2 on it.
-type InputError struct{ Err error }
-
-func (e *InputError) Error() string { return e.Err.Error() }
-func (e *InputError) Unwrap() error { return e.Err }
-
+// inputErr is bad input (configs.InputError: the CLI exits 2): an unknown
+// figure or format, a missing file or column, an unparsable cell, nothing
+// left to plot.
 func inputErr(format string, a ...any) error {
-	return &InputError{Err: fmt.Errorf(format, a...)}
+	return &configs.InputError{Err: fmt.Errorf(format, a...)}
 }
 
 // Figures lists the figure names Write accepts.
@@ -44,7 +40,7 @@ func Figures() []string {
 
 // Write draws figure o.Figure from the sweep directory dir (its
 // results.csv, plan.json and points/<id>/idle_hist.csv) into out, a .png
-// or .svg file, written atomically. Bad input is an *InputError.
+// or .svg file, written atomically. Bad input is a *configs.InputError.
 func Write(dir, out string, o Options) error {
 	known := false
 	for _, f := range Figures() {
@@ -120,7 +116,20 @@ func sweepName(dir string) (string, error) {
 		Name string `json:"name"`
 	}
 	if err := json.Unmarshal(data, &plan); err != nil {
-		return "", &InputError{Err: fmt.Errorf("%s: %w", path, err)}
+		return "", &configs.InputError{Err: fmt.Errorf("%s: %w", path, err)}
 	}
 	return plan.Name, nil
+}
+
+// ParseWhere reads --where COL=VALUE filters into Options.Where.
+func ParseWhere(where []string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, w := range where {
+		k, v, ok := strings.Cut(w, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, inputErr("--where %q: want COL=VALUE", w)
+		}
+		m[strings.TrimSpace(k)] = v
+	}
+	return m, nil
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lpictl/lpictl/configs"
 )
 
 var figureCases = []struct {
@@ -150,9 +152,9 @@ func TestWriteErrors(t *testing.T) {
 				tc.out = filepath.Join(tmp, fmt.Sprintf("f%d.png", i))
 			}
 			err := Write(tc.dir, tc.out, tc.o)
-			var ie *InputError
+			var ie *configs.InputError
 			if !errors.As(err, &ie) {
-				t.Fatalf("err = %v, want an InputError", err)
+				t.Fatalf("err = %v, want a configs.InputError", err)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %q\nwant it to contain %q", err, tc.want)
@@ -287,5 +289,15 @@ func TestSeriesStylesDistinct(t *testing.T) {
 			t.Errorf("series %d and %d share colour and marker", j, i)
 		}
 		seen[k] = i
+	}
+}
+
+func TestParseWhere(t *testing.T) {
+	m, err := ParseWhere([]string{" power.mode =deep-sleep", "a=b=c"})
+	if err != nil || m["power.mode"] != "deep-sleep" || m["a"] != "b=c" || len(m) != 2 {
+		t.Errorf("ParseWhere = %v, %v", m, err)
+	}
+	if _, err := ParseWhere([]string{"nokey"}); !configs.IsBadInput(err) || err.Error() != `--where "nokey": want COL=VALUE` {
+		t.Errorf("bad --where: %v", err)
 	}
 }

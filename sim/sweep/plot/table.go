@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/lpictl/lpictl/configs"
 )
 
 // Table is a CSV file read by column name: results.csv or idle_hist.csv.
@@ -26,7 +28,7 @@ func ReadResults(path string) (*Table, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &InputError{Err: fmt.Errorf("%s: no such file: %w", path, err)}
+			return nil, &configs.InputError{Err: fmt.Errorf("%s: no such file: %w", path, err)}
 		}
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -35,7 +37,7 @@ func ReadResults(path string) (*Table, error) {
 	r.ReuseRecord = false
 	recs, err := r.ReadAll()
 	if err != nil {
-		return nil, &InputError{Err: fmt.Errorf("%s: %w", path, err)}
+		return nil, &configs.InputError{Err: fmt.Errorf("%s: %w", path, err)}
 	}
 	if len(recs) == 0 {
 		return nil, inputErr("%s: empty file (want a header row)", path)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lpictl/lpictl/configs"
 )
 
 func TestReadResults(t *testing.T) {
@@ -55,9 +57,9 @@ func TestReadResultsErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadResults(tc.path)
-			var ie *InputError
+			var ie *configs.InputError
 			if !errors.As(err, &ie) {
-				t.Fatalf("err = %v, want an InputError", err)
+				t.Fatalf("err = %v, want a configs.InputError", err)
 			}
 			if !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %q, want it to contain %q", err, tc.want)
