@@ -5,8 +5,8 @@
 // observations, and exports what it sees and decides to Prometheus.
 //
 // Configuration ([Config], [Load]) merges defaults, a YAML file, LPICTL_*
-// environment variables and flags with viper and decodes the result
-// strictly. SIGHUP reloads it without losing the state of unchanged ports.
+// environment variables, flags and --set with configs.Load (viper for the
+// layers) and decodes the result strictly. SIGHUP reloads it without losing the state of unchanged ports.
 //
 // Safety ([Agent]): in observe mode nothing is changed. In enforce mode a
 // port's original EEE settings are written atomically to the state file

@@ -304,3 +304,13 @@ func TestRelativePathsFollowTheConfigFile(t *testing.T) {
 		t.Errorf("from --set: %q, want %q (the working directory's)", l.Config.Sim.Scenario, want)
 	}
 }
+
+// TestLoadProjectEnv: LPICTL_SLURM_DIR (scripts/slurm-local.sh) and the
+// other LPICTL_* variables the project defines are no config keys: the
+// strict environment check refused them.
+func TestLoadProjectEnv(t *testing.T) {
+	setenv(t, []string{"LPICTL_SLURM_DIR=x", "LPICTL_SLURM_PORT=6817", "LPICTL_SLURM_TIMEOUT=60", "LPICTL_PREDICT_PREDICTOR_BOUND=0.1", "LPICTL_SCENARIO_SEED=2"})
+	if _, err := agent.Load(agent.LoadOptions{File: writeFile(t, "mode: observe\n")}); err != nil {
+		t.Errorf("project variables refused: %v", err)
+	}
+}

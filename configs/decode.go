@@ -33,7 +33,7 @@ func Decode(data []byte, name string, out any, overrides []string) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	if err := checkKeys(doc.Content[0], reflect.TypeOf(out), ""); err != nil {
+	if err := checkKeys(doc.Content[0], reflect.TypeOf(out), "", nil); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	if err := doc.Decode(out); err != nil {
@@ -47,14 +47,20 @@ func Decode(data []byte, name string, out any, overrides []string) error {
 // Set applies one "dotted.path=value" override to a mapping node, creating
 // intermediate mappings as needed.
 func Set(root *yaml.Node, override string) error {
+	_, err := set(root, override)
+	return err
+}
+
+// set is Set returning the value's node.
+func set(root *yaml.Node, override string) (*yaml.Node, error) {
 	key, value, ok := strings.Cut(override, "=")
 	key = strings.TrimSpace(key)
 	if !ok || key == "" {
-		return fmt.Errorf("--set %s: want key=value (e.g. predictor.bound=0.02)", printable(override))
+		return nil, fmt.Errorf("--set %s: want key=value (e.g. predictor.bound=0.02)", printable(override))
 	}
 	var val yaml.Node
 	if err := yaml.Unmarshal([]byte(value), &val); err != nil {
-		return fmt.Errorf("--set %s: %w", printable(key), cleanError(err))
+		return nil, fmt.Errorf("--set %s: %w", printable(key), cleanError(err))
 	}
 	vnode := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: ""}
 	if len(val.Content) == 1 {
@@ -66,10 +72,10 @@ func Set(root *yaml.Node, override string) error {
 	parts := strings.Split(key, ".")
 	for i, part := range parts {
 		if part == "" {
-			return fmt.Errorf("--set %s: empty path element", printable(key))
+			return nil, fmt.Errorf("--set %s: empty path element", printable(key))
 		}
 		if n.Kind != yaml.MappingNode {
-			return fmt.Errorf("--set %s: %s is not a mapping", printable(key), printable(strings.Join(parts[:i], ".")))
+			return nil, fmt.Errorf("--set %s: %s is not a mapping", printable(key), printable(strings.Join(parts[:i], ".")))
 		}
 		var next *yaml.Node
 		for j := 0; j+1 < len(n.Content); j += 2 {
@@ -91,7 +97,7 @@ func Set(root *yaml.Node, override string) error {
 		}
 		n = next
 	}
-	return nil
+	return vnode, nil
 }
 
 // setValueColumn marks the root node of a --set value (no file position),

@@ -16,7 +16,10 @@ var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
 // and reports the first mapping key that names no field, with its line and
 // dotted path. (yaml.v3's KnownFields works only on a Decoder reading text,
 // not on a node tree edited by --set.)
-func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
+//
+// labels name the source of values from the environment or flags (Load):
+// their errors are a *labelledError, "SOURCE: message".
+func checkKeys(n *yaml.Node, t reflect.Type, path string, labels map[*yaml.Node]string) error {
 	for t.Kind() == reflect.Pointer {
 		if reflect.PointerTo(t).Implements(unmarshalerType) || t.Implements(unmarshalerType) {
 			return nil
@@ -36,6 +39,9 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 		if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float" {
 			if f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64); err != nil || f != math.Trunc(f) || math.IsInf(f, 0) {
 				msg := fmt.Sprintf("want an integer, got %s", printable(n.Value))
+				if l, ok := labels[n]; ok {
+					return &labelledError{l + ": " + msg}
+				}
 				if n.Line == 0 {
 					return fmt.Errorf("--set %s: %s", printable(path), msg)
 				}
@@ -56,10 +62,13 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 			}
 			if n.Content[i+1].Column == setValueColumn { // type-check a --set value here, where its key is known
 				if err := n.Content[i+1].Decode(reflect.New(f).Interface()); err != nil {
+					if l, ok := labels[n.Content[i+1]]; ok {
+						return &labelledError{l + ": " + strings.ReplaceAll(cleanError(err).Error(), "line 0: ", "")}
+					}
 					return fmt.Errorf("--set %s: %s", printable(p), strings.ReplaceAll(cleanError(err).Error(), "line 0: ", ""))
 				}
 			}
-			if err := checkKeys(n.Content[i+1], f, p); err != nil {
+			if err := checkKeys(n.Content[i+1], f, p, labels); err != nil {
 				return err
 			}
 		}
@@ -68,7 +77,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 			return nil
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if err := checkKeys(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value)); err != nil {
+			if err := checkKeys(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value), labels); err != nil {
 				return err
 			}
 		}
@@ -77,7 +86,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) error {
 			return nil
 		}
 		for i, c := range n.Content {
-			if err := checkKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if err := checkKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i), labels); err != nil {
 				return err
 			}
 		}

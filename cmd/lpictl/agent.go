@@ -2,15 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
-	"text/tabwriter"
-	"time"
 
 	"github.com/coreos/go-systemd/v22/daemon"
 	"github.com/spf13/cobra"
@@ -54,7 +47,7 @@ default) it changes nothing; in enforce mode it sets each port's EEE tx LPI time
 the original settings first and restoring them when it stops (or at the next start after a crash).
 
 Configuration: defaults < file (--config, $LPICTL_CONFIG, /etc/lpictl/agent.yaml) < LPICTL_*
-environment variables < flags and --set. See docs/agent.md and configs/agent.yaml.
+environment variables < flags < --set. See docs/agent.md and configs/agent.yaml.
 SIGHUP reloads the configuration; SIGTERM/SIGINT restore the ports and stop.`,
 		Example: `  lpictl agent --check -c /etc/lpictl/agent.yaml
   lpictl agent --print-config --mode enforce --ports 'eth*'
@@ -62,76 +55,24 @@ SIGHUP reloads the configuration; SIGTERM/SIGINT restore the ports and stop.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			load := func() (agent.Loaded, error) {
-				return agent.Load(agent.LoadOptions{File: file, Flags: cmd.Flags(), FlagKeys: agentFlagKeys, Sets: sets})
+				ld, err := agent.Load(agent.LoadOptions{File: file, Flags: cmd.Flags(), FlagKeys: agentFlagKeys, Sets: sets})
+				return ld, badInput(err)
 			}
 			ld, err := load()
 			if err != nil {
-				return badInput(err)
-			}
-			cfg := ld.Config
-			if printConfig {
-				out, err := cfg.YAML()
-				if err != nil {
-					return err
-				}
-				_, err = cmd.OutOrStdout().Write(out)
 				return err
 			}
-			log, level := agent.NewLogger(cfg.Log, cmd.ErrOrStderr())
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGINT)
-			defer stop()
+			if printConfig {
+				out, err := ld.Config.YAML()
+				if err == nil {
+					_, err = cmd.OutOrStdout().Write(out)
+				}
+				return err
+			}
 			if check {
-				// The plan is the output: the backend's operational log lines
-				// (e.g. no link events without privileges) would only clutter it.
-				be, err := newAgentBackend(ctx, cfg, slog.New(slog.DiscardHandler))
-				if err != nil {
-					return badInput(err)
-				}
-				plan, warnings, err := agent.Plan(ctx, cfg, be, agent.PlanOptions{Actuation: actuationPath(cfg)})
-				be.Close()
-				if err != nil {
-					return err
-				}
-				if w := cfg.ListenWarning(); w != "" {
-					warnings = append([]string{w}, warnings...)
-				}
-				src := ld.File
-				if src == "" {
-					src = "defaults"
-				}
-				return writePlan(cmd.OutOrStdout(), cmd.ErrOrStderr(), jsonOut, src, cfg, plan, warnings)
+				return checkAgent(cmd, ld, jsonOut)
 			}
-			if w := cfg.ListenWarning(); w != "" {
-				log.Warn(w)
-			}
-			be, err := newAgentBackend(ctx, cfg, log)
-			if err != nil {
-				return badInput(err)
-			}
-			a, err := agent.New(agent.Options{Config: cfg, Backend: be, Logger: log, Level: level,
-				Notify: func(s string) { _, _ = daemon.SdNotify(false, s) },
-				Reload: func() (agent.Config, error) {
-					ld, err := load()
-					return ld.Config, err
-				},
-				Version: version})
-			if err != nil {
-				be.Close()
-				return badInput(err)
-			}
-			sig := make(chan os.Signal, 1)
-			signal.Notify(sig, syscall.SIGHUP)
-			defer signal.Stop(sig)
-			hup := make(chan struct{}, 1)
-			go func() {
-				for range sig {
-					select {
-					case hup <- struct{}{}:
-					default:
-					}
-				}
-			}()
-			return a.Run(ctx, hup)
+			return runAgent(cmd.Context(), ld.Config, load, cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -176,90 +117,58 @@ func newAgentBackend(ctx context.Context, cfg agent.Config, log *slog.Logger) (a
 	}
 }
 
-// actuationPath names how the configured backend writes a settable
-// port's tx LPI timer (the plan's actuation column).
-func actuationPath(cfg agent.Config) func(agent.PortInfo) string {
-	return func(agent.PortInfo) string {
-		switch {
-		case cfg.Backend == agent.BackendSim:
-			return "sim"
-		case cfg.HW.EEEBackend == "model":
-			return "driver model"
-		case cfg.HW.EEEBackend == "emulated":
-			return "emulated"
-		}
-		return "ethtool netlink (ioctl fallback)"
+// runAgent runs the agent until ctx ends (SIGINT, SIGTERM), reloading
+// its configuration on SIGHUP.
+func runAgent(ctx context.Context, cfg agent.Config, load func() (agent.Loaded, error), stderr io.Writer) error {
+	log, level := agent.NewLogger(cfg.Log, stderr)
+	if w := cfg.ListenWarning(); w != "" {
+		log.Warn(w)
 	}
+	be, err := newAgentBackend(ctx, cfg, log)
+	if err != nil {
+		return badInput(err)
+	}
+	a, err := agent.New(agent.Options{Config: cfg, Backend: be, Logger: log, Level: level,
+		Notify: func(s string) { _, _ = daemon.SdNotify(false, s) },
+		Reload: func() (agent.Config, error) {
+			ld, err := load()
+			return ld.Config, err
+		},
+		Version: version})
+	if err != nil {
+		be.Close()
+		return badInput(err)
+	}
+	hup, stop := reloads(ctx)
+	defer stop()
+	return a.Run(ctx, hup)
 }
 
-// planDoc is the JSON form of `lpictl agent --check --json`.
-type planDoc struct {
-	Config   string           `json:"config"`
-	Mode     string           `json:"mode"`
-	Backend  string           `json:"backend"`
-	Ports    []agent.PlanPort `json:"ports"`
-	Warnings []string         `json:"warnings"`
-}
-
-// writePlan prints the configuration check and the dry-run plan: a table
+// checkAgent prints the configuration check and the dry-run plan: a table
 // (warnings on stderr) or JSON.
-func writePlan(out, errOut io.Writer, asJSON bool, src string, cfg agent.Config, plan []agent.PlanPort, warnings []string) error {
-	if plan == nil {
-		plan = []agent.PlanPort{}
+func checkAgent(cmd *cobra.Command, ld agent.Loaded, jsonOut bool) error {
+	cfg := ld.Config
+	// The plan is the output: the backend's operational log lines (e.g.
+	// no link events without privileges) would only clutter it.
+	be, err := newAgentBackend(cmd.Context(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return badInput(err)
 	}
-	if warnings == nil {
-		warnings = []string{}
-	}
-	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(planDoc{Config: src, Mode: string(cfg.Mode), Backend: string(cfg.Backend), Ports: plan, Warnings: warnings})
-	}
-	for _, w := range warnings {
-		fmt.Fprintf(errOut, "lpictl: warning: %s\n", w)
-	}
-	fmt.Fprintf(out, "configuration OK (%s; mode %s, backend %s)\n", src, cfg.Mode, cfg.Backend)
-	if len(plan) == 0 {
-		_, err := fmt.Fprintln(out, "no ports selected (set ports.names or ports.drivers)")
+	plan, warnings, err := agent.Plan(cmd.Context(), cfg, be, agent.PlanOptions{Actuation: agent.ActuationPath(cfg)})
+	be.Close()
+	if err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PORT\tDRIVER\tEEE\tOBSERVE\tTX_LPI_TIMER\tACTUATION\tFIRST_WRITE\tREASON")
-	for _, p := range plan {
-		eee := "unknown"
-		switch {
-		case p.EEEKnown && !p.EEESupported:
-			eee = "no"
-		case p.EEESupported && p.EEEEnabled:
-			eee = "on"
-		case p.EEESupported:
-			eee = "off"
-		}
-		timer := p.TxLPITimer
-		if p.EEESupported && !p.TxLPIEnabled {
-			timer += " (tx LPI off)"
-		}
-		first := p.First
-		if p.Write && (p.Clamped || p.Rounded) {
-			how := "rounded"
-			if p.Clamped {
-				how = "clamped"
-			}
-			first = fmt.Sprintf("%s (%s from %v)", first, how, time.Duration(p.InitialNS))
-		}
-		reason := p.Reason
-		if reason == "" {
-			reason = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, orDash(p.Driver), eee, orDash(p.Observation),
-			timer, p.Actuation, first, reason)
+	if w := cfg.ListenWarning(); w != "" {
+		warnings = append([]string{w}, warnings...)
 	}
-	return tw.Flush()
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
+	src := ld.File
+	if src == "" {
+		src = "defaults"
 	}
-	return s
+	rep := agent.NewPlanReport(src, cfg, plan, warnings)
+	if jsonOut {
+		return writeJSON(cmd.OutOrStdout(), rep)
+	}
+	return rep.WriteTable(cmd.OutOrStdout(), cmd.ErrOrStderr())
 }

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	replaycfg "github.com/lpictl/lpictl/configs/replay"
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/controller/replay"
 	"github.com/lpictl/lpictl/predictor"
@@ -84,7 +85,7 @@ func suiteModes(t testing.TB) []suiteMode {
 			t.Fatal(err)
 		}
 		sm := suiteMode{name: m, wake: st.WakeTime.D(), sleep: st.SleepTime.D(), timing: replay.Timing{
-			Wake: st.WakeTime.D(), Sleep: st.SleepTime.D(), Handshake: defaultHandshake(preset.RateBps),
+			Wake: st.WakeTime.D(), Sleep: st.SleepTime.D(), Handshake: replaycfg.DefaultHandshake(preset.RateBps),
 		}}
 		if m == power.Hybrid {
 			sm.timing.DeepWake, sm.timing.Hold = preset.DeepSleep.WakeTime.D(), 10*time.Microsecond

@@ -343,7 +343,7 @@ func TestPredictPortTrace(t *testing.T) {
 	file := writeFile(t, "trace.csv", bad)
 	s = predictJSON(t, append(handBuiltArgs, file)...)
 	m := s.Agreement.FirstMismatch
-	if s.Agreement.Matching != 2 || m == nil || *m != (predictMismatch{Line: 7, IdlePeriod: 2, SimPDTPS: 10_500_000, ReplayPDTPS: 11_000_000, SimOutcome: "miss", ReplayOutcome: "hit"}) {
+	if s.Agreement.Matching != 2 || m == nil || *m != (replay.SummaryMismatch{Line: 7, IdlePeriod: 2, SimPDTPS: 10_500_000, ReplayPDTPS: 11_000_000, SimOutcome: "miss", ReplayOutcome: "hit"}) {
 		t.Errorf("mismatch: %+v %+v", s.Agreement, m)
 	}
 	_, out, _ = lpictl(t, append(append([]string{"predict"}, handBuiltArgs...), file)...)

@@ -5,6 +5,8 @@ import (
 	"runtime"
 
 	"github.com/spf13/cobra"
+
+	"github.com/lpictl/lpictl/configs"
 )
 
 // Set at build time with -ldflags "-X main.version=… -X main.commit=…".
@@ -12,12 +14,6 @@ var (
 	version = "dev"
 	commit  = "unknown"
 )
-
-// usageError marks bad input (flags, configs, data files): exit status 2.
-type usageError struct{ err error }
-
-func (e *usageError) Error() string { return e.err.Error() }
-func (e *usageError) Unwrap() error { return e.err }
 
 // exitInterrupted is the exit status of a run stopped by Ctrl-C or
 // SIGTERM that still wrote what it had (128 + SIGINT, as shells report).
@@ -32,13 +28,8 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
-// badInput wraps err as a usage error (exit status 2).
-func badInput(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &usageError{err: err}
-}
+// badInput marks err as bad input (configs.BadInput: exit status 2).
+func badInput(err error) error { return configs.BadInput(err) }
 
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{

@@ -1,22 +1,15 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lpictl/lpictl/predictor"
-	"github.com/lpictl/lpictl/sim/network"
 	"github.com/lpictl/lpictl/sim/scenario"
-	"github.com/lpictl/lpictl/sim/workload/vef"
 )
 
 func newSimCommand() *cobra.Command {
@@ -41,32 +34,8 @@ type simOptions struct {
 	fixed         string
 }
 
-func loadScenario(o *simOptions) (*scenario.Scenario, error) {
-	s, err := scenario.Load(o.config, o.sets)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			return nil, badInput(fmt.Errorf("scenario: %w", err))
-		}
-		return nil, badInput(err)
-	}
-	return s, nil
-}
-
-// runError tells bad input (a scenario that cannot be built, a bad trace
-// record found while streaming: FILE:LINE, exit 2) from a failure of the
-// run itself (a network or replay deadlock, an interrupt: exit 1).
-func runError(err error) error {
-	var ve *vef.Error
-	if errors.As(err, &ve) {
-		return badInput(err)
-	}
-	var re *scenario.RunError
-	if errors.As(err, &re) || errors.Is(err, network.ErrDeadlock) || errors.Is(err, context.Canceled) {
-		return err
-	}
-	return badInput(err)
-}
+// loadScenario loads -c and --set (scenario.Load; its errors are bad input).
+func loadScenario(o *simOptions) (*scenario.Scenario, error) { return scenario.Load(o.config, o.sets) }
 
 func newSimRunCommand() *cobra.Command {
 	var o simOptions
@@ -93,13 +62,11 @@ stderr and exits 130.`,
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			prog := newProgress(cmd.ErrOrStderr(), s)
-			out, err := scenario.Run(ctx, s, prog.update)
-			prog.done()
+			prog := scenario.NewProgress(cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr()), s)
+			out, err := scenario.Run(cmd.Context(), s, prog.Update)
+			prog.Done()
 			if err != nil && (out == nil || !out.Report.Incomplete) {
-				return runError(err)
+				return err
 			}
 			// An interrupted run (^C, SIGTERM) still writes what it
 			// simulated, marked incomplete, and exits 130.
@@ -154,21 +121,17 @@ energy savings against the baseline.`,
 			if err != nil {
 				return badInput(fmt.Errorf("--fixed-pdt: %w", err))
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-			defer stop()
 			tty := isTerminal(cmd.ErrOrStderr())
-			rows, err := scenario.Compare(ctx, s, scenario.DefaultVariants(s, predictor.Duration(fixed)), func(name string) {
+			rows, err := scenario.Compare(cmd.Context(), s, scenario.DefaultVariants(s, predictor.Duration(fixed)), func(name string) {
 				if tty {
 					fmt.Fprintf(cmd.ErrOrStderr(), "running %s…\n", name)
 				}
 			})
 			if err != nil {
-				return runError(err)
+				return err
 			}
 			if o.json {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(rows)
+				return writeJSON(cmd.OutOrStdout(), rows)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "scenario %s, seed %d, mode %s; overheads and savings against always-on\n", s.Name, s.Seed, s.Power.Mode)
 			return scenario.WriteCompareTable(cmd.OutOrStdout(), rows)
@@ -190,53 +153,4 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// progress prints "simulated time, events/s, ETA" on one line of stderr
-// when it is a terminal.
-type progress struct {
-	w      io.Writer
-	on     bool
-	start  time.Time
-	last   time.Time
-	target int64 // simulated ps generation lasts (0: unknown)
-	shown  bool
-}
-
-func newProgress(w io.Writer, s *scenario.Scenario) *progress {
-	return &progress{w: w, on: isTerminal(w), start: time.Now(), target: s.ExpectedEnd()}
-}
-
-func (p *progress) update(pr network.Progress) {
-	if !p.on {
-		return
-	}
-	now := time.Now()
-	if now.Sub(p.last) < 500*time.Millisecond {
-		return
-	}
-	p.last = now
-	el := now.Sub(p.start)
-	left := "?"
-	if d, ok := eta(el, pr.Now, p.target); ok {
-		left = d.String()
-	}
-	fmt.Fprintf(p.w, "\rsimulated %-12v %6.2f M events/s  ETA %-8s", time.Duration(pr.Now/1000), float64(pr.Events)/el.Seconds()/1e6, left)
-	p.shown = true
-}
-
-// eta is the wall time a run has left, to the second, if it keeps the pace
-// it had: elapsed wall time for simulated time now of target (both ps);
-// ok is false when the target is unknown or passed.
-func eta(elapsed time.Duration, now, target int64) (left time.Duration, ok bool) {
-	if target <= 0 || now <= 0 || now >= target {
-		return 0, false
-	}
-	return time.Duration(float64(elapsed) * float64(target-now) / float64(now)).Round(time.Second), true
-}
-
-func (p *progress) done() {
-	if p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
 }

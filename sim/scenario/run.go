@@ -4,18 +4,23 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/google/renameio/v2"
+
+	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/network"
 	"github.com/lpictl/lpictl/sim/power"
 	"github.com/lpictl/lpictl/sim/workload"
 	"github.com/lpictl/lpictl/sim/workload/apps"
+	"github.com/lpictl/lpictl/sim/workload/sched"
+	"github.com/lpictl/lpictl/sim/workload/vef"
 )
 
 // Report is the deterministic summary of a run: the same scenario and seed
@@ -57,8 +62,10 @@ type Outcome struct {
 }
 
 // RunError is a failure of a run itself (a network or replay deadlock, a
-// cancelled context), as opposed to a scenario that cannot be built; a bad
-// record found while streaming a trace is reported as a *vef.Error inside.
+// cancelled context), as opposed to a scenario that cannot be built. A bad
+// record found while streaming a trace (a *vef.Error or *sched.Error
+// inside) makes it bad input too: it is then wrapped in a
+// configs.InputError.
 type RunError struct{ Err error }
 
 func (e *RunError) Error() string { return e.Err.Error() }
@@ -76,20 +83,20 @@ func Run(ctx context.Context, s *Scenario, progress func(network.Progress)) (*Ou
 	}
 	n, release, err := b.NewNetwork()
 	if err != nil {
-		return nil, err
+		return nil, configs.BadInput(err)
 	}
 	defer release()
 	if p := s.Output.IdleHistPort; p != nil {
 		if err := n.TrackIdlePort(*p); err != nil {
-			return nil, s.named(err)
+			return nil, configs.BadInput(s.named(err))
 		}
 		if err := n.TracePort(network.PortID(*p)); err != nil {
-			return nil, s.named(fmt.Errorf("output.idle_hist_port: %w", err))
+			return nil, configs.BadInput(s.named(fmt.Errorf("output.idle_hist_port: %w", err)))
 		}
 	}
 	runErr := n.Run(ctx, 1<<20, progress)
 	if runErr != nil && !n.Interrupted() {
-		return nil, &RunError{Err: runErr}
+		return nil, runError(runErr)
 	}
 	kind := string(b.Params.Predictor.WithDefaults().Kind)
 	if s.Power.Mode == string(power.AlwaysOn) {
@@ -103,9 +110,20 @@ func Run(ctx context.Context, s *Scenario, progress func(network.Progress)) (*Ou
 		Result: n.Result(), Incomplete: n.Interrupted(),
 	}
 	if runErr != nil {
-		return o, &RunError{Err: runErr}
+		return o, runError(runErr)
 	}
 	return o, nil
+}
+
+// runError is a run's failure: bad input when a trace record read while
+// streaming was bad.
+func runError(err error) error {
+	var ve *vef.Error
+	var se *sched.Error
+	if errors.As(err, &ve) || errors.As(err, &se) {
+		return configs.BadInput(&RunError{Err: err})
+	}
+	return &RunError{Err: err}
 }
 
 func workloadKind(c *workload.Config) string {

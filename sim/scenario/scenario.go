@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"path/filepath"
 	"strings"
@@ -267,14 +268,19 @@ const (
 	DefaultSeed         = 1
 )
 
-// Load reads a scenario file (empty path: the shipped default) and applies
-// the --set overrides. Errors name the file and the key.
+// Load reads a scenario file (empty path: the shipped default) with the
+// LPICTL_SCENARIO_* environment (a key in upper case, _ for .) and the
+// --set overrides over it. Errors name the file and the key; all are bad
+// input (configs.InputError).
 func Load(path string, sets []string) (*Scenario, error) {
 	data, name, err := configs.Read(path, DefaultFile)
 	if err != nil {
-		return nil, err
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			err = fmt.Errorf("scenario: %w", err)
+		}
+		return nil, configs.BadInput(err)
 	}
-	s, err := Parse(data, name, sets)
+	s, err := load(configs.LoadOptions{Data: data, Name: name, EnvPrefix: configs.EnvScenario, EnvExample: "power.mode", Sets: sets})
 	if err != nil {
 		return nil, err
 	}
@@ -284,18 +290,23 @@ func Load(path string, sets []string) (*Scenario, error) {
 	return s, nil
 }
 
-// Parse decodes a scenario, applies overrides, fills defaults and checks it.
+// Parse decodes a scenario, applies overrides, fills defaults and checks
+// it. Its errors are bad input (configs.InputError).
 func Parse(data []byte, name string, sets []string) (*Scenario, error) {
+	return load(configs.LoadOptions{Data: data, Name: name, Sets: sets})
+}
+
+func load(opts configs.LoadOptions) (*Scenario, error) {
 	var s Scenario
-	if err := configs.Decode(data, name, &s, sets); err != nil {
-		return nil, oneLine(err)
+	if _, err := configs.Load(opts, &s); err != nil {
+		return nil, configs.BadInput(oneLine(err))
 	}
-	s.source = name
+	s.source = opts.Name
 	if err := s.normalize(); err != nil {
-		return nil, s.named(err)
+		return nil, configs.BadInput(s.named(err))
 	}
 	if s.Name == "" {
-		s.Name = strings.TrimSuffix(strings.TrimSuffix(baseName(name), ".yaml"), ".yml")
+		s.Name = strings.TrimSuffix(strings.TrimSuffix(baseName(opts.Name), ".yaml"), ".yml")
 	}
 	return &s, nil
 }
@@ -445,28 +456,15 @@ func ps(d predictor.Duration) int64 { return int64(d) * 1000 }
 
 // Build resolves the preset, builds the topology and the model parameters.
 // Errors in the configuration name the scenario's file and the key; errors
-// of a workload's own files (a trace) name those files.
+// of a workload's own files (a trace) name those files. All are bad input
+// (configs.InputError).
 func (s *Scenario) Build() (*Built, error) {
 	b, err := s.build()
-	if err != nil {
-		var ce *configError
-		if errors.As(err, &ce) {
-			return nil, s.named(ce.err)
-		}
-		return nil, err
-	}
-	return b, nil
+	return b, configs.BadInput(err)
 }
 
-// configError marks an error of the scenario's own keys (Build names the
-// file).
-type configError struct{ err error }
-
-func (e *configError) Error() string { return e.err.Error() }
-func (e *configError) Unwrap() error { return e.err }
-
 func (s *Scenario) build() (*Built, error) {
-	cfgErr := func(err error) error { return &configError{err} }
+	cfgErr := s.named
 	pre, err := power.Load(s.Power.Preset)
 	if err != nil {
 		return nil, cfgErr(fmt.Errorf("power.preset: %w", err))
@@ -563,7 +561,7 @@ func (s *Scenario) build() (*Built, error) {
 	}
 	wl, err := workload.Build(s.Workload, t.Nodes(), s.Seed)
 	if err != nil {
-		return nil, err
+		return nil, err // it names the workload's files
 	}
 	return &Built{Topology: t, Preset: pre, Params: p, Workload: wl, scenario: s}, nil
 }
