@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"text/tabwriter"
 	"time"
 
 	"github.com/lpictl/lpictl/sim/sweep"
@@ -96,27 +95,6 @@ type countingWriter struct{ lines int }
 func (w *countingWriter) Write(p []byte) (int, error) {
 	w.lines += bytes.Count(p, []byte("\n"))
 	return len(p), nil
-}
-
-// TestStreamTableAsTabwriter: streamTable aligns as text/tabwriter with
-// AlignRight and padding 2 (the --trace table's former writer).
-func TestStreamTableAsTabwriter(t *testing.T) {
-	rows := [][]string{{"#", "line", "start", "gap"}, {"1", "12", "6.5µs", "never"}, {"200", "3", "0s", "1h0m0.5s"}}
-	var want bytes.Buffer
-	tw := tabwriter.NewWriter(&want, 0, 0, 2, ' ', tabwriter.AlignRight)
-	var st streamTable
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
-		st.row(r...)
-	}
-	tw.Flush()
-	var got bytes.Buffer
-	if _, err := st.WriteTo(&got); err != nil {
-		t.Fatal(err)
-	}
-	if got.String() != want.String() {
-		t.Errorf("got\n%s\nwant\n%s", got.String(), want.String())
-	}
 }
 
 // TestPredictFormatDetection: a "# controller:" comment in a gap file made

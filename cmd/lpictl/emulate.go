@@ -95,7 +95,7 @@ func newEmulateAttachCommand() *cobra.Command {
 			spec.PDTSet = cmd.Flags().Changed("pdt")
 			cfg, err := spec.Config(args[0])
 			if err != nil {
-				return exitStatusOf(err)
+				return err
 			}
 			if err := checkNetNS(spec.NetNS); err != nil {
 				return err
@@ -168,7 +168,7 @@ func newEmulateStatusCommand() *cobra.Command {
 			}
 			out, err := hwbackend.EmulatorStatuses(bpffs, nsIno, args...)
 			if err != nil {
-				return exitStatusOf(err)
+				return err
 			}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), out)

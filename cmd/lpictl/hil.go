@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lpictl/lpictl/agent/hil"
+	"github.com/lpictl/lpictl/sim/scenario"
 )
 
 func newHILCommand() *cobra.Command {
@@ -64,7 +65,7 @@ the VEF traces. Bad input exits 2, a failed run 1.`,
 				return fmt.Errorf("the agents run this binary: %w", err)
 			}
 			var progress io.Writer
-			if isTerminal(cmd.ErrOrStderr()) {
+			if scenario.IsTerminal(cmd.ErrOrStderr()) {
 				progress = cmd.ErrOrStderr()
 			}
 			rep, err := hil.Run(cmd.Context(), cfg, hil.Options{Binary: bin, Progress: progress})

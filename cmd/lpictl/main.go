@@ -22,7 +22,11 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		<-ctx.Done()
-		stop() // a second signal takes its default action: a command that does not stop ends
+		// A second ^C takes its default action, so a command that does not
+		// stop can still be ended; a repeated SIGTERM (a supervisor or hil
+		// signalling again) stays caught, so it cannot cut short the agent's
+		// restoring of its ports.
+		signal.Reset(os.Interrupt)
 	}()
 	ctx = context.WithValue(ctx, reloadKey{}, reloadSignals)
 	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)

@@ -49,7 +49,7 @@ func newPortsCommand() *cobra.Command {
 			if whatIf {
 				wi.NetNS = netns
 				if err := wi.Validate(); err != nil {
-					return exitStatusOf(err)
+					return err
 				}
 			} else {
 				for _, f := range []string{"max-delay", "preset", "fallback-preset", "fixed-pdt", "observe", "port", "bpffs"} {
@@ -72,7 +72,7 @@ func newPortsCommand() *cobra.Command {
 			case whatIf:
 				rep, err := whatif.Run(cmd.Context(), wi, ports)
 				if err != nil {
-					return exitStatusOf(err)
+					return err
 				}
 				if asJSON {
 					return writeJSON(w, rep)

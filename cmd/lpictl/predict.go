@@ -27,9 +27,6 @@ import (
 // predictFile is the schema of configs/predict/*.yaml.
 type predictFile = replaycfg.File
 
-// whatIfRow is one policy × mode of --what-if's report.
-type whatIfRow = estimate.WhatIfRow
-
 type predictOptions struct {
 	config  string
 	sets    []string
@@ -248,7 +245,7 @@ func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 	}
 	// Everything goes to a spool first (memory, then a temporary file:
 	// a --trace of millions of periods): on bad input stdout stays empty.
-	var out spool
+	var out replay.Spool
 	defer out.Close()
 	switch {
 	case o.whatIf:
@@ -287,11 +284,11 @@ func predictorChosen(flags *pflag.FlagSet, o predictOptions) bool {
 // --trace) and the summary to w.
 func replayPredict(w io.Writer, in io.Reader, name string, o predictOptions, pf predictFile, timing replay.Timing, port *controller.Port) error {
 	var row func(cells ...string)
-	var tw *streamTable // the --trace table, streamed through a spool
+	var tw *replay.TraceTable // the --trace table, streamed through a spool
 	if o.trace {
-		tw = new(streamTable)
-		defer tw.rows.Close()
-		row = tw.row
+		tw = new(replay.TraceTable)
+		defer tw.Close()
+		row = tw.Row
 	}
 	res, err := replay.ReplayInput(in, name, replay.New(port, timing), row)
 	if err != nil {
@@ -317,15 +314,19 @@ func whatIfPredict(w io.Writer, in io.Reader, name string, flags *pflag.FlagSet,
 	if err != nil {
 		return err
 	}
-	best, err := newWhatIfOptimal(cfg, pf)
+	oi, err := estimate.OptimumInput(pf.Predictor, pf.Preset, pf.Mode, replay.Timing{})
 	if err != nil {
 		return err
 	}
-	rep, err := estimate.WhatIf(in, name, cfg, best.add)
+	best, err := estimate.NewOptimalRows(cfg, oi.Rate())
 	if err != nil {
 		return err
 	}
-	rows, err := best.rows(rep.Elapsed(), rep.IdlePeriods)
+	rep, err := estimate.WhatIf(in, name, cfg, best.Add)
+	if err != nil {
+		return err
+	}
+	rows, err := best.Rows(rep.Elapsed(), rep.IdlePeriods)
 	if err != nil {
 		return err
 	}

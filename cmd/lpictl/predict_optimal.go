@@ -83,29 +83,3 @@ func comparePredict(w io.Writer, in io.Reader, name string, o predictOptions, pf
 	}
 	return c.WriteText(w)
 }
-
-// whatIfOptimal is --what-if's optimal row per mode (estimate.OptimalRows).
-type whatIfOptimal struct{ opt *estimate.OptimalRows }
-
-func newWhatIfOptimal(cfg estimate.Config, pf predictFile) (*whatIfOptimal, error) {
-	oi, err := estimate.OptimumInput(pf.Predictor, pf.Preset, pf.Mode, replay.Timing{})
-	if err != nil {
-		return nil, err
-	}
-	r, err := estimate.NewOptimalRows(cfg, oi.Rate())
-	if err != nil {
-		return nil, err
-	}
-	return &whatIfOptimal{r}, nil
-}
-
-func (b *whatIfOptimal) add(start, length time.Duration) error { return b.opt.Add(start, length) }
-
-func (b *whatIfOptimal) rows(now time.Duration, periods uint64) ([]whatIfRow, error) {
-	rows, err := b.opt.Rows(now, periods)
-	out := make([]whatIfRow, len(rows)) // whatIfRow's fields are estimate.Row's
-	for i, r := range rows {
-		out[i] = whatIfRow(r)
-	}
-	return out, err
-}

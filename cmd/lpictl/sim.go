@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -62,7 +59,7 @@ stderr and exits 130.`,
 			if err != nil {
 				return err
 			}
-			prog := scenario.NewProgress(cmd.ErrOrStderr(), isTerminal(cmd.ErrOrStderr()), s)
+			prog := scenario.NewProgress(cmd.ErrOrStderr(), scenario.IsTerminal(cmd.ErrOrStderr()), s)
 			out, err := scenario.Run(cmd.Context(), s, prog.Update)
 			prog.Done()
 			if err != nil && (out == nil || !out.Report.Incomplete) {
@@ -70,25 +67,13 @@ stderr and exits 130.`,
 			}
 			// An interrupted run (^C, SIGTERM) still writes what it
 			// simulated, marked incomplete, and exits 130.
-			if o.out != "" {
-				if err := out.WriteDir(o.out); err != nil {
-					return err
-				}
-			}
-			if o.json {
-				err = out.WriteJSON(cmd.OutOrStdout(), !o.deterministic)
-			} else {
-				err = out.WriteTable(cmd.OutOrStdout())
-			}
-			if err != nil || !out.Report.Incomplete {
+			if err := out.Emit(cmd.OutOrStdout(), o.out, o.json, !o.deterministic); err != nil {
 				return err
 			}
-			where := ""
-			if o.out != "" {
-				where = "; " + o.out + " holds it"
+			if err := out.Interrupted(o.out); err != nil {
+				return &exitError{code: exitInterrupted, err: err}
 			}
-			return &exitError{code: exitInterrupted, err: fmt.Errorf("interrupted after %v simulated: the output covers the run up to there (incomplete%s)",
-				time.Duration(out.Report.ExecTimeS*1e9).Round(time.Microsecond), where)}
+			return nil
 		},
 	}
 	f := cmd.Flags()
@@ -121,7 +106,7 @@ energy savings against the baseline.`,
 			if err != nil {
 				return badInput(fmt.Errorf("--fixed-pdt: %w", err))
 			}
-			tty := isTerminal(cmd.ErrOrStderr())
+			tty := scenario.IsTerminal(cmd.ErrOrStderr())
 			rows, err := scenario.Compare(cmd.Context(), s, scenario.DefaultVariants(s, predictor.Duration(fixed)), func(name string) {
 				if tty {
 					fmt.Fprintf(cmd.ErrOrStderr(), "running %s…\n", name)
@@ -143,14 +128,4 @@ energy savings against the baseline.`,
 	f.BoolVar(&o.json, "json", false, "print the rows as JSON")
 	f.StringVar(&o.fixed, "fixed-pdt", "1us", "t_PDT of the fixed-PDT variant")
 	return cmd
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

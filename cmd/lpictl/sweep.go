@@ -11,7 +11,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/lpictl/lpictl/configs"
+	"github.com/lpictl/lpictl/sim/scenario"
 	"github.com/lpictl/lpictl/sim/sweep"
 )
 
@@ -29,15 +29,6 @@ and are never run twice: rerunning resumes. Shipped sweeps are in configs/sweeps
 		newSweepCollectCmd(), newSweepSubmitCmd())
 	cmd.AddCommand(newSweepPlotCmd())
 	return cmd
-}
-
-// exitStatusOf gives bad input (configs.InputError, which the packages
-// return) exit status 2. It goes once main maps configs.IsBadInput itself.
-func exitStatusOf(err error) error {
-	if configs.IsBadInput(err) {
-		return badInput(err)
-	}
-	return err
 }
 
 // addPlanFlags adds --set and --max-points, the plan's options, to cmd.
@@ -81,11 +72,11 @@ of the finished ones; run again to resume.`,
 			po.Check, po.Dir, po.Log = true, out, errw
 			plan, err := sweep.OpenPlan(args[0], po)
 			if err != nil {
-				return exitStatusOf(err)
+				return err
 			}
 			var bar *progressbar.ProgressBar
 			opts := sweep.Options{Jobs: jobs}
-			if !isTerminal(errw) {
+			if !scenario.IsTerminal(errw) {
 				opts.Started, opts.Progress = sweep.LogProgress(errw, plan.Name, jobs)
 			} else {
 				opts.Started = func(total, done int) {
@@ -109,7 +100,7 @@ of the finished ones; run again to resume.`,
 				if errors.Is(err, context.Canceled) && rep != nil {
 					return fmt.Errorf("interrupted: %d of %d runs done; run again to resume", rep.Done, rep.Total)
 				}
-				return exitStatusOf(err)
+				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d runs: %d done, %d failed, %d pending; results in %s\n",
 				rep.Name, rep.Total, rep.Done, rep.Failed, rep.Pending, filepath.Join(out, sweep.ResultsCSV))
@@ -141,7 +132,7 @@ DIR/sweep.yaml and every run's scenario.json, as sweep run and sweep submit do.`
 			po.Dir, po.Log = out, cmd.ErrOrStderr()
 			plan, err := sweep.OpenPlan(args[0], po)
 			if err != nil {
-				return exitStatusOf(err)
+				return err
 			}
 			return plan.WriteTable(cmd.OutOrStdout())
 		},
@@ -163,7 +154,7 @@ exits 1 if the run fails (the failure is recorded in its status.json).`,
 			dir := args[0]
 			plan, err := sweep.ReadPlan(dir)
 			if err != nil {
-				return exitStatusOf(err)
+				return err
 			}
 			i, err := sweep.TaskIndex(len(plan.Points), args[1:]...)
 			if err != nil {
@@ -172,7 +163,7 @@ exits 1 if the run fails (the failure is recorded in its status.json).`,
 			pt := plan.Points[i]
 			st, ran, err := sweep.RunPoint(cmd.Context(), dir, pt)
 			if err != nil {
-				return exitStatusOf(fmt.Errorf("run %d (%s): %w", i, pt.ID, err))
+				return fmt.Errorf("run %d (%s): %w", i, pt.ID, err)
 			}
 			w := cmd.OutOrStdout()
 			switch {
@@ -198,7 +189,7 @@ func newSweepStatusCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, err := sweep.StatusOf(args[0])
 			if err != nil {
-				return exitStatusOf(err)
+				return err
 			}
 			if asJSON {
 				return writeJSON(cmd.OutOrStdout(), rep)
@@ -218,7 +209,7 @@ func newSweepCollectCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t, err := sweep.Collect(args[0])
 			if err != nil {
-				return exitStatusOf(err)
+				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: %d rows\n", filepath.Join(args[0], sweep.ResultsCSV), t.Rows())
 			return nil
@@ -258,7 +249,7 @@ lpictl sweep collect DIR when the array has finished.`,
 			po.Check, po.Dir = true, out
 			plan, err := sweep.OpenPlan(args[0], po)
 			if err != nil {
-				return exitStatusOf(err)
+				return err
 			}
 			w := cmd.OutOrStdout()
 			pending := sweep.Pending(out, plan)
@@ -269,7 +260,7 @@ lpictl sweep collect DIR when the array has finished.`,
 			o.Dir = out
 			path, script, err := sweep.WriteSbatch(plan, pending, o)
 			if err != nil {
-				return exitStatusOf(err)
+				return err
 			}
 			if dryRun {
 				_, err := w.Write(script)

@@ -48,13 +48,13 @@ The title is the sweep's name (DIR/plan.json) unless --title is given.`,
 			}
 			var err error
 			if o.Where, err = plot.ParseWhere(where); err != nil {
-				return exitStatusOf(err)
+				return err
 			}
 			if out == "" {
 				out = filepath.Join(dir, o.Figure+".png")
 			}
 			if err := plot.Write(dir, out, o); err != nil {
-				return exitStatusOf(err)
+				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), out)
 			return nil

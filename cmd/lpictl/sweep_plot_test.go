@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/lpictl/lpictl/configs"
 )
 
 // runSweepPlot runs `lpictl sweep plot ARGS` through the root command (adding
@@ -39,7 +41,7 @@ func runSweepPlot(t *testing.T, args ...string) (int, string, string) {
 	if err == nil {
 		return 0, out.String(), ""
 	}
-	var ue *usageError
+	var ue *configs.InputError
 	if errors.As(err, &ue) {
 		return 2, out.String(), err.Error()
 	}

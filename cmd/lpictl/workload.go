@@ -107,11 +107,11 @@ func runWorkloadDescribe(cmd *cobra.Command, o workloadOptions) error {
 	}
 	w, nodes, err := workload.LoadFile(o.config, o.sets)
 	if err != nil {
-		return exitStatusOf(err)
+		return err
 	}
 	d, err := workload.Describe(w, nodes)
 	if err != nil {
-		return exitStatusOf(err)
+		return err
 	}
 	if o.ideal {
 		host := workload.NewIdealHost()
@@ -124,7 +124,7 @@ func runWorkloadDescribe(cmd *cobra.Command, o workloadOptions) error {
 		}
 		host.Latency, host.Bandwidth = int64(lat)*1000, o.idealB
 		if err := d.Replay(w, host, o.ranks); err != nil {
-			return exitStatusOf(err)
+			return err
 		}
 	}
 	if o.json {
@@ -139,12 +139,12 @@ func runWorkloadConvert(cmd *cobra.Command, o workloadOptions) error {
 	}
 	w, _, err := workload.LoadFile(o.config, o.sets)
 	if err != nil {
-		return exitStatusOf(err)
+		return err
 	}
 	if o.out == "-" {
-		return exitStatusOf(traces.WriteVEF(cmd.OutOrStdout(), w))
+		return traces.WriteVEF(cmd.OutOrStdout(), w)
 	}
-	return exitStatusOf(traces.WriteVEFFile(o.out, w))
+	return traces.WriteVEFFile(o.out, w)
 }
 
 func runWorkloadExport(cmd *cobra.Command, o workloadOptions) error {
@@ -153,12 +153,12 @@ func runWorkloadExport(cmd *cobra.Command, o workloadOptions) error {
 	}
 	w, _, err := workload.LoadFile(o.config, o.sets)
 	if err != nil {
-		return exitStatusOf(err)
+		return err
 	}
 	if o.out == "-" {
 		_, err = vef.WriteAll(cmd.OutOrStdout(), w.Open)
 	} else {
 		_, err = vef.WriteFile(o.out, w.Open)
 	}
-	return exitStatusOf(workload.TraceError(err))
+	return workload.TraceError(err)
 }

@@ -14,39 +14,17 @@ import (
 // over a gap file or port trace (docs/predictors.md); times in seconds.
 // Every key is always present.
 type WhatIfReport struct {
-	Preset      string      `json:"preset"`
-	HandshakeS  float64     `json:"handshake_s"`
-	Input       string      `json:"input"` // gaps or port-trace
-	IdlePeriods uint64      `json:"idle_periods"`
-	ZeroGaps    uint64      `json:"zero_gaps_skipped"`
-	ElapsedS    float64     `json:"elapsed_s"`
-	IdleTimeS   float64     `json:"idle_time_s"`
-	IdleShare   float64     `json:"idle_share"`
-	Results     []WhatIfRow `json:"results"`
+	Preset      string  `json:"preset"`
+	HandshakeS  float64 `json:"handshake_s"`
+	Input       string  `json:"input"` // gaps or port-trace
+	IdlePeriods uint64  `json:"idle_periods"`
+	ZeroGaps    uint64  `json:"zero_gaps_skipped"`
+	ElapsedS    float64 `json:"elapsed_s"`
+	IdleTimeS   float64 `json:"idle_time_s"`
+	IdleShare   float64 `json:"idle_share"`
+	Results     []Row   `json:"results"` // one policy × mode each: Row, the one JSON shape of a what-if row
 
 	elapsed time.Duration // exact, for Elapsed
-}
-
-// WhatIfRow is one policy × mode of a WhatIfReport.
-type WhatIfRow struct {
-	Policy             string  `json:"policy"`
-	Kind               string  `json:"kind"`
-	Mode               string  `json:"mode"`
-	PDTMeanS           float64 `json:"pdt_mean_s"`
-	IdlePeriods        uint64  `json:"idle_periods"`
-	Absorbed           uint64  `json:"absorbed"`
-	Hits               uint64  `json:"hits"`
-	Misses             uint64  `json:"misses"`
-	WakeUps            uint64  `json:"wakeups"`
-	LowPowerS          float64 `json:"low_power_s"`
-	LowPowerShare      float64 `json:"low_power_share"`
-	EnergyJ            float64 `json:"energy_j"`
-	AlwaysOnEnergyJ    float64 `json:"always_on_energy_j"`
-	SavedJ             float64 `json:"saved_j"`
-	SavedW             float64 `json:"saved_w"`
-	SavedPct           float64 `json:"saved_pct"`
-	AddedDelayS        float64 `json:"added_delay_s"`
-	AddedDelayPerIdleS float64 `json:"added_delay_per_idle_period_s"`
 }
 
 // maxClock is the longest time the estimator's picosecond clock holds.
@@ -117,7 +95,7 @@ func WhatIf(in io.Reader, name string, cfg Config, each func(start, length time.
 	rep.elapsed = now
 	rep.ElapsedS, rep.IdleTimeS, rep.IdleShare = now.Seconds(), idle.Seconds(), float64(idle)/float64(now)
 	for _, r := range est.Results(now) {
-		rep.Results = append(rep.Results, WhatIfRow{
+		rep.Results = append(rep.Results, Row{
 			Policy: r.Policy, Kind: r.Kind, Mode: string(r.Mode), PDTMeanS: r.MeanPDT.Seconds(),
 			IdlePeriods: r.IdlePeriods, Absorbed: r.Absorbed, Hits: r.Hits, Misses: r.Misses, WakeUps: r.WakeUps,
 			LowPowerS: r.LowPower.Seconds(), LowPowerShare: float64(r.LowPower) / float64(now),

@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/lpictl/lpictl/sim/network"
@@ -59,4 +60,15 @@ func (p *Progress) Done() {
 	if p.shown {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
+}
+
+// IsTerminal reports whether w is a character device (a terminal): the
+// progress lines of sim run, sweep run and hil run go only to one.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

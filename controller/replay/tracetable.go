@@ -1,4 +1,4 @@
-package main
+package replay
 
 import (
 	"bufio"
@@ -9,21 +9,21 @@ import (
 	"unicode/utf8"
 )
 
-// spoolMemory is how much a spool keeps in memory before it moves to a
+// spoolMemory is how much a Spool keeps in memory before it moves to a
 // temporary file.
 const spoolMemory = 1 << 20
 
-// spool collects a command's output so that nothing is printed unless
-// the whole input was read without error: up to spoolMemory bytes in
+// Spool collects output so that nothing is printed unless the whole
+// input was read without error: up to spoolMemory bytes in
 // memory, the rest in a temporary file (os.TempDir), so that a long
 // --trace costs disk, not memory. Close removes the file.
-type spool struct {
+type Spool struct {
 	mem  bytes.Buffer
 	file *os.File
 	bw   *bufio.Writer
 }
 
-func (s *spool) Write(p []byte) (int, error) {
+func (s *Spool) Write(p []byte) (int, error) {
 	if s.file == nil && s.mem.Len()+len(p) <= spoolMemory {
 		return s.mem.Write(p)
 	}
@@ -44,7 +44,7 @@ func (s *spool) Write(p []byte) (int, error) {
 }
 
 // WriteTo copies everything written so far to w.
-func (s *spool) WriteTo(w io.Writer) (int64, error) {
+func (s *Spool) WriteTo(w io.Writer) (int64, error) {
 	if s.file == nil {
 		return s.mem.WriteTo(w)
 	}
@@ -58,7 +58,7 @@ func (s *spool) WriteTo(w io.Writer) (int64, error) {
 }
 
 // Close releases the temporary file, if any.
-func (s *spool) Close() error {
+func (s *Spool) Close() error {
 	if s.file == nil {
 		return nil
 	}
@@ -68,19 +68,20 @@ func (s *spool) Close() error {
 	return f.Close()
 }
 
-// streamTable is a table of right-aligned columns, as a text/tabwriter
+// TraceTable is a table of right-aligned columns, as a text/tabwriter
 // with AlignRight and padding 2 writes cells terminated by tabs, for any
-// number of rows: the rows go to a spool as they come, with each column's
+// number of rows: the rows go to a Spool as they come, with each column's
 // widest cell noted, and are aligned as WriteTo copies them (the
-// tabwriter keeps every cell in memory until it flushes).
-type streamTable struct {
-	rows   spool
+// tabwriter keeps every cell in memory until it flushes). It is lpictl
+// predict's --trace table: ReplayInput's row callback is its Row.
+type TraceTable struct {
+	rows   Spool
 	widths []int
 	err    error
 }
 
-// row adds a row of cells (no cell may hold a tab or a newline).
-func (t *streamTable) row(cells ...string) {
+// Row adds a row of cells (no cell may hold a tab or a newline).
+func (t *TraceTable) Row(cells ...string) {
 	if t.err != nil {
 		return
 	}
@@ -93,8 +94,8 @@ func (t *streamTable) row(cells ...string) {
 	_, t.err = io.WriteString(&t.rows, strings.Join(cells, "\t")+"\n")
 }
 
-// WriteTo writes the aligned rows to w and releases the spool.
-func (t *streamTable) WriteTo(w io.Writer) (int64, error) {
+// WriteTo writes the aligned rows to w and releases the Spool.
+func (t *TraceTable) WriteTo(w io.Writer) (int64, error) {
 	defer t.rows.Close()
 	if t.err != nil {
 		return 0, t.err
@@ -123,3 +124,6 @@ func (t *streamTable) WriteTo(w io.Writer) (int64, error) {
 	}
 	return n, bw.Flush()
 }
+
+// Close releases the Spool without writing (WriteTo releases it too).
+func (t *TraceTable) Close() error { return t.rows.Close() }
