@@ -15,12 +15,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lpictl/lpictl/agent"
-	replaycfg "github.com/lpictl/lpictl/configs/replay"
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/controller/replay"
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/estimate"
 	"github.com/lpictl/lpictl/sim/power"
+	"github.com/lpictl/lpictl/sim/replaycfg"
 	"github.com/lpictl/lpictl/sim/scenario"
 )
 
@@ -174,7 +174,7 @@ func checkPredictFlags(flags *pflag.FlagSet, o predictOptions, kind predictor.Ki
 }
 
 // loadPredictConfig merges file < LPICTL_PREDICT_* < flags < --set
-// (configs/replay) and resolves the replayed port's timing.
+// (sim/replaycfg) and resolves the replayed port's timing.
 func loadPredictConfig(flags *pflag.FlagSet, o predictOptions) (predictFile, replay.Timing, error) {
 	keys := replaycfg.FlagKeys()
 	if flags.Changed("predictor") && !o.optimal() {

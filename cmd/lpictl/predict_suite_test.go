@@ -12,11 +12,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	replaycfg "github.com/lpictl/lpictl/configs/replay"
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/controller/replay"
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/power"
+	"github.com/lpictl/lpictl/sim/replaycfg"
 )
 
 // suiteMaxGaps is the prefix of each suite file the evaluation replays.

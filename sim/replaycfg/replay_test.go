@@ -1,4 +1,4 @@
-package replay
+package replaycfg
 
 import (
 	"reflect"
