@@ -107,3 +107,21 @@ func TestParseFrame(t *testing.T) {
 		t.Errorf("captured messages %+v", m)
 	}
 }
+
+// The measured wake-up delay is the port's own per-idle-period waits (its
+// trace's delay column) when the replay read a trace, as predict and the
+// simulator count it; without one, the wait total beyond always-on.
+func TestMeasuredDelay(t *testing.T) {
+	pr := &PortReplay{Rows: 10, IdlePeriods: 8, TraceDelayS: 0.0404, PortOutcomes: true}
+	if got := measuredDelay(pr, 0.0504); got == nil || *got < 40.39 || *got > 40.41 {
+		t.Errorf("with a trace: %v, want 40.4 ms", got)
+	}
+	for _, p := range []*PortReplay{nil, {}, {Rows: 10, IdlePeriods: 8, TraceDelayS: 0.0404}} {
+		if got := measuredDelay(p, 0.0504); got == nil || *got < 50.39 || *got > 50.41 {
+			t.Errorf("without a trace (%+v): %v, want 50.4 ms", p, got)
+		}
+	}
+	if got := measuredDelay(nil, -0.001); got == nil || *got != 0 {
+		t.Errorf("below always-on: %v, want 0", got)
+	}
+}

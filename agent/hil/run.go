@@ -97,6 +97,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 		kind   predictor.Kind
 		run    int // index in rep.Runs
 		traces map[string][]replay.TraceRow
+		opened map[string]replay.PS
 		vef    []byte
 		window [2]replay.PS
 	}
@@ -114,7 +115,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 		}
 		rep.Runs = append(rep.Runs, *r.report)
 		if kind != "" {
-			preds = append(preds, predRun{kind: kind, run: len(rep.Runs) - 1, traces: r.traces, vef: r.vef, window: r.window})
+			preds = append(preds, predRun{kind: kind, run: len(rep.Runs) - 1, traces: r.traces, opened: r.opened, vef: r.vef, window: r.window})
 		}
 	}
 	base := &rep.Runs[0]
@@ -130,7 +131,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 		opts.progress("sim-to-real %s: replaying the agents' traces, simulating the traffic", p.kind)
 		c := SimToReal{Run: string(p.kind), Replay: []PortReplay{}, Rows: []Row{}, Ports: []PortCompare{}, Unexplained: []string{}}
 		for _, port := range sortedPorts(p.traces) {
-			pr, err := cfg.replayPort(p.kind, port, p.traces[port], p.window)
+			pr, err := cfg.replayPort(p.kind, port, p.traces[port], p.window, agentPortOf(cfg, port, p.opened[port], &rep.Runs[p.run]))
 			if err != nil {
 				rep.Notes = append(rep.Notes, fmt.Sprintf("%s: %v", p.kind, err))
 				continue
@@ -208,6 +209,9 @@ func newReport(cfg *Config) *Report {
 type oneRun struct {
 	report *RunReport
 	traces map[string][]replay.TraceRow
+	// opened is when each agent opened its port (its trace's header, the
+	// agent's rounds count from there), CLOCK_MONOTONIC ps.
+	opened map[string]replay.PS
 	vef    []byte
 	window [2]replay.PS // the traffic phase, CLOCK_MONOTONIC ps
 }
@@ -314,6 +318,7 @@ func runOne(ctx context.Context, cfg *Config, opts Options, line *Line, rep *Rep
 		stopped = true
 		stopErr := stopAll()
 		res.traces = map[string][]replay.TraceRow{}
+		res.opened = map[string]replay.PS{}
 		var errs []error
 		for _, a := range agents {
 			role := a.host.Role
@@ -325,6 +330,7 @@ func runOne(ctx context.Context, cfg *Config, opts Options, line *Line, rep *Rep
 			}
 			for port, rr := range rows {
 				res.traces[port] = rr
+				res.opened[port] = traceOpened(raw[port])
 				r.TraceRows[port] = len(rr)
 				rep.addFile(filepath.Join("agents", name, role, port+".port_trace.csv"), raw[port])
 				if py, err := cfg.predictYAML(kind, port); err == nil {
@@ -458,7 +464,11 @@ func standingNotes(cfg *Config, rep *Report) []string {
 		"measured latency is the datagrams' one way (probe and UDP flows, from the send to the kernel's receipt); the simulator's is every packet's, NIC to NIC, TCP included; the RTT adds the responder's turnaround",
 		"energy and counters of the emulated ports cover the traffic phase; the agents' traces cover their whole run (replayed whole, counted within the traffic phase when the trace's clock allows)",
 	}
-	n = append(n, "the ports apply the agents' delay ledger themselves, per idle period (held: periods kept awake past t_PDT); predict replays the agents' controllers, which run without one, so its misses include the ones the ports' holds avoided")
+	n = append(n, "the ports apply the agents' delay ledger themselves, per idle period (held: periods kept awake past t_PDT), from the agent's first timer write; predict replays the agents' controllers (no ledger) and models the ports: each decision armed from the agent's next round (every agent.interval from its start), extended by the port's ledger (bpf/eeeemu.c's rule, replay.AgentPort); the round times are the interval's, not the agent's actual ticks, so a row may arm a timer one round early or late",
+		"the simulator runs its own controllers on the simulated idle periods (recompute every agent.interval, the decision armed at once, not at the agent's next round) under the ledger per idle period, started with the traffic (the ports' started with the agents, traffic.settle earlier, and held nothing before the agents' first write): with an adaptive predictor the ledger pins each port's wait to l·T, so which idle periods are slept — misses and sleep share — depends on the timing of each decision, and differs by chance of the order of the tolerance on ports that sleep a few per cent of the time")
+	if hasTCP(cfg) {
+		n = append(n, "TCP is closed loop: the ports' waits slow its sender, its segments and ACKs are captured after the emulated port held them and enter the simulation open loop at those times (a held segment may pay a wake-up again there), and its segment trains make few, long idle periods; rows of the ports that carry it (a0, s1 for a→b; b0, s0 for its ACKs) include that difference")
+	}
 	if pre := cfg.preset.Symmetry(); pre != cfg.PortLPI() {
 		n = append(n, fmt.Sprintf("the preset %s is %s (%s); the emulator has no link mode yet, so the loop runs it %s", cfg.preset.Name, pre, cfg.preset.LPISource, cfg.Port.LPI))
 	}
@@ -475,6 +485,16 @@ func standingNotes(cfg *Config, rep *Report) []string {
 		n = append(n, "no emulated serialisation (port.rate none): veth transmits instantly; the simulator uses the preset's rate")
 	}
 	return n
+}
+
+// hasTCP says whether the traffic has a closed-loop flow (tcp, iperf3).
+func hasTCP(cfg *Config) bool {
+	for _, f := range cfg.Traffic.Flows {
+		if f.Kind == "tcp" || f.Kind == "iperf3" {
+			return true
+		}
+	}
+	return false
 }
 
 func simLPINote(cfg *Config) string {

@@ -1,12 +1,14 @@
 package hil
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -89,12 +91,69 @@ type PortReplay struct {
 	// reproduced.
 	Decisions uint64 `json:"decisions"`
 	Matching  uint64 `json:"matching"`
+	// PortLedger says the replay modelled the port's own delay ledger.
+	PortLedger bool `json:"port_ledger"`
+	// TraceMisses and TraceDelayS are the trace's own outcome column over
+	// the same idle periods: the port's misses, and the waits of the
+	// packets that ended its idle periods (what the port's ledger
+	// charges: the measured side of "wake-up delay").
+	// PortOutcomes says the trace's outcome and delay columns are the
+	// port's (an agent in enforce mode, as hil runs them).
+	TraceMisses  uint64  `json:"trace_misses"`
+	TraceDelayS  float64 `json:"trace_delay_s"`
+	PortOutcomes bool    `json:"port_outcomes"`
 }
 
-// replayPort replays one port's whole trace; the figures count the idle
+// agentPortOf is how the agent drove port in a run (replay.AgentPort):
+// rounds every agent.interval from when it opened the port (its trace's
+// header; else the ledger's start, else the traffic's), the configured
+// initial timer, and the ledger the port ran (its emulator's status: the
+// agents program it at their first write, with the start they armed it).
+func agentPortOf(c *Config, port string, opened replay.PS, run *RunReport) replay.AgentPort {
+	ap := replay.AgentPort{Interval: c.Agent.Interval.D(), FirstRound: opened, Initial: c.Port.InitialPDT.D()}
+	for _, p := range run.Ports {
+		if p.Port != port {
+			continue
+		}
+		l := p.Status.Ledger
+		if l.On && l.Rate > 0 {
+			ap.Ledger = &replay.PortLedger{Reserve: l.Reserve, Start: replay.PS(l.Start) * 1000}
+			if ap.FirstRound <= 0 {
+				ap.FirstRound = ap.Ledger.Start
+			}
+		}
+	}
+	return ap
+}
+
+// traceOpened is when the agent opened the port of a trace it wrote (the
+// header's "opened_ns", CLOCK_MONOTONIC), 0 if it says nothing.
+func traceOpened(raw []byte) replay.PS {
+	const key = `"opened_ns":`
+	i := bytes.Index(raw, []byte(key))
+	if i < 0 {
+		return 0
+	}
+	rest := raw[i+len(key):]
+	j := 0
+	for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+		j++
+	}
+	v, err := strconv.ParseInt(string(rest[:j]), 10, 64)
+	if err != nil || v <= 0 || v > math.MaxInt64/1000 {
+		return 0
+	}
+	return replay.PS(v) * 1000
+}
+
+// replayPort replays one port's whole trace as the port ran it
+// (replay.ReplayAgentPort with ap: the agent's decisions, written once
+// per round, and the port's own ledger); the figures count the idle
 // periods that start within window (CLOCK_MONOTONIC ps: the traffic
-// phase), or every one if none does (a trace on another clock).
-func (c *Config) replayPort(kind predictor.Kind, port string, rows []replay.TraceRow, window [2]replay.PS) (PortReplay, error) {
+// phase), or every one if none does (a trace on another clock). It also
+// sums the trace's own outcomes over the same rows: the port's misses and
+// the waits of the packets that ended its idle periods.
+func (c *Config) replayPort(kind predictor.Kind, port string, rows []replay.TraceRow, window [2]replay.PS, ap replay.AgentPort) (PortReplay, error) {
 	pr := PortReplay{Port: port, Rows: len(rows)}
 	if len(rows) == 0 {
 		return pr, nil
@@ -104,14 +163,15 @@ func (c *Config) replayPort(kind predictor.Kind, port string, rows []replay.Trac
 	if err != nil {
 		return pr, err
 	}
-	ctl, err := controller.NewPort(spec.Controller, pred, 0)
+	ctl, err := controller.NewPort(spec.Controller, pred, ap.FirstRound.D())
 	if err != nil {
 		return pr, err
 	}
-	steps, _, err := replay.ReplayTrace(ctl, c.replayTiming(), rows)
+	steps, _, err := replay.ReplayAgentPort(ctl, c.replayTiming(), rows, ap)
 	if err != nil {
 		return pr, fmt.Errorf("replay %s: %w", port, err)
 	}
+	pr.PortLedger, pr.PortOutcomes = ap.Ledger != nil, true
 	in := func(i int) bool { return rows[i].Start >= window[0] && rows[i].Start < window[1] }
 	inside := false
 	for i := range rows {
@@ -136,6 +196,10 @@ func (c *Config) replayPort(kind predictor.Kind, port string, rows []replay.Trac
 		} else {
 			pr.Hits++
 		}
+		if rows[i].Missed {
+			pr.TraceMisses++
+		}
+		pr.TraceDelayS += float64(rows[i].Delay) * 1e-12
 		pr.AsleepS += float64(st.Asleep) * 1e-12
 		pr.DelayS += float64(st.Delay) * 1e-12
 		sumPDT += st.PDT.Seconds()

@@ -41,7 +41,7 @@ func TestReplayHandTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr, err := c.replayPort(predictor.KindFixed, "a0", rows, [2]replay.PS{})
+	pr, err := c.replayPort(predictor.KindFixed, "a0", rows, [2]replay.PS{}, replay.AgentPort{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestReplayHandTrace(t *testing.T) {
 		t.Errorf("replay\n got %+v\nwant %+v", pr, want)
 	}
 	// Counted within the traffic phase only: [0, 1 ms) holds rows 1 and 2.
-	pr, err = c.replayPort(predictor.KindFixed, "a0", rows, [2]replay.PS{0, 1e9})
+	pr, err = c.replayPort(predictor.KindFixed, "a0", rows, [2]replay.PS{0, 1e9}, replay.AgentPort{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestReplayHandTrace(t *testing.T) {
 	// A trace whose agent decided otherwise is shown, not hidden.
 	other := strings.Replace(handTrace, "0,50000000,100000000,hit", "0,50000000,40000000,miss", 1)
 	rows, _ = replay.ParseTrace(strings.NewReader(other), "a0.port_trace.csv")
-	pr, _ = c.replayPort(predictor.KindFixed, "a0", rows, [2]replay.PS{})
+	pr, _ = c.replayPort(predictor.KindFixed, "a0", rows, [2]replay.PS{}, replay.AgentPort{})
 	if pr.Decisions != 3 || pr.Matching != 2 {
 		t.Errorf("disagreement: %+v", pr)
 	}
