@@ -163,13 +163,14 @@ type SimConfig struct {
 }
 
 // Load reads an experiment file (empty path: the shipped
-// configs/hil/quick.yaml) with --set overrides.
+// configs/hil/quick.yaml) with --set overrides; every error is bad input (configs.InputError).
 func Load(path string, sets []string) (*Config, error) {
 	data, name, err := configs.Read(path, DefaultFile)
 	if err != nil {
-		return nil, err
+		return nil, configs.BadInput(fmt.Errorf("config: %w", err))
 	}
-	return Parse(data, name, sets)
+	c, err := Parse(data, name, sets)
+	return c, configs.BadInput(err)
 }
 
 // Parse decodes an experiment strictly (unknown keys are errors naming

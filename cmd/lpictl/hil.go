@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -54,11 +53,7 @@ the VEF traces. Bad input exits 2, a failed run 1.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := hil.Load(o.config, o.sets)
 			if err != nil {
-				var pe *os.PathError
-				if errors.As(err, &pe) {
-					return badInput(fmt.Errorf("config: %w", err))
-				}
-				return badInput(err)
+				return err
 			}
 			bin, err := os.Executable()
 			if err != nil {
