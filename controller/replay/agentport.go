@@ -276,18 +276,5 @@ func (r *agentReplay) row(rows []TraceRow, i int) (Step, error) {
 }
 
 func (r *agentReplay) result() Result {
-	res := r.res
-	if res.IdlePeriods > 0 {
-		res.MeanPDT = time.Duration(r.sumPDT / float64(res.IdlePeriods))
-	}
-	if a := res.Agreement; a != nil {
-		c := *a
-		if c.First != nil {
-			m := *c.First
-			c.First = &m
-		}
-		res.Agreement = &c
-	}
-	res.Port = r.port.Stats(r.now.D())
-	return res
+	return snapshot(r.res, r.sumPDT, r.port, r.now)
 }

@@ -343,20 +343,7 @@ func (r *Replayer) Now() PS { return r.now }
 
 // Result returns the totals so far.
 func (r *Replayer) Result() Result {
-	res := r.res
-	if res.IdlePeriods > 0 {
-		res.MeanPDT = time.Duration(r.sumPDT / float64(res.IdlePeriods))
-	}
-	if a := res.Agreement; a != nil {
-		c := *a
-		if c.First != nil {
-			m := *c.First
-			c.First = &m
-		}
-		res.Agreement = &c
-	}
-	res.Port = r.port.Stats(r.now.D())
-	return res
+	return snapshot(r.res, r.sumPDT, r.port, r.now)
 }
 
 // ReplayTrace replays a whole port trace (e.g. from ParseTrace) through
@@ -374,4 +361,23 @@ func ReplayTrace(port *controller.Port, timing Timing, rows []TraceRow) ([]Step,
 		steps = append(steps, st)
 	}
 	return steps, r.Result(), nil
+}
+
+// snapshot is res as a result to hand out: the mean t_PDT worked out from
+// sumPDT, the agreement copied (the replay goes on changing its own), and
+// the port's statistics at now.
+func snapshot(res Result, sumPDT float64, port *controller.Port, now PS) Result {
+	if res.IdlePeriods > 0 {
+		res.MeanPDT = time.Duration(sumPDT / float64(res.IdlePeriods))
+	}
+	if a := res.Agreement; a != nil {
+		c := *a
+		if c.First != nil {
+			m := *c.First
+			c.First = &m
+		}
+		res.Agreement = &c
+	}
+	res.Port = port.Stats(now.D())
+	return res
 }
