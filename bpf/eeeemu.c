@@ -628,7 +628,9 @@ static __always_inline void link_step(struct emu_link *lk, __u32 e, __u64 epoch,
 		}
 	} else {
 		start = link_idle(lk, me, peer, lk->owner == e, k, hs, v, &missed);
+		/* The link's times now run to the packet's start. */
 		busy = start;
+		lk->busy_until_ns = start;
 	}
 	if (arrive > free) {
 		/* The end's own idle period ends. */

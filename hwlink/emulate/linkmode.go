@@ -203,16 +203,11 @@ func (p *Port) openLink() error {
 	return nil
 }
 
-// linkState turns st into the end's view of its link (link mode): the
-// end's counters and ledger from its slot, the link's state times from
-// the link's creation, and the tail of the link's idle period in
-// progress by the program's rule (the owner's t_PDT from the later
-// departure, raised by either end's ledger, then 2H).
-func (p *Port) linkState(st *bpf.EeeemuEmuState) (tailView, *LinkStatus, error) {
-	var lk bpf.EeeemuEmuLink
-	if err := p.readLink(&lk); err != nil {
-		return tailView{}, nil, err
-	}
+// overlayLink gives st the end's view of its link (link mode): the end's
+// counters and ledger from its slot (as its next packet will find it), the
+// link's state times from the link's creation. lk's slot is updated to
+// that view too.
+func (p *Port) overlayLink(st *bpf.EeeemuEmuState, lk *bpf.EeeemuEmuLink) {
 	e := int(p.cfg.LinkEnd & 1)
 	me := p.ownSlot(lk.End[e])
 	lk.End[e] = me
@@ -222,6 +217,14 @@ func (p *Port) linkState(st *bpf.EeeemuEmuState) (tailView, *LinkStatus, error) 
 		DelayMaxNs: me.DelayMaxNs, TstampKept: me.TstampKept, SpinCapped: me.SpinCapped, EventsLost: st.EventsLost,
 		LedgerStartNs: me.LedgerStartNs, LedgerSpentNs: me.LedgerSpentNs, LedgerHeld: me.LedgerHeld,
 		LedgerOverruns: me.LedgerOverruns}
+}
+
+// linkState is the link's status and the tail of its idle period in
+// progress by the program's rule (the owner's t_PDT from the later
+// departure, raised by either end's ledger, then 2H); lk as overlayLink
+// left it.
+func (p *Port) linkState(lk *bpf.EeeemuEmuLink) (tailView, *LinkStatus) {
+	e := int(p.cfg.LinkEnd & 1)
 	ls := &LinkStatus{Name: p.LinkName(), End: e, Owner: int(lk.Owner & 1), Handshake: time.Duration(lk.HandshakeNs),
 		BusyUntil: time.Duration(lk.BusyUntilNs), ReadyAt: time.Duration(lk.ReadyAtNs), Wakeups: lk.Wakeups, Deepens: lk.Deepens}
 	if p.link != nil {
@@ -229,8 +232,8 @@ func (p *Port) linkState(st *bpf.EeeemuEmuState) (tailView, *LinkStatus, error) 
 		ls.PeerAttached = err == nil
 	}
 	tv := tailView{t: p.timing(), freeAt: lk.BusyUntilNs, transitions: 2*lk.Wakeups + lk.Deepens}
-	tv.mode, tv.pdt, tv.t.hold = linkExpiry(&lk, p.cfg.HandshakeNs)
-	return tv, ls, nil
+	tv.mode, tv.pdt, tv.t.hold = linkExpiry(lk, p.cfg.HandshakeNs)
+	return tv, ls
 }
 
 // ownSlot is the end's slot as its next packet will find it: a slot of

@@ -148,6 +148,29 @@ func (p *Port) timing() emuTiming {
 // readState reads the program's state under its spin lock (a consistent
 // snapshot).
 func (p *Port) readState(st *bpf.EeeemuEmuState) error {
+	var lk bpf.EeeemuEmuLink
+	return p.readView(st, &lk)
+}
+
+// readView reads the program's state and, in link mode, the link's (lk),
+// and gives st the end's view of it (overlayLink).
+func (p *Port) readView(st *bpf.EeeemuEmuState, lk *bpf.EeeemuEmuLink) error {
+	if err := p.readOwnState(st); err != nil {
+		return err
+	}
+	if p.LPI() != PerLink {
+		return nil
+	}
+	if err := p.readLink(lk); err != nil {
+		return err
+	}
+	p.overlayLink(st, lk)
+	return nil
+}
+
+// readOwnState reads the program's own state map (per link, only its
+// events_lost counts).
+func (p *Port) readOwnState(st *bpf.EeeemuEmuState) error {
 	if p.stMap == nil {
 		return fmt.Errorf("%s: %w", p.ifname, os.ErrClosed)
 	}
@@ -161,16 +184,14 @@ func (p *Port) readState(st *bpf.EeeemuEmuState) error {
 // (CLOCK_MONOTONIC, e.g. MonotonicNow()).
 func (p *Port) Status(now time.Duration) (Status, error) {
 	var st bpf.EeeemuEmuState
-	if err := p.readState(&st); err != nil {
+	var lk bpf.EeeemuEmuLink
+	if err := p.readView(&st, &lk); err != nil {
 		return Status{}, err
 	}
 	var lv tailView
 	var ls *LinkStatus
 	if p.LPI() == PerLink {
-		var err error
-		if lv, ls, err = p.linkState(&st); err != nil {
-			return Status{}, err
-		}
+		lv, ls = p.linkState(&lk)
 	}
 	c := p.cfg
 	r := p.regs()
