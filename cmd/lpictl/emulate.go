@@ -86,8 +86,18 @@ func newEmulateAttachCommand() *cobra.Command {
 			"Only virtual devices (veth, dummy, netkit, ifb) are taken unless --allow-physical; --check prints\n" +
 			"what attach would replace (root qdisc, filters, programs) and changes nothing.\n" +
 			"Under `ip netns exec` the pins go to the bpffs outside that command's mount namespace (or attach\n" +
-			"refuses): --netns NS does the same without it.",
+			"refuses): --netns NS does the same without it.\n" +
+			"LPI symmetry (docs/model.md §1.2): a port is per direction (its egress sleeps on its own) unless\n" +
+			"--link NAME makes it one end of an emulated link: attach the link's two ends (e.g. the two ends of\n" +
+			"a veth pair, or host and switch egress of one cable) with the same NAME under one bpffs, and they\n" +
+			"share one link state: the link goes down only when both ends are idle (the owner's t_PDT, then\n" +
+			"the power-down handshake, --handshake: auto is a 64-byte control message at the link's rate plus\n" +
+			"10 ns of cable, as the simulator), and a packet on either end wakes it for both. --lpi preset (the\n" +
+			"default) takes the preset's symmetry when --link is given (a per-direction preset then refuses the\n" +
+			"link); --lpi per-link needs --link; both ends must agree on preset, mode, scale, rate and handshake.",
 		Example: `  lpictl emulate attach veth0 --preset eee-1000base-t --mode deep-sleep --pdt 0 --scale 100
+  lpictl emulate attach veth0 --preset eee-1000base-t --mode deep-sleep --scale 10 --link cable0
+  lpictl emulate attach veth1 --netns ns1 --preset eee-1000base-t --mode deep-sleep --scale 10 --link cable0
   lpictl emulate attach eth1 --preset eee-10gbase-t --mode fast-wake --pdt 20us --rate preset
   lpictl emulate attach veth0 --netns ns1 --preset eee-100base-tx --mode deep-sleep --delay spin`,
 		Args: args(cobra.ExactArgs(1)),
@@ -227,5 +237,8 @@ func addEmulatorFlags(f *pflag.FlagSet, s *hwbackend.EmulatorSpec) {
 	f.StringVar(&s.NetNS, "netns", "", "network namespace of DEV: a name (ip netns) or a path such as /proc/PID/ns/net")
 	f.StringVar(&s.Attach, "attach", "auto", "attach point: auto (TCX, else clsact), tcx or tc")
 	f.StringVar(&s.BPFFS, "bpffs", emulate.DefaultBPFFS, "bpffs mount for the pins (the default is mounted if needed)")
+	f.StringVar(&s.LPI, "lpi", "preset", "LPI symmetry: preset (the preset's with --link, else per-direction), per-direction or per-link (needs --link)")
+	f.StringVar(&s.Link, "link", "", "make the port one end of the emulated link NAME (per link: attach the other end with the same NAME)")
+	f.StringVar(&s.Handshake, "handshake", "auto", "per link: one-way time of the power-down request (auto: 64 bytes at the link's rate + 10 ns)")
 	f.BoolVar(&s.AllowPhysical, "allow-physical", false, "attach to a device that is not virtual (a physical NIC, bond, VLAN…): its real traffic is held — spin keeps the sending CPU busy with bottom halves off up to --spin-max per packet, edt replaces a multi-queue NIC's root qdisc with one fq")
 }
