@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/controller/replay"
 	"github.com/lpictl/lpictl/hwlink"
 	"github.com/lpictl/lpictl/hwlink/emulate"
@@ -454,13 +455,13 @@ func isAgent(pid int) bool {
 func standingNotes(cfg *Config, rep *Report) []string {
 	n := []string{
 		fmt.Sprintf("t_w and t_s are the preset's × %g: kernel timers and scheduling on a VM jitter by tens of µs", cfg.Port.Scale),
-		fmt.Sprintf("the emulated ports run LPI %s (each egress port decides alone, no handshake): predict replays with handshake 0; the simulator runs %s%s", cfg.Port.LPI, cfg.Sim.LPI, simLPINote(cfg)),
+		fmt.Sprintf("the emulated ports run LPI %s (%s): predict replays with handshake 0; the simulator runs %s%s", cfg.Port.LPI, portLPINote(cfg), cfg.Sim.LPI, simLPINote(cfg)),
 		"measured latency is the datagrams' one way (probe and UDP flows, from the send to the kernel's receipt); the simulator's is every packet's, NIC to NIC, TCP included; the RTT adds the responder's turnaround",
 		"energy and counters of the emulated ports cover the traffic phase; the agents' traces cover their whole run (replayed whole, counted within the traffic phase when the trace's clock allows)",
 	}
 	n = append(n, "the ports apply the agents' delay ledger themselves, per idle period (held: periods kept awake past t_PDT); predict replays the agents' controllers, which run without one, so its misses include the ones the ports' holds avoided")
 	if pre := cfg.preset.Symmetry(); pre != cfg.PortLPI() {
-		n = append(n, fmt.Sprintf("the preset %s is %s (%s); the emulator has no link mode yet, so the loop runs it %s", cfg.preset.Name, pre, cfg.preset.LPISource, cfg.Port.LPI))
+		n = append(n, fmt.Sprintf("the preset %s is %s (%s); the loop runs it %s (port.lpi)", cfg.preset.Name, pre, cfg.preset.LPISource, cfg.Port.LPI))
 	}
 	n = append(n, "the simulator's traffic: the generator's datagrams and probes at their send times (probes' responses after the request's receipt), and every other frame the hosts sent (TCP segments and ACKs, iperf3, ARP) captured on a0 and b0 as it left — after any wait the emulated port made it pay — so a held TCP segment enters the simulation that late and may pay a wake-up there again")
 	if rep.Delay == emulate.DelaySpin.String() {
@@ -475,6 +476,13 @@ func standingNotes(cfg *Config, rep *Report) []string {
 		n = append(n, "no emulated serialisation (port.rate none): veth transmits instantly; the simulator uses the preset's rate")
 	}
 	return n
+}
+
+func portLPINote(cfg *Config) string {
+	if cfg.PortLPI() == power.PerLink {
+		return fmt.Sprintf("the two egress ports of each cable are one emulated link: it goes down when both are idle, after the owner's t_PDT and a handshake of %v, and either end's packet wakes it", hwbackend.LinkHandshake(cfg.SimRateBps()))
+	}
+	return "each egress port decides alone, no handshake"
 }
 
 func simLPINote(cfg *Config) string {
