@@ -448,9 +448,7 @@ static __always_inline void dir_step(struct emu_state *st, struct pkt *k, struct
 	}
 	__u64 free = st->free_at_ns;
 	if (arrive <= free) {
-		/* Busy (transmitting, waking, or packets ahead), or back to
-		 * back: no idle period. */
-		start = free;
+		start = free; /* busy (transmitting, waking, queued) or back to back: no idle period */
 	} else {
 		__u64 gap = arrive - free;
 		__u32 m = st->armed_mode;

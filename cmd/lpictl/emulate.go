@@ -66,6 +66,29 @@ func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error { return badInput(check(cmd, a)) }
 }
 
+// emulateAttachLong is `lpictl emulate attach --help`'s description.
+const emulateAttachLong = "attach loads the emulator on DEV's egress (TCX, or clsact where TCX is missing), makes fq its root\n" +
+	"qdisc (fq holds each packet until the departure time the program gives it) and pins everything\n" +
+	"under the bpffs, so the port stays after this command exits. The preset gives the transition\n" +
+	"times and powers (configs/presets, or a YAML file); --scale multiplies the transition times where\n" +
+	"kernel timer jitter (tens of µs) would hide µs-scale wake-ups. --pdt sets the tx LPI timer for use\n" +
+	"without the agent; an agent in enforce mode sets it through the emulated EEE backend (docs/hil.md).\n" +
+	"--driver picks the driver profile whose refusals, units and ranges the EEE interface copies.\n" +
+	"--delay auto (the default) uses fq where the kernel has it, else spin (the program waits on the\n" +
+	"sending CPU, at most --spin-max per packet); none only accounts.\n" +
+	"Only virtual devices (veth, dummy, netkit, ifb) are taken unless --allow-physical; --check prints\n" +
+	"what attach would replace (root qdisc, filters, programs) and changes nothing.\n" +
+	"Under `ip netns exec` the pins go to the bpffs outside that command's mount namespace (or attach\n" +
+	"refuses): --netns NS does the same without it.\n" +
+	"LPI symmetry (docs/model.md §1.2): a port is per direction (its egress sleeps on its own) unless\n" +
+	"--link NAME makes it one end of an emulated link: attach the link's two ends (e.g. the two ends of\n" +
+	"a veth pair, or host and switch egress of one cable) with the same NAME under one bpffs, and they\n" +
+	"share one link state: the link goes down only when both ends are idle (the owner's t_PDT, then\n" +
+	"the power-down handshake, --handshake: auto is a 64-byte control message at the link's rate plus\n" +
+	"10 ns of cable, as the simulator), and a packet on either end wakes it for both. --lpi preset (the\n" +
+	"default) takes the preset's symmetry when --link is given (a per-direction preset then refuses the\n" +
+	"link); --lpi per-link needs --link; both ends must agree on preset, mode, scale, rate and handshake."
+
 func newEmulateAttachCommand() *cobra.Command {
 	var (
 		spec          hwbackend.EmulatorSpec
@@ -74,27 +97,7 @@ func newEmulateAttachCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "attach DEV --preset P --mode M [--pdt D] [--rate R] [--scale K]",
 		Short: "Make DEV's egress an emulated EEE port",
-		Long: "attach loads the emulator on DEV's egress (TCX, or clsact where TCX is missing), makes fq its root\n" +
-			"qdisc (fq holds each packet until the departure time the program gives it) and pins everything\n" +
-			"under the bpffs, so the port stays after this command exits. The preset gives the transition\n" +
-			"times and powers (configs/presets, or a YAML file); --scale multiplies the transition times where\n" +
-			"kernel timer jitter (tens of µs) would hide µs-scale wake-ups. --pdt sets the tx LPI timer for use\n" +
-			"without the agent; an agent in enforce mode sets it through the emulated EEE backend (docs/hil.md).\n" +
-			"--driver picks the driver profile whose refusals, units and ranges the EEE interface copies.\n" +
-			"--delay auto (the default) uses fq where the kernel has it, else spin (the program waits on the\n" +
-			"sending CPU, at most --spin-max per packet); none only accounts.\n" +
-			"Only virtual devices (veth, dummy, netkit, ifb) are taken unless --allow-physical; --check prints\n" +
-			"what attach would replace (root qdisc, filters, programs) and changes nothing.\n" +
-			"Under `ip netns exec` the pins go to the bpffs outside that command's mount namespace (or attach\n" +
-			"refuses): --netns NS does the same without it.\n" +
-			"LPI symmetry (docs/model.md §1.2): a port is per direction (its egress sleeps on its own) unless\n" +
-			"--link NAME makes it one end of an emulated link: attach the link's two ends (e.g. the two ends of\n" +
-			"a veth pair, or host and switch egress of one cable) with the same NAME under one bpffs, and they\n" +
-			"share one link state: the link goes down only when both ends are idle (the owner's t_PDT, then\n" +
-			"the power-down handshake, --handshake: auto is a 64-byte control message at the link's rate plus\n" +
-			"10 ns of cable, as the simulator), and a packet on either end wakes it for both. --lpi preset (the\n" +
-			"default) takes the preset's symmetry when --link is given (a per-direction preset then refuses the\n" +
-			"link); --lpi per-link needs --link; both ends must agree on preset, mode, scale, rate and handshake.",
+		Long:  emulateAttachLong,
 		Example: `  lpictl emulate attach veth0 --preset eee-1000base-t --mode deep-sleep --pdt 0 --scale 100
   lpictl emulate attach veth0 --preset eee-1000base-t --mode deep-sleep --scale 10 --link cable0
   lpictl emulate attach veth1 --netns ns1 --preset eee-1000base-t --mode deep-sleep --scale 10 --link cable0

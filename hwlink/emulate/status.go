@@ -246,6 +246,13 @@ func (p *Port) Status(now time.Duration) (Status, error) {
 	}
 	s.Transitions += tv.transitions
 	s.Elapsed = time.Duration(until - st.T0Ns)
+	s.addEnergy(times, until-st.T0Ns)
+	return s, nil
+}
+
+// addEnergy sets the state times, their fractions and the energy from
+// times, which cover span ns (= Elapsed).
+func (s *Status) addEnergy(times [numEmulatedStates]uint64, span uint64) {
 	var d [numEmulatedStates]time.Duration
 	var f [numEmulatedStates]float64
 	power := [numEmulatedStates]float64{s.WakePowerW, s.WakePowerW, s.FastWake.PowerW, s.DeepSleep.PowerW, s.WakePowerW}
@@ -266,11 +273,10 @@ func (p *Port) Status(now time.Duration) (Status, error) {
 	}
 	s.EnergyJ += float64(atWakeNs) / 1e9 * s.WakePowerW
 	s.Times, s.Fractions = newStateTimes(d), newStateTimes(f)
-	s.AlwaysOnJ = float64(until-st.T0Ns) / 1e9 * s.WakePowerW
+	s.AlwaysOnJ = float64(span) / 1e9 * s.WakePowerW
 	if s.AlwaysOnJ > 0 {
 		s.Saving = 1 - s.EnergyJ/s.AlwaysOnJ
 	}
-	return s, nil
 }
 
 // tailView is what the idle period in progress follows from: the
