@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/ringbuf"
 
 	"github.com/lpictl/lpictl/bpf"
 	"github.com/lpictl/lpictl/hwlink/eeectl"
@@ -225,5 +226,47 @@ func checkLinkStatus(t *testing.T, ports [2]*Port, now uint64) {
 	}
 	if s[0].State == StateWake.String() {
 		t.Errorf("50 µs after the last departure the link is %s, want it down", s[0].State)
+	}
+}
+
+// BenchmarkEmulatorLinkPerPacket measures the link program per packet
+// with BPF_PROG_TEST_RUN (ns/packet, gross), on its longest path: t_PDT 0,
+// no handshake and a 1 ns t_w, so every packet on end 0 finds the link
+// asleep, wakes it and gets a departure time. Events are drained between
+// chunks as in BenchmarkEmulatorPerPacket; none may be lost.
+func BenchmarkEmulatorLinkPerPacket(b *testing.B) {
+	now := uint64(observe.MonotonicNow())
+	p := newTestLinkEnd(b, nil, 0, emuTiming{wakeDS: 1}, ModeDeepSleep, 0, 0, 0, now, now)
+	rd, err := ringbuf.NewReader(p.evMap)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rd.Close()
+	rd.SetDeadline(time.Unix(0, 1))
+	var rec ringbuf.Record
+	frame := ipv4Frame(64)
+	b.ReportAllocs()
+	b.ResetTimer()
+	var total time.Duration
+	for done := 0; done < b.N; {
+		n := min(b.N-done, benchChunk)
+		_, per, err := p.prog.Benchmark(frame, n, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += per * time.Duration(n)
+		done += n
+		b.StopTimer()
+		for rd.AvailableBytes() > 0 && rd.ReadInto(&rec) == nil {
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "ns/packet")
+	var st bpf.EeeemuEmuState
+	if err := p.readState(&st); err != nil {
+		b.Fatal(err)
+	}
+	if st.Wakeups < st.Packets*9/10 || st.EventsLost != 0 {
+		b.Fatalf("did not run the wake-up path, or lost events: %+v", st)
 	}
 }
