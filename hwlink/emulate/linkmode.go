@@ -173,7 +173,8 @@ func (j *linkEnd) leave() error {
 // readLink reads the link's state under its lock.
 func (p *Port) readLink(lk *bpf.EeeemuEmuLink) error {
 	if p.lkMap == nil {
-		return fmt.Errorf("%s: link %s: %w", p.ifname, p.LinkName(), os.ErrClosed)
+		return fmt.Errorf("%s: link %s: no link state (closed, or its pin under %s was removed: detach the port and attach it again)",
+			p.ifname, p.LinkName(), emuLinkSubdir)
 	}
 	if err := p.lkMap.LookupWithFlags(uint32(0), lk, ebpf.LookupLock); err != nil {
 		return fmt.Errorf("%s: read link state: %w", p.ifname, hwlink.ClassifyBPFErr(err))
@@ -194,12 +195,17 @@ func (p *Port) openLink() error {
 		return nil
 	}
 	dir := linkDirOf(p.dir, p.LinkName())
+	p.link = &linkEnd{dir: dir, end: int(p.cfg.LinkEnd)}
 	m, err := ebpf.LoadPinnedMap(filepath.Join(dir, "state"), nil)
+	if errors.Is(err, os.ErrNotExist) {
+		// Its state was removed by hand: the port can still be detached;
+		// its status says what is missing (readLink).
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("open link %s: %w", p.LinkName(), hwlink.ClassifyBPFErr(err))
 	}
 	p.lkMap = m
-	p.link = &linkEnd{dir: dir, end: int(p.cfg.LinkEnd)}
 	return nil
 }
 
