@@ -43,6 +43,15 @@ func attachEmulators(ctx context.Context, cfg *Config, line *Line, mode emulate.
 	return e, nil
 }
 
+// portLPINote says which link model the emulated ports run (the report's
+// notes).
+func portLPINote(cfg *Config) string {
+	if cfg.PortLPI() == power.PerLink {
+		return fmt.Sprintf("the two egress ports of each cable are one emulated link: it goes down when both are idle, after the owner's t_PDT and a handshake of %v, and either end's packet wakes it", hwbackend.LinkHandshake(cfg.SimRateBps()))
+	}
+	return "each egress port decides alone, no handshake"
+}
+
 // cableName names the cable a port transmits on: its two hosts, in order
 // (a0 and s0 are both on cable a-s).
 func cableName(p Port) string {

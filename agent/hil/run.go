@@ -13,7 +13,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/controller/replay"
 	"github.com/lpictl/lpictl/hwlink"
 	"github.com/lpictl/lpictl/hwlink/emulate"
@@ -476,13 +475,6 @@ func standingNotes(cfg *Config, rep *Report) []string {
 		n = append(n, "no emulated serialisation (port.rate none): veth transmits instantly; the simulator uses the preset's rate")
 	}
 	return n
-}
-
-func portLPINote(cfg *Config) string {
-	if cfg.PortLPI() == power.PerLink {
-		return fmt.Sprintf("the two egress ports of each cable are one emulated link: it goes down when both are idle, after the owner's t_PDT and a handshake of %v, and either end's packet wakes it", hwbackend.LinkHandshake(cfg.SimRateBps()))
-	}
-	return "each egress port decides alone, no handshake"
 }
 
 func simLPINote(cfg *Config) string {
