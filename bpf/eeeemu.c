@@ -78,6 +78,36 @@
  *  - DELAY_NONE: states, waits and energy are accounted, packets are not
  *    held (the status then shows what the port would have done).
  *
+ * Link mode (emu_config.lpi = LPI_LINK; docs/model.md §1.2 "per link", the
+ * simulator's sim/eee.Link with PerLink): the two ends of one link are two
+ * copies of this program (two devices, possibly in two namespaces) that
+ * share one lpi_link map, pinned by user space under the link's name. Each
+ * end keeps its own registers (t_PDT, hold, ledger: its emu_config) and
+ * counters (its slot emu_link.end[emu_config.link_end]); the power state
+ * is the link's, one for both directions, under the link's lock:
+ *  - the link's idle period starts when both ends are idle: at the later
+ *    end's last departure (busy_until_ns); the end that transmitted last
+ *    (owner) runs the timer with its t_PDT, armed at its last departure;
+ *  - the owner's timer expires at T = busy_until + t_PDT, later if either
+ *    end's ledger does not allow going down yet (T = the later of the two
+ *    ends' allowed times, as the simulator's peer floor); the link never
+ *    goes down while either end's EEE or tx LPI is off;
+ *  - the power-down handshake of docs/model.md §1.1 with the one-way time
+ *    H = emu_config.handshake_ns: the peer refuses a request that finds a
+ *    packet before T + H; otherwise both directions start going down at
+ *    D = T + 2H and are low at D + t_s;
+ *  - the first packet on either end after T (T + H at the peer) wakes the
+ *    link (t_s remainder and t_w, or the t_w of the state it finds); a
+ *    packet on the other end while it wakes waits for ready_at_ns, and a
+ *    packet whose end has its own packets queued waits behind them;
+ *  - the state times, wake-ups and deepens are the link's (both ends
+ *    count the same sleep); each end counts its own idle periods (from its
+ *    own last departure), their hits and misses (a miss: the packet waited
+ *    for the link's power state) and charges its own ledger.
+ * A slot whose epoch differs from its end's attached_ns is a new end: it
+ * starts over, idle since its attach. Per direction (the default), the
+ * lpi_link map is unused.
+ *
  * The program never drops traffic: it always returns -1 (TCX_NEXT /
  * TC_ACT_UNSPEC).
  */
@@ -115,6 +145,10 @@
 #define DELAY_EDT 0
 #define DELAY_SPIN 1
 #define DELAY_NONE 2
+
+/* emu_config.lpi: LPI symmetry (docs/model.md §1.2) */
+#define LPI_DIRECTION 0 /* each egress port on its own */
+#define LPI_LINK 1      /* the two ends of a link share the lpi_link map */
 
 /* Configuration, written by user space (hwlink) through a memory mapping,
  * one aligned 8-byte field at a time. Times are in ns, already multiplied
@@ -157,6 +191,11 @@ struct emu_config {
 	char ifname[16];
 	char preset[48];
 	char driver[32];
+	/* Link mode (user space writes these before attaching). */
+	__u64 handshake_ns;      /* H: one-way time of the power-down request */
+	__u32 lpi;               /* LPI_* */
+	__u32 link_end;          /* this end's slot in lpi_link (0 or 1) */
+	char link[32];           /* the link's name (metadata) */
 };
 
 /* State, owned by the program (user space writes it once, before the
@@ -187,6 +226,60 @@ struct emu_state {
 	__u64 ledger_spent_ns;   /* S: the waits of the packets that ended idle periods */
 	__u64 ledger_held;       /* idle periods the ledger kept awake past their t_PDT */
 	__u64 ledger_overruns;   /* charges after which S exceeded the budget (rate > 0) */
+};
+
+/* One end of a link in link mode: its armed registers and ledger, copied
+ * at each of its packets, and its counters (as emu_state's). */
+struct emu_end {
+	__u64 epoch_ns;          /* the end's emu_config.attached_ns: another value is a new end */
+	__u64 free_at_ns;        /* end of the end's last transmission */
+	__u64 armed_pdt_ns;      /* the end's t_PDT at its last departure */
+	__u64 hold_ns;           /* the end's hybrid hold at its last packet */
+	__u32 armed_mode;        /* the end's effective mode at its last departure */
+	__u32 ledger;            /* 1: the end's ledger is on with a rate (holds the link) */
+	__u64 ledger_rate_q32;   /* the end's ledger configuration at its last packet */
+	__u64 ledger_reserve_ns;
+	__u64 ledger_start_ns;
+	__u64 ledger_spent_ns;
+	__u64 ledger_held;
+	__u64 ledger_overruns;
+	__u64 packets;
+	__u64 bytes;
+	__u64 idle_periods;
+	__u64 hits;
+	__u64 misses;
+	__u64 wakeups;           /* wake-ups this end's packets caused */
+	__u64 deepens;
+	__u64 delayed;
+	__u64 delay_ns;
+	__u64 delay_max_ns;
+	__u64 tstamp_kept;
+	__u64 spin_capped;
+};
+
+/* A link in link mode, shared by its two ends' programs. time_ns sums to
+ * busy_until_ns - t0_ns. The fields after end[] are written once by user
+ * space when it creates the link (both ends must agree on them). */
+struct emu_link {
+	struct bpf_spin_lock lock;
+	__u32 owner;             /* the end that transmitted last: its timer runs */
+	__u64 t0_ns;
+	__u64 busy_until_ns;     /* the later of the ends' last departures */
+	__u64 ready_at_ns;       /* end of the link's last wake-up */
+	__u64 time_ns[NUM_STATES];
+	__u64 wakeups;           /* the link's going-up transitions (one per power-down) */
+	__u64 deepens;
+	struct emu_end end[2];
+	__u64 handshake_ns;
+	__u64 scale_milli;
+	__u64 rate_bps;
+	__u64 sleep_fw_ns;
+	__u64 wake_fw_ns;
+	__u64 sleep_ds_ns;
+	__u64 wake_ds_ns;
+	__u32 mode;
+	__u32 version;
+	char preset[48];
 };
 
 /* emu_event.flags */
@@ -221,6 +314,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct emu_state);
 } state SEC(".maps");
+
+/* The link state of link mode; user space replaces this map with the
+ * link's pinned one for the second end. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct emu_link);
+} lpi_link SEC(".maps");
 
 /* Ended idle periods for user space, drained by polling (no wake-ups).
  * 1 MiB holds about 18 000 events (48 bytes and an 8-byte header each). */
@@ -273,174 +375,392 @@ static __always_inline __u64 ledger_allow(__u64 spent, __u64 reserve, __u64 rate
 	return start + span;
 }
 
-SEC("tc")
-int eee_egress(struct __sk_buff *skb)
-{
-	__u32 key = 0;
-	struct emu_config *cfg = bpf_map_lookup_elem(&config, &key);
-	struct emu_state *st = bpf_map_lookup_elem(&state, &key);
-	if (!cfg || !st)
-		return LPI_ACT_CONTINUE;
+/* One packet's inputs, read before any lock. */
+struct pkt {
+	__u64 now, fake, arrive, tx;
+	__u64 pdt, s_fw, w_fw, s_ds, w_ds, hold, spin_max;
+	__u64 lrate, lres, lstart;
+	__u32 mode, lon, delay, len;
+};
 
-	__u64 fake_now = READ_ONCE(cfg->clock_override_ns);
-	__u64 now = fake_now;
-	if (likely(now == 0))
-		now = bpf_ktime_get_ns();
-
-	/* A packet that already carries a later CLOCK_MONOTONIC departure
-	 * time (TCP pacing, SO_TXTIME) is ready only then. */
-	__u64 arrive = now;
-	if (skb->tstamp_type == BPF_SKB_CLOCK_MONOTONIC) {
-		__u64 own = skb->tstamp;
-		if (own > arrive)
-			arrive = own;
-	}
-	__u32 len = skb->len;
-	__u32 segs = skb->gso_segs;
-	if (segs == 0)
-		segs = 1;
-	__u64 tx = (((__u64)len + (__u64)WIRE_OVERHEAD * segs) * READ_ONCE(cfg->ns_per_byte_q16)) >> 16;
-
-	/* What the idle period after this packet will use. */
-	__u32 mode = READ_ONCE(cfg->mode);
-	__u32 flags = READ_ONCE(cfg->flags);
-	if ((flags & (FLAG_EEE_ENABLED | FLAG_TX_LPI_ENABLED)) != (FLAG_EEE_ENABLED | FLAG_TX_LPI_ENABLED))
-		mode = MODE_ALWAYS_ON;
-	__u64 pdt = READ_ONCE(cfg->pdt_ns);
-	__u64 s_fw = READ_ONCE(cfg->sleep_fw_ns), w_fw = READ_ONCE(cfg->wake_fw_ns);
-	__u64 s_ds = READ_ONCE(cfg->sleep_ds_ns), w_ds = READ_ONCE(cfg->wake_ds_ns);
-	__u64 hold = READ_ONCE(cfg->hold_ns);
-	__u32 delay = READ_ONCE(cfg->delay);
-	__u64 spin_max = READ_ONCE(cfg->spin_max_ns);
-	__u32 lon = READ_ONCE(cfg->ledger);
-	__u64 lrate = READ_ONCE(cfg->ledger_rate_q32);
-	__u64 lres = READ_ONCE(cfg->ledger_reserve_ns);
-	__u64 lstart = READ_ONCE(cfg->ledger_start_ns);
-	if (lrate > (1ULL << 32))
-		lrate = 1ULL << 32;
-
+/* What the step under the lock decided: the packet's start and end of
+ * transmission, and the idle period it ended (ev_gap > 0), for the event
+ * written after the lock is released. */
+struct verdict {
 	__u64 start, end;
-	/* The idle period this packet ends, if any (ev_gap > 0), for the
-	 * event written after the lock is released. */
-	__u64 ev_gap = 0, ev_pdt = 0, ev_seq = 0;
-	__u32 ev_flags = 0, ev_mode = 0;
+	__u64 ev_gap, ev_pdt, ev_seq;
+	__u32 ev_flags, ev_mode;
+};
+
+/* lowpower is the low-power state a mode enters first, with its t_s and
+ * t_w. */
+static __always_inline __u32 lowpower(struct pkt *k, __u32 m, __u64 *ts, __u64 *tw)
+{
+	if (m == MODE_DEEP_SLEEP) {
+		*ts = k->s_ds;
+		*tw = k->w_ds;
+		return ST_DEEP_SLEEP;
+	}
+	*ts = k->s_fw;
+	*tw = k->w_fw;
+	return ST_FAST_WAKE;
+}
+
+/* sleep_tail accounts into times a power-down that ends going down at
+ * down_end and is woken by a packet at arrive, and returns when the
+ * packet may start: going down (the rest of t_s, then t_w), or low
+ * (hybrid: Fast Wake for hold, then Deep Sleep) and then t_w. *deepened
+ * says whether a hybrid step to Deep Sleep happened. */
+static __always_inline __u64 sleep_tail(__u64 *times, struct pkt *k, __u32 m, __u64 down_end, __u64 arrive,
+					__u64 hold, __u32 *deepened)
+{
+	__u64 ts, tw, start;
+	__u32 low = lowpower(k, m, &ts, &tw);
+	times[ST_GOING_DOWN] += ts;
+	if (arrive < down_end) {
+		/* Going down: the rest of t_s, then t_w. */
+		start = down_end + tw;
+	} else if (m == MODE_HYBRID && arrive - down_end >= hold) {
+		times[ST_FAST_WAKE] += hold;
+		times[ST_DEEP_SLEEP] += arrive - down_end - hold;
+		*deepened = 1;
+		tw = k->w_ds;
+		start = arrive + tw;
+	} else {
+		times[low] += arrive - down_end;
+		start = arrive + tw;
+	}
+	times[ST_GOING_UP] += tw;
+	return start;
+}
+
+/* dir_step is one packet of a port per direction (docs/model.md §1.1),
+ * under the port's lock. */
+static __always_inline void dir_step(struct emu_state *st, struct pkt *k, struct verdict *v)
+{
+	__u64 arrive = k->arrive, start;
 	bpf_spin_lock(&st->lock);
-	if (st->ledger_start_ns != lstart) {
-		st->ledger_start_ns = lstart;
+	if (st->ledger_start_ns != k->lstart) {
+		st->ledger_start_ns = k->lstart;
 		st->ledger_spent_ns = 0;
 		st->ledger_held = 0;
 		st->ledger_overruns = 0;
 	}
 	__u64 free = st->free_at_ns;
 	if (arrive <= free) {
-		/* Busy (transmitting, waking, or packets ahead), or back to
-		 * back: no idle period. */
-		start = free;
+		start = free; /* busy (transmitting, waking, queued) or back to back: no idle period */
 	} else {
 		__u64 gap = arrive - free;
 		__u32 m = st->armed_mode;
 		__u64 p = st->armed_pdt_ns;
-		if (m != MODE_ALWAYS_ON && lon == LEDGER_ON && lrate && gap >= p) {
+		if (m != MODE_ALWAYS_ON && k->lon == LEDGER_ON && k->lrate && gap >= p) {
 			/* The timer expired at free + p: the port starts going
 			 * down then only if the ledger allows it, else when it
 			 * does (never, if that is later than this packet). */
-			__u64 allow = ledger_allow(st->ledger_spent_ns, lres, lrate, lstart);
+			__u64 allow = ledger_allow(st->ledger_spent_ns, k->lres, k->lrate, k->lstart);
 			if (allow > free + p) {
 				p = allow - free;
 				st->ledger_held++;
-				ev_flags |= EVENT_HELD;
+				v->ev_flags |= EVENT_HELD;
 			}
 		}
 		st->idle_periods++;
-		ev_gap = gap;
-		ev_pdt = p;
-		ev_mode = m;
-		ev_seq = st->idle_periods;
+		v->ev_gap = gap;
+		v->ev_pdt = p;
+		v->ev_mode = m;
+		v->ev_seq = st->idle_periods;
 		if (m != MODE_ALWAYS_ON)
-			ev_flags |= EVENT_SLEEPS;
+			v->ev_flags |= EVENT_SLEEPS;
 		if (m == MODE_ALWAYS_ON || gap < p) {
 			st->hits++;
 			st->time_ns[ST_WAKE] += gap;
 			start = arrive;
 		} else {
-			__u64 ts = s_fw, tw = w_fw;
-			__u32 low = ST_FAST_WAKE;
-			if (m == MODE_DEEP_SLEEP) {
-				ts = s_ds;
-				tw = w_ds;
-				low = ST_DEEP_SLEEP;
-			}
-			__u64 down_end = free + p + ts;
-			ev_flags |= EVENT_MISSED;
+			__u32 deepened = 0;
+			v->ev_flags |= EVENT_MISSED;
 			st->misses++;
 			st->wakeups++;
 			st->time_ns[ST_WAKE] += p;
-			st->time_ns[ST_GOING_DOWN] += ts;
-			if (arrive < down_end) {
-				/* Going down: the rest of t_s, then t_w. */
-				start = down_end + tw;
-			} else if (m == MODE_HYBRID && arrive - down_end >= hold) {
-				st->time_ns[ST_FAST_WAKE] += hold;
-				st->time_ns[ST_DEEP_SLEEP] += arrive - down_end - hold;
-				st->deepens++;
-				tw = w_ds;
-				start = arrive + tw;
-			} else {
-				if (low == ST_DEEP_SLEEP)
-					st->time_ns[ST_DEEP_SLEEP] += arrive - down_end;
-				else
-					st->time_ns[ST_FAST_WAKE] += arrive - down_end;
-				start = arrive + tw;
-			}
-			st->time_ns[ST_GOING_UP] += tw;
+			start = sleep_tail(st->time_ns, k, m, free + p + (m == MODE_DEEP_SLEEP ? k->s_ds : k->s_fw), arrive,
+					   k->hold, &deepened);
+			st->deepens += deepened;
 		}
 	}
-	if (ev_gap && start > arrive) {
+	if (v->ev_gap && start > arrive) {
 		/* The ledger's charge: what the packet ending the period
 		 * waited for the port's power state. */
 		__u64 d = start - arrive;
 		st->ledger_spent_ns += d;
-		if (lrate && arrive < ledger_allow(st->ledger_spent_ns, 0, lrate, lstart))
+		if (k->lrate && arrive < ledger_allow(st->ledger_spent_ns, 0, k->lrate, k->lstart))
 			st->ledger_overruns++;
 	}
-	end = start + tx;
-	st->time_ns[ST_WAKE] += tx;
+	__u64 end = start + k->tx;
+	st->time_ns[ST_WAKE] += k->tx;
 	st->free_at_ns = end;
-	st->armed_mode = mode;
-	st->armed_pdt_ns = pdt;
+	st->armed_mode = k->mode;
+	st->armed_pdt_ns = k->pdt;
 	st->packets++;
-	st->bytes += len;
-	if (arrive > now)
+	st->bytes += k->len;
+	if (arrive > k->now)
 		st->tstamp_kept++;
-	if (start > now) {
-		__u64 d = start - now;
+	if (start > k->now) {
+		__u64 d = start - k->now;
 		st->delayed++;
 		st->delay_ns += d;
 		if (d > st->delay_max_ns)
 			st->delay_max_ns = d;
 	}
-	if (delay == DELAY_SPIN && end > now && end - now > spin_max)
+	if (k->delay == DELAY_SPIN && end > k->now && end - k->now > k->spin_max)
 		st->spin_capped++;
 	bpf_spin_unlock(&st->lock);
+	v->start = start;
+	v->end = end;
+}
 
-	if (ev_gap) {
+/* end_enter brings an end's slot up to its configuration: a new end (its
+ * epoch differs) starts over, idle since its attach with its registers
+ * armed; the ledger's configuration is the end's current one (a new start
+ * restarts its account). Under the link's lock. */
+static __always_inline void end_enter(struct emu_end *me, struct pkt *k, __u64 epoch)
+{
+	if (me->epoch_ns != epoch) {
+		__builtin_memset(me, 0, sizeof(*me));
+		me->epoch_ns = epoch;
+		me->free_at_ns = epoch;
+		me->armed_mode = k->mode;
+		me->armed_pdt_ns = k->pdt;
+		me->ledger_start_ns = k->lstart;
+	}
+	if (me->ledger_start_ns != k->lstart) {
+		me->ledger_start_ns = k->lstart;
+		me->ledger_spent_ns = 0;
+		me->ledger_held = 0;
+		me->ledger_overruns = 0;
+	}
+	me->hold_ns = k->hold;
+	me->ledger = k->lon == LEDGER_ON && k->lrate;
+	me->ledger_rate_q32 = k->lrate;
+	me->ledger_reserve_ns = k->lres;
+}
+
+/* end_floor raises the expiry *t to when x's ledger allows going down, and
+ * counts the hold in x. */
+static __always_inline __u32 end_floor(struct emu_end *x, __u64 *t)
+{
+	if (!x->ledger)
+		return 0;
+	__u64 allow = ledger_allow(x->ledger_spent_ns, x->ledger_reserve_ns, x->ledger_rate_q32, x->ledger_start_ns);
+	if (allow <= *t)
+		return 0;
+	*t = allow;
+	x->ledger_held++;
+	return EVENT_HELD;
+}
+
+/* link_idle ends the link's idle period (busy_until .. arrive) with a
+ * packet of end me (is_owner: me owns the timer). It returns when the
+ * packet may start and sets *missed when it waits for the power state;
+ * the link's times are accounted up to that start. */
+static __always_inline __u64 link_idle(struct emu_link *lk, struct emu_end *me, struct emu_end *peer, __u32 is_owner,
+				       struct pkt *k, __u64 hs, struct verdict *v, __u32 *missed)
+{
+	struct emu_end *own = is_owner ? me : peer;
+	__u64 busy = lk->busy_until_ns, arrive = k->arrive;
+	__u32 m = own->armed_mode;
+	if (me->armed_mode == MODE_ALWAYS_ON || peer->armed_mode == MODE_ALWAYS_ON)
+		m = MODE_ALWAYS_ON;
+	__u64 t = busy + own->armed_pdt_ns;
+	if (m != MODE_ALWAYS_ON && arrive >= t) {
+		/* The timer expired: the link goes down when both ends'
+		 * ledgers allow it (the later of the two). */
+		__u32 held = end_floor(me, &t) | end_floor(peer, &t);
+		v->ev_flags |= held;
+		if (is_owner && held)
+			v->ev_pdt = t - busy;
+	}
+	if (m == MODE_ALWAYS_ON || arrive < t || (!is_owner && arrive < t + hs)) {
+		/* A hit, or the peer refuses the request: awake. */
+		lk->time_ns[ST_WAKE] += arrive - busy;
+		return arrive;
+	}
+	__u64 ts, tw, down = t + 2 * hs;
+	__u32 deepened = 0;
+	lowpower(k, m, &ts, &tw);
+	lk->time_ns[ST_WAKE] += down - busy;
+	__u64 start = sleep_tail(lk->time_ns, k, m, down + ts, arrive, own->hold_ns, &deepened);
+	lk->wakeups++;
+	lk->deepens += deepened;
+	me->wakeups++;
+	me->deepens += deepened;
+	lk->ready_at_ns = start;
+	*missed = 1;
+	return start;
+}
+
+/* link_step is one packet of end e of a link in link mode, under the
+ * link's lock (see "Link mode" above). */
+static __always_inline void link_step(struct emu_link *lk, __u32 e, __u64 epoch, __u64 hs, struct pkt *k,
+				      struct verdict *v)
+{
+	__u64 arrive = k->arrive, start;
+	__u32 missed = 0;
+	bpf_spin_lock(&lk->lock);
+	struct emu_end *me = &lk->end[0], *peer = &lk->end[1];
+	if (e) {
+		me = &lk->end[1];
+		peer = &lk->end[0];
+	}
+	end_enter(me, k, epoch);
+	__u64 free = me->free_at_ns, busy = lk->busy_until_ns;
+	/* The t_PDT the end's own idle period ran (the link's, raised by a
+	 * ledger, when the end owns the timer). */
+	v->ev_pdt = me->armed_pdt_ns;
+	if (arrive <= busy) {
+		/* The link is awake or waking (an end transmits or waits for
+		 * the wake-up): the packet waits for its own end's earlier
+		 * packets and for the wake-up, nothing more. */
+		start = arrive > free ? arrive : free;
+		if (lk->ready_at_ns > start) {
+			start = lk->ready_at_ns;
+			missed = arrive > free;
+		}
+	} else {
+		start = link_idle(lk, me, peer, lk->owner == e, k, hs, v, &missed);
+		/* The link's times now run to the packet's start. */
+		busy = start;
+		lk->busy_until_ns = start;
+	}
+	if (arrive > free) {
+		/* The end's own idle period ends. */
+		me->idle_periods++;
+		v->ev_gap = arrive - free;
+		v->ev_mode = me->armed_mode;
+		v->ev_seq = me->idle_periods;
+		if (me->armed_mode != MODE_ALWAYS_ON)
+			v->ev_flags |= EVENT_SLEEPS;
+		if (missed) {
+			v->ev_flags |= EVENT_MISSED;
+			me->misses++;
+			__u64 d = start - arrive;
+			me->ledger_spent_ns += d;
+			if (k->lrate && arrive < ledger_allow(me->ledger_spent_ns, 0, k->lrate, k->lstart))
+				me->ledger_overruns++;
+		} else {
+			me->hits++;
+		}
+	} else {
+		v->ev_flags = 0;
+	}
+	__u64 end = start + k->tx;
+	if (end > busy) {
+		lk->time_ns[ST_WAKE] += end - busy;
+		lk->busy_until_ns = end;
+	}
+	lk->owner = end >= peer->free_at_ns ? e : e ^ 1;
+	me->free_at_ns = end;
+	me->armed_mode = k->mode;
+	me->armed_pdt_ns = k->pdt;
+	me->packets++;
+	me->bytes += k->len;
+	if (arrive > k->now)
+		me->tstamp_kept++;
+	if (start > k->now) {
+		__u64 d = start - k->now;
+		me->delayed++;
+		me->delay_ns += d;
+		if (d > me->delay_max_ns)
+			me->delay_max_ns = d;
+	}
+	if (k->delay == DELAY_SPIN && end > k->now && end - k->now > k->spin_max)
+		me->spin_capped++;
+	bpf_spin_unlock(&lk->lock);
+	v->start = start;
+	v->end = end;
+}
+
+/* read_pkt reads the packet's inputs and the configuration in force. */
+static __always_inline void read_pkt(struct __sk_buff *skb, struct emu_config *cfg, struct pkt *k)
+{
+	__u64 now = READ_ONCE(cfg->clock_override_ns);
+	k->fake = now;
+	if (likely(now == 0))
+		now = bpf_ktime_get_ns();
+	k->now = now;
+	/* A packet that already carries a later CLOCK_MONOTONIC departure
+	 * time (TCP pacing, SO_TXTIME) is ready only then. */
+	k->arrive = now;
+	if (skb->tstamp_type == BPF_SKB_CLOCK_MONOTONIC) {
+		__u64 own = skb->tstamp;
+		if (own > k->arrive)
+			k->arrive = own;
+	}
+	k->len = skb->len;
+	__u32 segs = skb->gso_segs;
+	if (segs == 0)
+		segs = 1;
+	k->tx = (((__u64)k->len + (__u64)WIRE_OVERHEAD * segs) * READ_ONCE(cfg->ns_per_byte_q16)) >> 16;
+
+	/* What the idle period after this packet will use. */
+	k->mode = READ_ONCE(cfg->mode);
+	__u32 flags = READ_ONCE(cfg->flags);
+	if ((flags & (FLAG_EEE_ENABLED | FLAG_TX_LPI_ENABLED)) != (FLAG_EEE_ENABLED | FLAG_TX_LPI_ENABLED))
+		k->mode = MODE_ALWAYS_ON;
+	k->pdt = READ_ONCE(cfg->pdt_ns);
+	k->s_fw = READ_ONCE(cfg->sleep_fw_ns);
+	k->w_fw = READ_ONCE(cfg->wake_fw_ns);
+	k->s_ds = READ_ONCE(cfg->sleep_ds_ns);
+	k->w_ds = READ_ONCE(cfg->wake_ds_ns);
+	k->hold = READ_ONCE(cfg->hold_ns);
+	k->delay = READ_ONCE(cfg->delay);
+	k->spin_max = READ_ONCE(cfg->spin_max_ns);
+	k->lon = READ_ONCE(cfg->ledger);
+	k->lrate = READ_ONCE(cfg->ledger_rate_q32);
+	k->lres = READ_ONCE(cfg->ledger_reserve_ns);
+	k->lstart = READ_ONCE(cfg->ledger_start_ns);
+	if (k->lrate > (1ULL << 32))
+		k->lrate = 1ULL << 32;
+}
+
+/* egress is the program of one packet, per direction or, with link set,
+ * in link mode (two programs: each verifies only its own path). */
+static __always_inline int egress(struct __sk_buff *skb, int link)
+{
+	__u32 key = 0;
+	struct emu_config *cfg = bpf_map_lookup_elem(&config, &key);
+	struct emu_state *st = bpf_map_lookup_elem(&state, &key);
+	if (!cfg || !st)
+		return LPI_ACT_CONTINUE;
+	struct pkt k = {};
+	struct verdict v = {};
+	read_pkt(skb, cfg, &k);
+	if (link) {
+		struct emu_link *lk = bpf_map_lookup_elem(&lpi_link, &key);
+		if (!lk)
+			return LPI_ACT_CONTINUE;
+		link_step(lk, cfg->link_end & 1, cfg->attached_ns, cfg->handshake_ns, &k, &v);
+	} else {
+		dir_step(st, &k, &v);
+	}
+
+	if (v.ev_gap) {
 		struct emu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 		if (likely(e)) {
-			e->end_ns = arrive;
-			e->gap_ns = ev_gap;
-			e->pdt_ns = ev_pdt;
-			e->delay_ns = start - arrive;
-			e->seq = ev_seq;
-			e->flags = ev_flags;
-			e->mode = ev_mode;
+			e->end_ns = k.arrive;
+			e->gap_ns = v.ev_gap;
+			e->pdt_ns = v.ev_pdt;
+			e->delay_ns = v.start - k.arrive;
+			e->seq = v.ev_seq;
+			e->flags = v.ev_flags;
+			e->mode = v.ev_mode;
 			bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 		} else {
 			__sync_fetch_and_add(&st->events_lost, 1);
 		}
 	}
 
+	__u64 now = k.now, end = v.end;
 	if (end > now) {
-		if (delay == DELAY_EDT) {
+		if (k.delay == DELAY_EDT) {
 			/* A CLOCK_MONOTONIC delivery time: fq holds the packet
 			 * until then, and the kernel keeps it as a delivery time
 			 * (not a receive timestamp) across namespaces. The helper
@@ -448,13 +768,27 @@ int eee_egress(struct __sk_buff *skb)
 			 * written directly. */
 			if (bpf_skb_set_tstamp(skb, end, BPF_SKB_CLOCK_MONOTONIC) < 0)
 				skb->tstamp = end;
-		} else if (delay == DELAY_SPIN && fake_now == 0) {
+		} else if (k.delay == DELAY_SPIN && k.fake == 0) {
 			/* Wait here, on this CPU, until the departure time. */
-			struct spin_ctx sc = {.until = end - now > spin_max ? now + spin_max : end};
+			struct spin_ctx sc = {.until = end - now > k.spin_max ? now + k.spin_max : end};
 			bpf_loop(SPIN_MAX_LOOPS, spin_step, &sc, 0);
 		}
 	}
 	return LPI_ACT_CONTINUE;
+}
+
+/* A port per direction (emu_config.lpi = LPI_DIRECTION). */
+SEC("tc")
+int eee_egress(struct __sk_buff *skb)
+{
+	return egress(skb, 0);
+}
+
+/* An end of a link in link mode (emu_config.lpi = LPI_LINK). */
+SEC("tc")
+int eee_egress_link(struct __sk_buff *skb)
+{
+	return egress(skb, 1);
 }
 
 char __license[] SEC("license") = "Dual MIT/GPL";

@@ -46,6 +46,64 @@ type EeeemuEmuConfig struct {
 	Ifname          [16]int8
 	Preset          [48]int8
 	Driver          [32]int8
+	HandshakeNs     uint64
+	Lpi             uint32
+	LinkEnd         uint32
+	Link            [32]int8
+}
+
+type EeeemuEmuEnd struct {
+	_               structs.HostLayout
+	EpochNs         uint64
+	FreeAtNs        uint64
+	ArmedPdtNs      uint64
+	HoldNs          uint64
+	ArmedMode       uint32
+	Ledger          uint32
+	LedgerRateQ32   uint64
+	LedgerReserveNs uint64
+	LedgerStartNs   uint64
+	LedgerSpentNs   uint64
+	LedgerHeld      uint64
+	LedgerOverruns  uint64
+	Packets         uint64
+	Bytes           uint64
+	IdlePeriods     uint64
+	Hits            uint64
+	Misses          uint64
+	Wakeups         uint64
+	Deepens         uint64
+	Delayed         uint64
+	DelayNs         uint64
+	DelayMaxNs      uint64
+	TstampKept      uint64
+	SpinCapped      uint64
+}
+
+type EeeemuEmuLink struct {
+	_    structs.HostLayout
+	Lock struct {
+		_   structs.HostLayout
+		Val uint32
+	}
+	Owner       uint32
+	T0Ns        uint64
+	BusyUntilNs uint64
+	ReadyAtNs   uint64
+	TimeNs      [5]uint64
+	Wakeups     uint64
+	Deepens     uint64
+	End         [2]EeeemuEmuEnd
+	HandshakeNs uint64
+	ScaleMilli  uint64
+	RateBps     uint64
+	SleepFwNs   uint64
+	WakeFwNs    uint64
+	SleepDsNs   uint64
+	WakeDsNs    uint64
+	Mode        uint32
+	Version     uint32
+	Preset      [48]int8
 }
 
 type EeeemuEmuState struct {
@@ -82,10 +140,12 @@ type EeeemuEmuState struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	EeeemuMapConfig     = "config"
-	EeeemuMapEvents     = "events"
-	EeeemuMapState      = "state"
-	EeeemuProgEeeEgress = "eee_egress"
+	EeeemuMapConfig         = "config"
+	EeeemuMapEvents         = "events"
+	EeeemuMapLpiLink        = "lpi_link"
+	EeeemuMapState          = "state"
+	EeeemuProgEeeEgress     = "eee_egress"
+	EeeemuProgEeeEgressLink = "eee_egress_link"
 )
 
 // LoadEeeemu returns the embedded CollectionSpec for Eeeemu.
@@ -130,16 +190,18 @@ type EeeemuSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type EeeemuProgramSpecs struct {
-	EeeEgress *ebpf.ProgramSpec `ebpf:"eee_egress"`
+	EeeEgress     *ebpf.ProgramSpec `ebpf:"eee_egress"`
+	EeeEgressLink *ebpf.ProgramSpec `ebpf:"eee_egress_link"`
 }
 
 // EeeemuMapSpecs contains maps before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type EeeemuMapSpecs struct {
-	Config *ebpf.MapSpec `ebpf:"config"`
-	Events *ebpf.MapSpec `ebpf:"events"`
-	State  *ebpf.MapSpec `ebpf:"state"`
+	Config  *ebpf.MapSpec `ebpf:"config"`
+	Events  *ebpf.MapSpec `ebpf:"events"`
+	LpiLink *ebpf.MapSpec `ebpf:"lpi_link"`
+	State   *ebpf.MapSpec `ebpf:"state"`
 }
 
 // EeeemuVariableSpecs contains global variables before they are loaded into the kernel.
@@ -168,15 +230,17 @@ func (o *EeeemuObjects) Close() error {
 //
 // It can be passed to LoadEeeemuObjects or ebpf.CollectionSpec.LoadAndAssign.
 type EeeemuMaps struct {
-	Config *ebpf.Map `ebpf:"config"`
-	Events *ebpf.Map `ebpf:"events"`
-	State  *ebpf.Map `ebpf:"state"`
+	Config  *ebpf.Map `ebpf:"config"`
+	Events  *ebpf.Map `ebpf:"events"`
+	LpiLink *ebpf.Map `ebpf:"lpi_link"`
+	State   *ebpf.Map `ebpf:"state"`
 }
 
 func (m *EeeemuMaps) Close() error {
 	return _EeeemuClose(
 		m.Config,
 		m.Events,
+		m.LpiLink,
 		m.State,
 	)
 }
@@ -191,12 +255,14 @@ type EeeemuVariables struct {
 //
 // It can be passed to LoadEeeemuObjects or ebpf.CollectionSpec.LoadAndAssign.
 type EeeemuPrograms struct {
-	EeeEgress *ebpf.Program `ebpf:"eee_egress"`
+	EeeEgress     *ebpf.Program `ebpf:"eee_egress"`
+	EeeEgressLink *ebpf.Program `ebpf:"eee_egress_link"`
 }
 
 func (p *EeeemuPrograms) Close() error {
 	return _EeeemuClose(
 		p.EeeEgress,
+		p.EeeEgressLink,
 	)
 }
 

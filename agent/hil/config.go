@@ -105,9 +105,9 @@ type PortConfig struct {
 	// default), before the agent changes it.
 	InitialPDT *predictor.Duration `yaml:"initial_pdt" json:"initial_pdt"`
 	HybridHold *predictor.Duration `yaml:"hybrid_hold" json:"hybrid_hold"`
-	// LPI is the emulated ports' symmetry (model §1.2): per-direction,
-	// each egress port deciding alone (the emulator's only mode today;
-	// the preset's per-link is not emulated yet).
+	// LPI is the emulated ports' symmetry (model §1.2): per-direction
+	// (the default), each egress port deciding alone, or per-link, the
+	// two egress ports of each cable one emulated link (emulate.PerLink).
 	LPI string `yaml:"lpi" json:"lpi"`
 }
 
@@ -310,9 +310,6 @@ func (p *PortConfig) normalize(c *Config) error {
 	l, err := power.ParseLPI(p.LPI)
 	if err != nil {
 		return bad("port.lpi", "%v", err)
-	}
-	if l != power.PerDirection {
-		return bad("port.lpi", "the emulated ports run per-direction only (each egress port decides alone); the link mode is not built yet — compare with the simulator per link through sim.lpi: per-link")
 	}
 	p.LPI = string(l)
 	ec := c.emulateConfig("probe0", emulate.ModeAlwaysOn, emulate.DelayNone)

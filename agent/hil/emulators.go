@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/hwlink"
 	"github.com/lpictl/lpictl/hwlink/emulate"
 	"github.com/lpictl/lpictl/hwlink/observe"
+	"github.com/lpictl/lpictl/sim/power"
 )
 
 // emulators are the emulated EEE ports of one run, in LinePorts order.
@@ -18,7 +20,10 @@ type emulators struct {
 
 // attachEmulators makes every egress port of the line an emulated EEE port
 // in mode (the experiment's preset, scale, rate, driver and initial
-// timer). On error the ports attached so far are detached.
+// timer); with port.lpi per-link, the two egress ports of each cable are
+// the two ends of one emulated link, named after the cable, with the
+// simulator's handshake at the simulated rate. On error the ports
+// attached so far are detached.
 func attachEmulators(ctx context.Context, cfg *Config, line *Line, mode emulate.Mode, delay emulate.Delay) (*emulators, error) {
 	e := &emulators{line: line}
 	for _, p := range LinePorts {
@@ -26,6 +31,9 @@ func attachEmulators(ctx context.Context, cfg *Config, line *Line, mode emulate.
 		ec.NetNS = hwlink.NetNS(line.Hosts[p.Host].Name)
 		ec.BPFFS = line.BPFFS
 		ec.Attach = observe.AttachAuto
+		if cfg.PortLPI() == power.PerLink {
+			ec.LPI, ec.Link, ec.Handshake = emulate.PerLink, cableName(p), hwbackend.LinkHandshake(cfg.SimRateBps())
+		}
 		ep, err := emulate.Attach(ctx, ec)
 		if err != nil {
 			return nil, errors.Join(fmt.Errorf("emulate %s in %s: %w", p.Dev, line.Hosts[p.Host].Name, err), e.detach())
@@ -33,6 +41,24 @@ func attachEmulators(ctx context.Context, cfg *Config, line *Line, mode emulate.
 		e.ports = append(e.ports, ep)
 	}
 	return e, nil
+}
+
+// portLPINote says which link model the emulated ports run (the report's
+// notes).
+func portLPINote(cfg *Config) string {
+	if cfg.PortLPI() == power.PerLink {
+		return fmt.Sprintf("the two egress ports of each cable are one emulated link: it goes down when both are idle, after the owner's t_PDT and a handshake of %v, and either end's packet wakes it", hwbackend.LinkHandshake(cfg.SimRateBps()))
+	}
+	return "each egress port decides alone, no handshake"
+}
+
+// cableName names the cable a port transmits on: its two hosts, in order
+// (a0 and s0 are both on cable a-s).
+func cableName(p Port) string {
+	if p.Host < p.Peer {
+		return p.Host + "-" + p.Peer
+	}
+	return p.Peer + "-" + p.Host
 }
 
 // status reads every port's status at one instant.

@@ -460,7 +460,7 @@ func isAgent(pid int) bool {
 func standingNotes(cfg *Config, rep *Report) []string {
 	n := []string{
 		fmt.Sprintf("t_w and t_s are the preset's × %g: kernel timers and scheduling on a VM jitter by tens of µs", cfg.Port.Scale),
-		fmt.Sprintf("the emulated ports run LPI %s (each egress port decides alone, no handshake): predict replays with handshake 0; the simulator runs %s%s", cfg.Port.LPI, cfg.Sim.LPI, simLPINote(cfg)),
+		fmt.Sprintf("the emulated ports run LPI %s (%s): predict replays with handshake 0; the simulator runs %s%s", cfg.Port.LPI, portLPINote(cfg), cfg.Sim.LPI, simLPINote(cfg)),
 		"measured latency is the datagrams' one way (probe and UDP flows, from the send to the kernel's receipt); the simulator's is every packet's, NIC to NIC, TCP included; the RTT adds the responder's turnaround",
 		"energy and counters of the emulated ports cover the traffic phase; the agents' traces cover their whole run (replayed whole, counted within the traffic phase when the trace's clock allows)",
 	}
@@ -470,7 +470,7 @@ func standingNotes(cfg *Config, rep *Report) []string {
 		n = append(n, "TCP is closed loop: the ports' waits slow its sender, its segments and ACKs are captured after the emulated port held them and enter the simulation open loop at those times (a held segment may pay a wake-up again there), and its segment trains make few, long idle periods; rows of the ports that carry it (a0, s1 for a→b; b0, s0 for its ACKs) include that difference")
 	}
 	if pre := cfg.preset.Symmetry(); pre != cfg.PortLPI() {
-		n = append(n, fmt.Sprintf("the preset %s is %s (%s); the emulator has no link mode yet, so the loop runs it %s", cfg.preset.Name, pre, cfg.preset.LPISource, cfg.Port.LPI))
+		n = append(n, fmt.Sprintf("the preset %s is %s (%s); the loop runs it %s (port.lpi)", cfg.preset.Name, pre, cfg.preset.LPISource, cfg.Port.LPI))
 	}
 	n = append(n, "the simulator's traffic: the generator's datagrams and probes at their send times (probes' responses after the request's receipt), and every other frame the hosts sent (TCP segments and ACKs, iperf3, ARP) captured on a0 and b0 as it left — after any wait the emulated port made it pay — so a held TCP segment enters the simulation that late and may pay a wake-up there again")
 	if rep.Delay == emulate.DelaySpin.String() {

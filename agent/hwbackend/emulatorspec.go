@@ -4,19 +4,25 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/hwlink"
 	"github.com/lpictl/lpictl/hwlink/emulate"
 	"github.com/lpictl/lpictl/hwlink/observe"
 	"github.com/lpictl/lpictl/predictor"
+	"github.com/lpictl/lpictl/sim/network"
 	"github.com/lpictl/lpictl/sim/power"
+	"github.com/lpictl/lpictl/sim/scenario"
 )
 
 // EmulatorSpec is an emulated EEE port as `lpictl emulate attach` is
 // given it: every value as written (docs/hil.md).
 type EmulatorSpec struct {
 	Preset, Mode, PDT, Rate, Hold, Driver, Delay, SpinMax, NetNS, Attach, BPFFS string
+	// LPI is the symmetry ("", "preset", per-direction, per-link), Link
+	// the link's name, Handshake "auto" or a duration (LinkSymmetry).
+	LPI, Link, Handshake string
 	// PDTSet says PDT was given (else the driver profile's default timer).
 	PDTSet        bool
 	Scale         float64
@@ -61,8 +67,78 @@ func (s EmulatorSpec) Config(iface string) (emulate.Config, error) {
 			return cfg, configs.BadInput(fmt.Errorf("--%s: %w", p.flag, err))
 		}
 	}
+	if err := s.linkConfig(&cfg, preset); err != nil {
+		return cfg, configs.BadInput(err)
+	}
 	cfg.Attach, err = parseAttachMode(s.Attach)
 	return cfg, configs.BadInput(err)
+}
+
+// linkConfig sets cfg's symmetry, link and handshake (LinkSymmetry).
+func (s EmulatorSpec) linkConfig(cfg *emulate.Config, preset *power.Preset) error {
+	lpi, err := LinkSymmetry(s.LPI, s.Link, preset)
+	if err != nil {
+		return err
+	}
+	cfg.LPI, cfg.Link = lpi, s.Link
+	if lpi != emulate.PerLink {
+		return nil
+	}
+	switch h := strings.ToLower(strings.TrimSpace(s.Handshake)); h {
+	case "", "auto":
+		rate := float64(cfg.Rate)
+		if rate == 0 {
+			rate = preset.RateBps
+		}
+		cfg.Handshake = LinkHandshake(rate)
+	default:
+		if cfg.Handshake, err = predictor.ParseDuration(h); err != nil {
+			return fmt.Errorf("--handshake: %w", err)
+		}
+	}
+	return nil
+}
+
+// LinkSymmetry is an emulated port's symmetry (docs/model.md §1.2) from
+// --lpi and --link: "" or "preset" takes the preset's when the port is
+// given a link (a preset per direction then refuses the link) and per
+// direction when it is not (an end alone has no peer to share a state
+// with); per-link needs a link, per-direction takes none.
+func LinkSymmetry(lpi, link string, preset *power.Preset) (emulate.LPI, error) {
+	switch v := strings.ToLower(strings.TrimSpace(lpi)); v {
+	case "", "preset":
+		if link == "" {
+			return emulate.PerDirection, nil
+		}
+		if preset.Symmetry() == power.PerDirection {
+			return 0, fmt.Errorf("--link %s: preset %s is per direction (%s), so its ends share no link state; drop --link, or set --lpi per-link", link, preset.Name, preset.LPISource)
+		}
+		return emulate.PerLink, nil
+	default:
+		l, err := emulate.ParseLPI(v)
+		if err != nil {
+			return 0, fmt.Errorf("--lpi: %w (or preset)", err)
+		}
+		if l == emulate.PerLink && link == "" {
+			return 0, errors.New("--lpi per-link needs --link NAME: the same name on the link's two ends")
+		}
+		if l == emulate.PerDirection && link != "" {
+			return 0, fmt.Errorf("--link %s: a port per direction has no link (drop --link or set --lpi per-link)", link)
+		}
+		return l, nil
+	}
+}
+
+// LinkHandshake is the one-way time H of the power-down request on a
+// link at rateBps as the simulator models it (docs/model.md §1.1): the
+// default control message (sim/scenario's control_bytes) serialised at
+// the rate plus the default cable's propagation, rounded up to the ns.
+func LinkHandshake(rateBps float64) time.Duration {
+	if !(rateBps > 0) {
+		return 0
+	}
+	ps := network.Ser(scenario.DefaultControlBytes, rateBps) + scenario.DefaultPropagation.Nanoseconds()*1000
+	return time.Duration((ps + 999) / 1000)
 }
 
 func parseAttachMode(s string) (observe.AttachMode, error) {

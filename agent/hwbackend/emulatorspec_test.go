@@ -3,9 +3,12 @@ package hwbackend
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lpictl/lpictl/configs"
+	"github.com/lpictl/lpictl/hwlink/emulate"
 	"github.com/lpictl/lpictl/hwlink/observe"
+	"github.com/lpictl/lpictl/sim/power"
 )
 
 // TestEmulatorSpec: each bad value is bad input naming its flag, in the
@@ -46,5 +49,48 @@ func TestEmulatorSpec(t *testing.T) {
 	s.PDT, s.PDTSet = "soon", false // not given: not parsed
 	if cfg, err := s.Config("veth0"); err != nil || cfg.PDT != nil {
 		t.Errorf("PDT not set: %+v, %v", cfg.PDT, err)
+	}
+}
+
+// TestLinkSymmetry: --lpi and --link against the preset's symmetry, and
+// the default handshake.
+func TestLinkSymmetry(t *testing.T) {
+	perLink, err := power.Load("eee-1000base-t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	perDir, err := power.Load("eee-100base-tx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		lpi, link string
+		preset    *power.Preset
+		want      emulate.LPI
+		err       string
+	}{
+		{"", "", perLink, emulate.PerDirection, ""},
+		{"preset", "c0", perLink, emulate.PerLink, ""},
+		{"preset", "c0", perDir, 0, "preset eee-100base-tx is per direction"},
+		{"per-link", "c0", perDir, emulate.PerLink, ""},
+		{"per-link", "", perLink, 0, "needs --link"},
+		{"per-direction", "c0", perLink, 0, "has no link"},
+		{"Per-Direction", "", perLink, emulate.PerDirection, ""},
+		{"both", "", perLink, 0, "--lpi: unknown lpi"},
+	} {
+		got, err := LinkSymmetry(c.lpi, c.link, c.preset)
+		if got != c.want || (err == nil) != (c.err == "") || err != nil && !strings.Contains(err.Error(), c.err) {
+			t.Errorf("--lpi %q --link %q (%s): %v, %v; want %v, %q", c.lpi, c.link, c.preset.Name, got, err, c.want, c.err)
+		}
+	}
+	// 64 bytes at 1 Gb/s (512 ns) + 10 ns, as the simulator's default H.
+	if h := LinkHandshake(1e9); h != 522*time.Nanosecond {
+		t.Errorf("handshake at 1G: %v", h)
+	}
+	s := EmulatorSpec{Preset: "eee-1000base-t", Mode: "deep-sleep", Rate: "100M", Hold: "10us", Delay: "auto", SpinMax: "1ms",
+		Scale: 1, Link: "c0", Handshake: "auto"}
+	cfg, err := s.Config("veth0")
+	if err != nil || cfg.LPI != emulate.PerLink || cfg.Link != "c0" || cfg.Handshake != 5130*time.Nanosecond {
+		t.Errorf("per link at 100M: %v, %v, %v, %v", cfg.LPI, cfg.Link, cfg.Handshake, err)
 	}
 }

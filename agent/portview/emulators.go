@@ -73,6 +73,15 @@ func WriteAttached(w io.Writer, s emulate.Status) {
 	fmt.Fprintf(w, "%s: emulated EEE port attached via %s (delay %s%s)\n", s.Device, s.AttachedVia, s.Delay, extra)
 	fmt.Fprintf(w, "  preset %s, %s: %s (scale %g)\n", s.Preset, s.Mode, lowPowerDesc(s), s.Scale)
 	fmt.Fprintf(w, "  tx LPI timer %v, driver profile %s, rate %s\n", s.TxLPITimer, s.Driver, rate)
+	if l := s.Link; l != nil {
+		peer := "not attached yet"
+		if l.PeerAttached {
+			peer = "attached"
+		}
+		fmt.Fprintf(w, "  LPI per link: end %d of link %s (handshake %v; the other end %s)\n", l.End, l.Name, l.Handshake, peer)
+	} else {
+		fmt.Fprintln(w, "  LPI per direction")
+	}
 	fmt.Fprintf(w, "  pins %s\n", s.PinDir)
 }
 
@@ -111,5 +120,26 @@ func WriteEmulators(w io.Writer, ports []emulate.Status) error {
 			pct(f.Wake), pct(f.GoingDown), pct(f.FastWake), pct(f.DeepSleep), pct(f.GoingUp),
 			s.Packets, s.Wakeups, s.Hits, s.Misses, s.Delayed, s.EnergyJ, pct(s.Saving))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	writeLinks(w, ports)
+	return nil
+}
+
+// writeLinks lists the ports per link (LPI per link, docs/model.md §1.2):
+// their state times and energy above are the link's, shared by both ends.
+func writeLinks(w io.Writer, ports []emulate.Status) {
+	for _, s := range ports {
+		l := s.Link
+		if l == nil {
+			continue
+		}
+		peer := "the other end not attached"
+		if l.PeerAttached {
+			peer = "both ends attached"
+		}
+		fmt.Fprintf(w, "%s: LPI per link, end %d of link %s (%s; owner end %d, handshake %v, %d link wake-ups, %d deepens)\n",
+			s.Device, l.End, l.Name, peer, l.Owner, l.Handshake, l.Wakeups, l.Deepens)
+	}
 }

@@ -66,6 +66,29 @@ func args(check cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, a []string) error { return badInput(check(cmd, a)) }
 }
 
+// emulateAttachLong is `lpictl emulate attach --help`'s description.
+const emulateAttachLong = "attach loads the emulator on DEV's egress (TCX, or clsact where TCX is missing), makes fq its root\n" +
+	"qdisc (fq holds each packet until the departure time the program gives it) and pins everything\n" +
+	"under the bpffs, so the port stays after this command exits. The preset gives the transition\n" +
+	"times and powers (configs/presets, or a YAML file); --scale multiplies the transition times where\n" +
+	"kernel timer jitter (tens of µs) would hide µs-scale wake-ups. --pdt sets the tx LPI timer for use\n" +
+	"without the agent; an agent in enforce mode sets it through the emulated EEE backend (docs/hil.md).\n" +
+	"--driver picks the driver profile whose refusals, units and ranges the EEE interface copies.\n" +
+	"--delay auto (the default) uses fq where the kernel has it, else spin (the program waits on the\n" +
+	"sending CPU, at most --spin-max per packet); none only accounts.\n" +
+	"Only virtual devices (veth, dummy, netkit, ifb) are taken unless --allow-physical; --check prints\n" +
+	"what attach would replace (root qdisc, filters, programs) and changes nothing.\n" +
+	"Under `ip netns exec` the pins go to the bpffs outside that command's mount namespace (or attach\n" +
+	"refuses): --netns NS does the same without it.\n" +
+	"LPI symmetry (docs/model.md §1.2): a port is per direction (its egress sleeps on its own) unless\n" +
+	"--link NAME makes it one end of an emulated link: attach the link's two ends (e.g. the two ends of\n" +
+	"a veth pair, or host and switch egress of one cable) with the same NAME under one bpffs, and they\n" +
+	"share one link state: the link goes down only when both ends are idle (the owner's t_PDT, then\n" +
+	"the power-down handshake, --handshake: auto is a 64-byte control message at the link's rate plus\n" +
+	"10 ns of cable, as the simulator), and a packet on either end wakes it for both. --lpi preset (the\n" +
+	"default) takes the preset's symmetry when --link is given (a per-direction preset then refuses the\n" +
+	"link); --lpi per-link needs --link; both ends must agree on preset, mode, scale, rate and handshake."
+
 func newEmulateAttachCommand() *cobra.Command {
 	var (
 		spec          hwbackend.EmulatorSpec
@@ -74,20 +97,10 @@ func newEmulateAttachCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "attach DEV --preset P --mode M [--pdt D] [--rate R] [--scale K]",
 		Short: "Make DEV's egress an emulated EEE port",
-		Long: "attach loads the emulator on DEV's egress (TCX, or clsact where TCX is missing), makes fq its root\n" +
-			"qdisc (fq holds each packet until the departure time the program gives it) and pins everything\n" +
-			"under the bpffs, so the port stays after this command exits. The preset gives the transition\n" +
-			"times and powers (configs/presets, or a YAML file); --scale multiplies the transition times where\n" +
-			"kernel timer jitter (tens of µs) would hide µs-scale wake-ups. --pdt sets the tx LPI timer for use\n" +
-			"without the agent; an agent in enforce mode sets it through the emulated EEE backend (docs/hil.md).\n" +
-			"--driver picks the driver profile whose refusals, units and ranges the EEE interface copies.\n" +
-			"--delay auto (the default) uses fq where the kernel has it, else spin (the program waits on the\n" +
-			"sending CPU, at most --spin-max per packet); none only accounts.\n" +
-			"Only virtual devices (veth, dummy, netkit, ifb) are taken unless --allow-physical; --check prints\n" +
-			"what attach would replace (root qdisc, filters, programs) and changes nothing.\n" +
-			"Under `ip netns exec` the pins go to the bpffs outside that command's mount namespace (or attach\n" +
-			"refuses): --netns NS does the same without it.",
+		Long:  emulateAttachLong,
 		Example: `  lpictl emulate attach veth0 --preset eee-1000base-t --mode deep-sleep --pdt 0 --scale 100
+  lpictl emulate attach veth0 --preset eee-1000base-t --mode deep-sleep --scale 10 --link cable0
+  lpictl emulate attach veth1 --netns ns1 --preset eee-1000base-t --mode deep-sleep --scale 10 --link cable0
   lpictl emulate attach eth1 --preset eee-10gbase-t --mode fast-wake --pdt 20us --rate preset
   lpictl emulate attach veth0 --netns ns1 --preset eee-100base-tx --mode deep-sleep --delay spin`,
 		Args: args(cobra.ExactArgs(1)),
@@ -227,5 +240,8 @@ func addEmulatorFlags(f *pflag.FlagSet, s *hwbackend.EmulatorSpec) {
 	f.StringVar(&s.NetNS, "netns", "", "network namespace of DEV: a name (ip netns) or a path such as /proc/PID/ns/net")
 	f.StringVar(&s.Attach, "attach", "auto", "attach point: auto (TCX, else clsact), tcx or tc")
 	f.StringVar(&s.BPFFS, "bpffs", emulate.DefaultBPFFS, "bpffs mount for the pins (the default is mounted if needed)")
+	f.StringVar(&s.LPI, "lpi", "preset", "LPI symmetry: preset (the preset's with --link, else per-direction), per-direction or per-link (needs --link)")
+	f.StringVar(&s.Link, "link", "", "make the port one end of the emulated link NAME (per link: attach the other end with the same NAME)")
+	f.StringVar(&s.Handshake, "handshake", "auto", "per link: one-way time of the power-down request (auto: 64 bytes at the link's rate + 10 ns)")
 	f.BoolVar(&s.AllowPhysical, "allow-physical", false, "attach to a device that is not virtual (a physical NIC, bond, VLAN…): its real traffic is held — spin keeps the sending CPU busy with bottom halves off up to --spin-max per packet, edt replaces a multi-queue NIC's root qdisc with one fq")
 }

@@ -45,6 +45,12 @@ func TestEmulateBadInput(t *testing.T) {
 		{[]string{"emulate", "detach", "lpictl-none0", "--bpffs", dir}, "no such device"},
 		{[]string{"emulate", "status", "lpictl-none0", "--bpffs", dir}, "not emulated"},
 		{[]string{"emulate", "status", "--frobnicate"}, "unknown flag"},
+		{[]string{"emulate", "attach", "lpictl-none0", "--bpffs", dir, "--preset", "eee-1000base-t", "--mode", "deep-sleep", "--lpi", "per-link"}, "--lpi per-link needs --link NAME"},
+		{[]string{"emulate", "attach", "lpictl-none0", "--bpffs", dir, "--preset", "eee-1000base-t", "--mode", "deep-sleep", "--lpi", "sideways"}, "--lpi: unknown lpi"},
+		{[]string{"emulate", "attach", "lpictl-none0", "--bpffs", dir, "--preset", "eee-1000base-t", "--mode", "deep-sleep", "--lpi", "per-direction", "--link", "c0"}, "has no link"},
+		{[]string{"emulate", "attach", "lpictl-none0", "--bpffs", dir, "--preset", "eee-100base-tx", "--mode", "deep-sleep", "--link", "c0"}, "preset eee-100base-tx is per direction"},
+		{[]string{"emulate", "attach", "lpictl-none0", "--bpffs", dir, "--preset", "eee-1000base-t", "--mode", "deep-sleep", "--link", "../c0"}, "link name"},
+		{[]string{"emulate", "attach", "lpictl-none0", "--bpffs", dir, "--preset", "eee-1000base-t", "--mode", "deep-sleep", "--link", "c0", "--handshake", "soon"}, "--handshake"},
 	}
 	for _, tc := range tests {
 		code, _, stderr := lpictl(t, tc.args...)

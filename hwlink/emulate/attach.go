@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"sync/atomic"
@@ -67,8 +68,15 @@ func Attach(ctx context.Context, cfg Config) (*Port, error) {
 	if err := checkDevice(nlh, ns, cfg, tgt.ifindex); err != nil {
 		return nil, err
 	}
-	p, err := loadPort(cfg.Interface)
+	lj, err := joinLinkOf(cfg, &pl, tgt, log)
 	if err != nil {
+		return nil, err
+	}
+	p, err := loadPort(cfg.Interface, lj)
+	if err != nil {
+		if lj != nil {
+			err = errors.Join(err, lj.leave())
+		}
 		return nil, err
 	}
 	p.dir, p.ifname, p.ifindex, p.nsIno, p.drv = tgt.dir, cfg.Interface, tgt.ifindex, tgt.ino, pl.drv
@@ -156,19 +164,54 @@ func checkDevice(nlh *netlink.Handle, ns netns.NsHandle, cfg Config, ifindex int
 	return nil
 }
 
-// loadPort loads the emulator's objects into a port not yet attached.
-func loadPort(ifname string) (*Port, error) {
-	objs, err := Load()
+// loadPort loads the emulator's objects into a port not yet attached:
+// per direction, or (link not nil) an end of link, joined to its map when
+// the other end made it.
+func loadPort(ifname string, link *linkEnd) (*Port, error) {
+	var (
+		po   portObjects
+		prog *ebpf.Program
+		lk   *ebpf.Map
+		err  error
+	)
+	if link == nil {
+		var o dirObjects
+		err = loadInto(&o, nil)
+		po, prog = o.portObjects, o.Prog
+	} else {
+		var o linkObjects
+		err = loadInto(&o, link.shared)
+		po, prog, lk = o.portObjects, o.Prog, o.Link
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", ifname, err)
 	}
-	p, err := newEmulatedPort(objs.Config, objs.State, objs.Events)
+	p, err := newEmulatedPort(po.Config, po.State, po.Events)
 	if err != nil {
-		objs.Close()
+		for _, c := range []io.Closer{po.Config, po.State, po.Events, prog, lk} {
+			c.Close() // nil-safe: *ebpf.Map and *ebpf.Program
+		}
 		return nil, fmt.Errorf("%s: %w", ifname, err)
 	}
-	p.prog = objs.EeeEgress
+	p.prog, p.lkMap, p.link = prog, lk, link
 	return p, nil
+}
+
+// joinLinkOf claims the port's end of its link (link mode; nil per
+// direction). The pins need the bpffs now, so it is mounted if it is the
+// default place and none is there.
+func joinLinkOf(cfg Config, pl *emuPlan, tgt target, log *slog.Logger) (*linkEnd, error) {
+	if cfg.LPI != PerLink {
+		return nil, nil
+	}
+	if err := ensureBPFFS(pl.bpffs, tgt.mountBPFFS, log); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Interface, err)
+	}
+	j, err := joinLink(pl.bpffs, cfg, pl)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Interface, err)
+	}
+	return j, nil
 }
 
 // initState writes the planned configuration and the initial state: the
@@ -180,12 +223,26 @@ func (p *Port) initState(pl emuPlan) error {
 	c.NetnsIno = p.nsIno
 	now := uint64(observe.MonotonicNow())
 	c.AttachedNs = now
-	*p.cfg = c
 	st := bpf.EeeemuEmuState{T0Ns: now, FreeAtNs: now, ArmedPdtNs: c.PdtNs, ArmedMode: c.Mode}
 	if pl.regs.flags() != emuFlagEEE|emuFlagTxLPI {
 		st.ArmedMode = uint32(ModeAlwaysOn)
 	}
-	return p.stMap.Update(uint32(0), &st, ebpf.UpdateAny)
+	if p.link != nil {
+		c.LinkEnd = uint32(p.link.end)
+	}
+	*p.cfg = c
+	if err := p.stMap.Update(uint32(0), &st, ebpf.UpdateAny); err != nil {
+		return err
+	}
+	if p.link == nil || p.link.shared != nil {
+		// The second end's slot starts over at its first packet (its
+		// epoch is new).
+		return nil
+	}
+	if err := newLink(p.lkMap, p.cfg, p.link.end, st.ArmedMode, now); err != nil {
+		return err
+	}
+	return p.link.pinLink(p.lkMap)
 }
 
 // setupDelay installs fq for DelayEDT (and DelayAuto, which falls back to

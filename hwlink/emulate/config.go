@@ -32,8 +32,9 @@ const emuTCPriority = 0xC0DD
 const emuFQMajor = 0x4C50
 
 // emuLayoutVersion is emu_config.version: the pins' layout (2: the events
-// ring buffer and emu_state.events_lost; 3: the delay ledger).
-const emuLayoutVersion = 3
+// ring buffer and emu_state.events_lost; 3: the delay ledger; 4: the link
+// mode, emu_config's link fields and the lpi_link map).
+const emuLayoutVersion = 4
 
 // emu_config.attach and .setup values (bpf/eeeemu.c).
 const (
@@ -101,6 +102,42 @@ func ParseDelay(s string) (Delay, error) {
 	return 0, fmt.Errorf("unknown delay method %q (want auto, edt, spin or none)", s)
 }
 
+// LPI is an emulated port's low-power-idle symmetry (docs/model.md §1.2):
+// bpf/eeeemu.c's LPI_*.
+type LPI uint32
+
+// Symmetries.
+const (
+	// PerDirection: the port's transmit direction goes down on its own,
+	// with no handshake (the zero value).
+	PerDirection LPI = iota
+	// PerLink: the two ends of one link (two emulated ports attached with
+	// the same Config.Link) share its power state: the link goes down when
+	// both are idle, after the owner's t_PDT and the power-down handshake,
+	// and a packet on either end wakes it (docs/model.md §1.1).
+	PerLink
+)
+
+var lpiNames = [...]string{"per-direction", "per-link"}
+
+func (l LPI) String() string {
+	if int(l) < len(lpiNames) {
+		return lpiNames[l]
+	}
+	return fmt.Sprintf("lpi(%d)", uint32(l))
+}
+
+// ParseLPI reads a symmetry name (per-direction, per-link).
+func ParseLPI(s string) (LPI, error) {
+	name := strings.ToLower(strings.TrimSpace(s))
+	for i, n := range lpiNames {
+		if n == name {
+			return LPI(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown lpi %q (want per-direction or per-link)", s)
+}
+
 // DefaultSpinMax bounds one packet's wait with DelaySpin.
 const DefaultSpinMax = 10 * time.Millisecond
 
@@ -152,6 +189,19 @@ type Config struct {
 	// Use it where kernel timer jitter (tens of µs) would hide µs-scale
 	// wake-ups.
 	Scale float64
+	// LPI is the port's symmetry (docs/model.md §1.2). PerLink needs
+	// Link; the zero value is PerDirection.
+	LPI LPI
+	// Link names the link the port is one end of (PerLink): the two ends
+	// attach with the same name under one bpffs and must agree on the
+	// preset, mode, scale, rate and handshake. At most 31 bytes of
+	// letters, digits, '.', '_' and '-'.
+	Link string
+	// Handshake is the one-way time H of the power-down request (PerLink,
+	// docs/model.md §1.1: a control message's serialisation plus the
+	// cable's propagation); not scaled, as the simulator does not scale
+	// it. 0: no handshake.
+	Handshake time.Duration
 	// Driver is the profile of the emulated EEE interface, a name from
 	// the driver table ("" = DefaultDriver).
 	Driver string

@@ -16,8 +16,13 @@
 // emulated); [Port.Status] its state times, transitions and energy;
 // [Ledger] is its delay ledger.
 //
-// The Go model of the state machine (model.go, with the reference port of
-// the tests) is what the eBPF
+// A port is per direction unless Config.LPI is PerLink: then two ports
+// attached with the same Config.Link are the two ends of one emulated
+// link sharing its power state through a pinned map (docs/model.md §1.2,
+// bpf/eeeemu.c "Link mode"; linkmode.go).
+//
+// The Go model of the state machine (model.go, with the reference port and
+// link of the tests) is what the eBPF
 // program is tested against. emulate must not decide policy (the
 // controller and the agent set t_PDT) nor touch devices it did not attach
 // to.

@@ -224,6 +224,11 @@ func newTestObserver(tb testing.TB, p *Port) *Observer {
 		tb.Fatal(err)
 	}
 	shared.ifname = p.ifname
+	if p.lkMap != nil {
+		if shared.lkMap, err = p.lkMap.Clone(); err != nil {
+			tb.Fatal(err)
+		}
+	}
 	o, err := newEmulatedObserver(shared)
 	if err != nil {
 		tb.Fatal(err)

@@ -138,17 +138,24 @@ func (b *Backend) SetLedger(ctx context.Context, ifname string, l Ledger) error 
 }
 
 // MissCost is the largest wait one miss can cost on the port in its mode
-// (scaled times; the emulator has no handshakes): the rest of t_s and then
-// the t_w of the deepest state the mode reaches — the delay ledger's
-// reserve c. 0 for always-on.
+// (scaled times): the rest of t_s and then the t_w of the deepest state the
+// mode reaches, plus per link the handshake's round trip 2H (a packet that
+// comes as the link commits to going down) — the delay ledger's reserve c,
+// one cycle of docs/model.md §1.1. 0 for always-on.
 func (s Status) MissCost() time.Duration {
+	var c time.Duration
 	switch s.Mode {
 	case ModeFastWake.String():
-		return s.FastWake.Sleep + s.FastWake.Wake
+		c = s.FastWake.Sleep + s.FastWake.Wake
 	case ModeDeepSleep.String():
-		return s.DeepSleep.Sleep + s.DeepSleep.Wake
+		c = s.DeepSleep.Sleep + s.DeepSleep.Wake
 	case ModeHybrid.String():
-		return s.FastWake.Sleep + max(s.FastWake.Wake, s.DeepSleep.Wake)
+		c = s.FastWake.Sleep + max(s.FastWake.Wake, s.DeepSleep.Wake)
+	default:
+		return 0
 	}
-	return 0
+	if s.Link != nil {
+		c += 2 * s.Link.Handshake
+	}
+	return c
 }

@@ -103,6 +103,10 @@ func openEmulatorDir(dir string) (*Port, error) {
 		p.Close()
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
+	if err := p.openLink(); err != nil {
+		p.Close()
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
 	return p, nil
 }
 
@@ -196,7 +200,11 @@ func (p *Port) Close() error {
 		errs = append(errs, unix.Munmap(p.mem))
 		p.mem, p.cfg = nil, nil
 	}
-	for _, m := range []**ebpf.Map{&p.cfgMap, &p.stMap, &p.evMap} {
+	if p.link != nil && p.link.shared != nil {
+		errs = append(errs, p.link.shared.Close())
+		p.link.shared = nil
+	}
+	for _, m := range []**ebpf.Map{&p.cfgMap, &p.stMap, &p.evMap, &p.lkMap} {
 		if *m != nil {
 			errs = append(errs, (*m).Close())
 			*m = nil

@@ -26,8 +26,12 @@ var ErrPhysicalDevice = errors.New("not a virtual device")
 // and the port with them, would vanish when the process exits.
 var ErrPrivateBPFFS = errors.New("bpffs private to this command's mount namespace")
 
-// emuProgName is the emulator's program name as the kernel reports it.
-const emuProgName = "eee_egress"
+// emuProgName is the emulator's program name as the kernel reports it
+// (per direction); emuLinkProgName the link mode's.
+const (
+	emuProgName     = "eee_egress"
+	emuLinkProgName = "eee_egress_link"
+)
 
 // emuFilterName is the cls_bpf filter name of the emulator (emuTCFilter).
 const emuFilterName = "lpictl_eeeemu"
@@ -129,8 +133,8 @@ func emuExisting(nlh *netlink.Handle, ns netns.NsHandle, ifindex int) (string, e
 			}
 			info, err := prog.Info()
 			prog.Close()
-			if err == nil && info.Name == emuProgName {
-				found = append(found, fmt.Sprintf("TCX program %s (id %d)", emuProgName, ap.ID))
+			if err == nil && (info.Name == emuProgName || info.Name == emuLinkProgName) {
+				found = append(found, fmt.Sprintf("TCX program %s (id %d)", info.Name, ap.ID))
 			}
 		}
 		return nil

@@ -1,6 +1,7 @@
 package emulate
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -80,6 +81,9 @@ func (cfg Config) plan() (emuPlan, error) {
 	}
 	if cfg.HybridHold < 0 {
 		return pl, fmt.Errorf("hybrid hold %v: must be ≥ 0", cfg.HybridHold)
+	}
+	if err := cfg.checkLink(len(pl.cfg.Link) - 1); err != nil {
+		return pl, err
 	}
 	driver := cfg.Driver
 	if driver == "" {
@@ -211,6 +215,38 @@ func (pl *emuPlan) planConfig(cfg Config, k float64, driver string) error {
 	setCString(c.Preset[:], pr.Name)
 	setCString(c.Driver[:], driver)
 	setCString(c.Ifname[:], cfg.Interface)
+	if cfg.LPI == PerLink {
+		c.Lpi = uint32(PerLink)
+		c.HandshakeNs = uint64(cfg.Handshake)
+		setCString(c.Link[:], cfg.Link)
+	}
+	return nil
+}
+
+// checkLink checks the symmetry and, per link, the link's name (at most
+// maxName bytes, usable as a file name) and the handshake.
+func (cfg Config) checkLink(maxName int) error {
+	switch cfg.LPI {
+	case PerDirection:
+		if cfg.Link != "" {
+			return fmt.Errorf("link %q: a port per direction has no link; set per-link", cfg.Link)
+		}
+		return nil
+	case PerLink:
+	default:
+		return fmt.Errorf("unknown lpi %d", uint32(cfg.LPI))
+	}
+	if cfg.Link == "" {
+		return errors.New("per-link needs the link's name (the same on both ends)")
+	}
+	if len(cfg.Link) > maxName || strings.HasPrefix(cfg.Link, ".") || strings.IndexFunc(cfg.Link, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-')
+	}) >= 0 {
+		return fmt.Errorf("link name %q: want at most %d letters, digits, '.', '_' or '-', not starting with '.'", cfg.Link, maxName)
+	}
+	if cfg.Handshake < 0 || cfg.Handshake > time.Second {
+		return fmt.Errorf("handshake %v: must be in [0, 1s]", cfg.Handshake)
+	}
 	return nil
 }
 

@@ -35,6 +35,8 @@ type Port struct {
 	cfgMap *ebpf.Map
 	stMap  *ebpf.Map
 	evMap  *ebpf.Map // the events ring buffer (ended idle periods)
+	lkMap  *ebpf.Map // link mode: the link's shared state (nil per direction)
+	link   *linkEnd  // link mode: the port's end of its link
 	prog   *ebpf.Program
 	lnk    link.Link
 	mem    []byte
@@ -48,20 +50,54 @@ type Port struct {
 }
 
 // Load loads the emulator's objects without attaching them (for
-// tests and benchmarks through BPF_PROG_TEST_RUN).
+// tests and benchmarks through BPF_PROG_TEST_RUN): both programs.
 func Load() (*bpf.EeeemuObjects, error) {
+	objs := new(bpf.EeeemuObjects)
+	if err := loadInto(objs, nil); err != nil {
+		return nil, err
+	}
+	return objs, nil
+}
+
+// portObjects are the objects one emulated port needs: per direction its
+// program and maps; in link mode the link program and the lpi_link map
+// too (Attach loads only the program of its mode: each has its own
+// verification cost).
+type portObjects struct {
+	Config *ebpf.Map `ebpf:"config"`
+	State  *ebpf.Map `ebpf:"state"`
+	Events *ebpf.Map `ebpf:"events"`
+}
+
+type dirObjects struct {
+	portObjects
+	Prog *ebpf.Program `ebpf:"eee_egress"`
+}
+
+type linkObjects struct {
+	portObjects
+	Link *ebpf.Map     `ebpf:"lpi_link"`
+	Prog *ebpf.Program `ebpf:"eee_egress_link"`
+}
+
+// loadInto loads the emulator's objects into objs, with link the lpi_link
+// map to use instead of a new one (link mode, the second end), if not nil.
+func loadInto(objs any, link *ebpf.Map) error {
 	if err := rlimit.RemoveMemlock(); err != nil {
-		return nil, fmt.Errorf("remove memlock limit: %w", hwlink.ClassifyErrno(err))
+		return fmt.Errorf("remove memlock limit: %w", hwlink.ClassifyErrno(err))
 	}
 	spec, err := bpf.LoadEeeemu()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	objs := new(bpf.EeeemuObjects)
-	if err := spec.LoadAndAssign(objs, nil); err != nil {
-		return nil, fmt.Errorf("load eBPF emulator: %w", hwlink.ClassifyBPFErr(err))
+	var opts *ebpf.CollectionOptions
+	if link != nil {
+		opts = &ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{bpf.EeeemuMapLpiLink: link}}
 	}
-	return objs, nil
+	if err := spec.LoadAndAssign(objs, opts); err != nil {
+		return fmt.Errorf("load eBPF emulator: %w", hwlink.ClassifyBPFErr(err))
+	}
+	return nil
 }
 
 // newEmulatedPort maps the configuration of freshly loaded or pinned maps.

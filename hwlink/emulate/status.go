@@ -112,6 +112,32 @@ type Status struct {
 	// Ledger is the port's delay ledger (Ledger), its budget at
 	// Now.
 	Ledger LedgerStatus `json:"ledger"`
+	// LPI is the port's symmetry (docs/model.md §1.2): per-direction, or
+	// per-link with Link the link's shared state (null per direction).
+	// Per link the state times, fractions, energy and transitions are the
+	// link's, the same on both ends, from the link's creation; the
+	// counters and the ledger are the end's own.
+	LPI  string      `json:"lpi"`
+	Link *LinkStatus `json:"link"`
+}
+
+// LinkStatus is the shared state of an emulated link (link mode).
+type LinkStatus struct {
+	Name string `json:"name"`
+	// End is this port's end (0 or 1); PeerAttached says whether the
+	// other end is attached.
+	End          int  `json:"end"`
+	PeerAttached bool `json:"peer_attached"`
+	// Owner is the end that transmitted last: its timer runs.
+	Owner     int           `json:"owner"`
+	Handshake time.Duration `json:"handshake_ns"`
+	// BusyUntil is the later end's last departure (the link idles from
+	// there); ReadyAt the end of its last wake-up (CLOCK_MONOTONIC).
+	BusyUntil time.Duration `json:"busy_until_ns"`
+	ReadyAt   time.Duration `json:"ready_at_ns"`
+	// Wakeups and Deepens are the link's (both ends' packets).
+	Wakeups uint64 `json:"wakeups"`
+	Deepens uint64 `json:"deepens"`
 }
 
 func (p *Port) timing() emuTiming {
@@ -122,6 +148,29 @@ func (p *Port) timing() emuTiming {
 // readState reads the program's state under its spin lock (a consistent
 // snapshot).
 func (p *Port) readState(st *bpf.EeeemuEmuState) error {
+	var lk bpf.EeeemuEmuLink
+	return p.readView(st, &lk)
+}
+
+// readView reads the program's state and, in link mode, the link's (lk),
+// and gives st the end's view of it (overlayLink).
+func (p *Port) readView(st *bpf.EeeemuEmuState, lk *bpf.EeeemuEmuLink) error {
+	if err := p.readOwnState(st); err != nil {
+		return err
+	}
+	if p.LPI() != PerLink {
+		return nil
+	}
+	if err := p.readLink(lk); err != nil {
+		return err
+	}
+	p.overlayLink(st, lk)
+	return nil
+}
+
+// readOwnState reads the program's own state map (per link, only its
+// events_lost counts).
+func (p *Port) readOwnState(st *bpf.EeeemuEmuState) error {
 	if p.stMap == nil {
 		return fmt.Errorf("%s: %w", p.ifname, os.ErrClosed)
 	}
@@ -135,8 +184,14 @@ func (p *Port) readState(st *bpf.EeeemuEmuState) error {
 // (CLOCK_MONOTONIC, e.g. MonotonicNow()).
 func (p *Port) Status(now time.Duration) (Status, error) {
 	var st bpf.EeeemuEmuState
-	if err := p.readState(&st); err != nil {
+	var lk bpf.EeeemuEmuLink
+	if err := p.readView(&st, &lk); err != nil {
 		return Status{}, err
+	}
+	var lv tailView
+	var ls *LinkStatus
+	if p.LPI() == PerLink {
+		lv, ls = p.linkState(&lk)
 	}
 	c := p.cfg
 	r := p.regs()
@@ -158,7 +213,7 @@ func (p *Port) Status(now time.Duration) (Status, error) {
 		Packets: st.Packets, Bytes: st.Bytes, IdlePeriods: st.IdlePeriods, Hits: st.Hits, Misses: st.Misses,
 		Wakeups: st.Wakeups, Delayed: st.Delayed,
 		DelayTotal: time.Duration(st.DelayNs), DelayMax: time.Duration(st.DelayMaxNs), SpinCapped: st.SpinCapped,
-		EventsLost: st.EventsLost,
+		EventsLost: st.EventsLost, LPI: p.LPI().String(), Link: ls,
 	}
 	if s.AttachedVia == observe.AttachTCX.String() {
 		s.Attached = p.linkAlive()
@@ -173,29 +228,31 @@ func (p *Port) Status(now time.Duration) (Status, error) {
 	if n := uint64(max(now, 0)); n > start && rate > 0 {
 		s.Ledger.Budget = time.Duration(min(mulQ32(n-start, min(rate, q32One)), math.MaxInt64))
 	}
-	times := st.TimeNs
-	until := max(uint64(max(now, 0)), st.FreeAtNs)
-	pdt := st.ArmedPdtNs
-	if led.On && rate > 0 && Mode(st.ArmedMode) != ModeAlwaysOn && st.LedgerStartNs == start {
-		// The idle period in progress goes down when the ledger lets it,
-		// as the program will account it.
-		if allow := ledgerAllow(st.LedgerSpentNs, reserve, min(rate, q32One), start); allow > st.FreeAtNs+pdt {
-			pdt = allow - st.FreeAtNs
-		}
+	tv := lv
+	if ls == nil {
+		tv = p.dirTail(&st, led, rate, reserve, start)
 	}
-	tail, cur, downs, deepens := emuTail(p.timing(), Mode(st.ArmedMode), pdt, st.FreeAtNs, until)
+	times := st.TimeNs
+	until := max(uint64(max(now, 0)), tv.freeAt)
+	tail, cur, downs, deepens := emuTail(tv.t, tv.mode, tv.pdt, tv.freeAt, until)
 	for i := range times {
 		times[i] += tail[i]
 	}
 	s.State = cur.String()
-	if until > st.FreeAtNs {
+	if until > tv.freeAt {
 		// A packet that comes later pays; until then the tail's
 		// transitions have happened.
 		s.Transitions = downs + deepens
 	}
-	// Each miss is a power-down and a wake-up.
-	s.Transitions += st.Misses + st.Wakeups + st.Deepens
+	s.Transitions += tv.transitions
 	s.Elapsed = time.Duration(until - st.T0Ns)
+	s.addEnergy(times, until-st.T0Ns)
+	return s, nil
+}
+
+// addEnergy sets the state times, their fractions and the energy from
+// times, which cover span ns (= Elapsed).
+func (s *Status) addEnergy(times [numEmulatedStates]uint64, span uint64) {
 	var d [numEmulatedStates]time.Duration
 	var f [numEmulatedStates]float64
 	power := [numEmulatedStates]float64{s.WakePowerW, s.WakePowerW, s.FastWake.PowerW, s.DeepSleep.PowerW, s.WakePowerW}
@@ -216,11 +273,35 @@ func (p *Port) Status(now time.Duration) (Status, error) {
 	}
 	s.EnergyJ += float64(atWakeNs) / 1e9 * s.WakePowerW
 	s.Times, s.Fractions = newStateTimes(d), newStateTimes(f)
-	s.AlwaysOnJ = float64(until-st.T0Ns) / 1e9 * s.WakePowerW
+	s.AlwaysOnJ = float64(span) / 1e9 * s.WakePowerW
 	if s.AlwaysOnJ > 0 {
 		s.Saving = 1 - s.EnergyJ/s.AlwaysOnJ
 	}
-	return s, nil
+}
+
+// tailView is what the idle period in progress follows from: the
+// timing, the mode and t_PDT armed for it (raised by the ledger, plus the
+// handshake per link), when it began, and the transitions before it.
+type tailView struct {
+	t           emuTiming
+	mode        Mode
+	pdt, freeAt uint64
+	transitions uint64
+}
+
+// dirTail is the tail of a port per direction.
+func (p *Port) dirTail(st *bpf.EeeemuEmuState, led Ledger, rate, reserve, start uint64) tailView {
+	pdt := st.ArmedPdtNs
+	if led.On && rate > 0 && Mode(st.ArmedMode) != ModeAlwaysOn && st.LedgerStartNs == start {
+		// The idle period in progress goes down when the ledger lets it,
+		// as the program will account it.
+		if allow := ledgerAllow(st.LedgerSpentNs, reserve, min(rate, q32One), start); allow > st.FreeAtNs+pdt {
+			pdt = allow - st.FreeAtNs
+		}
+	}
+	// Each miss is a power-down and a wake-up.
+	return tailView{t: p.timing(), mode: Mode(st.ArmedMode), pdt: pdt, freeAt: st.FreeAtNs,
+		transitions: st.Misses + st.Wakeups + st.Deepens}
 }
 
 // linkAlive reports whether the pinned TCX link still has its interface.

@@ -167,6 +167,9 @@ func (p *Port) teardown(nlh *netlink.Handle) error {
 	if setup&emuAddedFQ != 0 {
 		errs = append(errs, emuRemoveFQ(nlh, p.ifindex))
 	}
+	if p.link != nil {
+		errs = append(errs, p.link.leave())
+	}
 	if p.dir != "" && p.ownsPins {
 		for _, name := range []string{"prog", "link", "events", "state", "config"} {
 			if err := os.Remove(filepath.Join(p.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -1,0 +1,48 @@
+package hil
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lpictl/lpictl/sim/power"
+)
+
+// TestPortLPI: port.lpi takes per-direction (the default) and per-link,
+// sim.lpi follows it unless set, and the cables name the links.
+func TestPortLPI(t *testing.T) {
+	for _, c := range []struct {
+		sets     []string
+		port     power.LPI
+		sim      power.LPI
+		wantErr  string
+		linkNote bool
+	}{
+		{nil, power.PerDirection, power.PerDirection, "", false},
+		{[]string{"port.lpi=per-link"}, power.PerLink, power.PerLink, "", true},
+		{[]string{"port.lpi=per-link", "sim.lpi=per-direction"}, power.PerLink, power.PerDirection, "", true},
+		{[]string{"port.lpi=sideways"}, "", "", "port.lpi: unknown lpi", false},
+	} {
+		cfg, err := Parse([]byte("traffic: {flows: [{kind: probe}]}\n"), "t.yaml", c.sets)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("%v: %v, want %q", c.sets, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", c.sets, err)
+		}
+		if cfg.PortLPI() != c.port || cfg.SimLPI() != c.sim {
+			t.Errorf("%v: port %s, sim %s", c.sets, cfg.PortLPI(), cfg.SimLPI())
+		}
+		if got := strings.Contains(portLPINote(cfg), "one emulated link"); got != c.linkNote {
+			t.Errorf("%v: note %q", c.sets, portLPINote(cfg))
+		}
+	}
+	for _, p := range LinePorts {
+		want := map[string]string{"a0": "a-s", "s0": "a-s", "s1": "b-s", "b0": "b-s"}[p.Dev]
+		if got := cableName(p); got != want {
+			t.Errorf("%s: cable %q, want %q", p.Dev, got, want)
+		}
+	}
+}
