@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -32,33 +30,6 @@ func newEmulateCommand() *cobra.Command {
 	}
 	cmd.AddCommand(newEmulateAttachCommand(), newEmulateStatusCommand(), newEmulateDetachCommand())
 	return cmd
-}
-
-// checkNetNS refuses a --netns that does not exist: a name `ip netns` does
-// not know, or a missing path.
-func checkNetNS(netns string) error {
-	switch {
-	case netns == "":
-	case !strings.Contains(netns, "/"):
-		if _, err := os.Stat("/run/netns/" + netns); err != nil {
-			return badInput(fmt.Errorf("--netns %q: no such named network namespace (give a name from `ip netns` or a path)", netns))
-		}
-	default:
-		if _, err := os.Stat(netns); err != nil {
-			return badInput(fmt.Errorf("--netns: %w", err))
-		}
-	}
-	return nil
-}
-
-// emulateErr maps hwlink's errors to exit statuses: a missing device or
-// emulator is bad input (2), the rest a runtime failure (1).
-func emulateErr(err error) error {
-	if errors.Is(err, hwlink.ErrNoDevice) || errors.Is(err, emulate.ErrNotEmulated) ||
-		errors.Is(err, emulate.ErrPhysicalDevice) || errors.Is(err, emulate.ErrPrivateBPFFS) {
-		return badInput(err)
-	}
-	return err
 }
 
 // args wraps a cobra argument check so that a wrong count is bad input.
@@ -110,7 +81,7 @@ func newEmulateAttachCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := checkNetNS(spec.NetNS); err != nil {
+			if err := hwbackend.CheckNetNS(spec.NetNS); err != nil {
 				return err
 			}
 			if err := cfg.Validate(); err != nil {
@@ -119,7 +90,7 @@ func newEmulateAttachCommand() *cobra.Command {
 			if check {
 				c, err := emulate.Check(cfg)
 				if err != nil {
-					return emulateErr(err)
+					return hwbackend.EmulatorInputErr(err)
 				}
 				if asJSON {
 					return writeJSON(cmd.OutOrStdout(), c)
@@ -131,7 +102,7 @@ func newEmulateAttachCommand() *cobra.Command {
 			defer cancel()
 			p, err := emulate.Attach(ctx, cfg)
 			if err != nil {
-				return emulateErr(err)
+				return hwbackend.EmulatorInputErr(err)
 			}
 			defer p.Close()
 			s, err := p.Status(observe.MonotonicNow())
@@ -169,7 +140,7 @@ func newEmulateStatusCommand() *cobra.Command {
 			"preset (Σ state time × that state's port power), against the same time always on.",
 		Args: args(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkNetNS(netns); err != nil {
+			if err := hwbackend.CheckNetNS(netns); err != nil {
 				return err
 			}
 			var nsIno uint64
@@ -202,14 +173,14 @@ func newEmulateDetachCommand() *cobra.Command {
 		Short: "Remove DEV's emulated port: program, pins and the qdiscs attach added",
 		Args:  args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkNetNS(netns); err != nil {
+			if err := hwbackend.CheckNetNS(netns); err != nil {
 				return err
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
 			p, err := emulate.Open(ctx, emulate.Ref{Interface: args[0], NetNS: hwlink.NetNS(netns), BPFFS: bpffs})
 			if err != nil {
-				return emulateErr(err)
+				return hwbackend.EmulatorInputErr(err)
 			}
 			defer p.Close()
 			s, _ := p.Status(observe.MonotonicNow())

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lpictl/lpictl/agent"
+	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/agent/portview"
 	"github.com/lpictl/lpictl/agent/whatif"
 	"github.com/lpictl/lpictl/hwlink"
@@ -41,7 +42,7 @@ func newPortsCommand() *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !strings.Contains(netns, "/") { // a missing path: Discover says so
-				if err := checkNetNS(netns); err != nil {
+				if err := hwbackend.CheckNetNS(netns); err != nil {
 					return err
 				}
 			}
