@@ -45,6 +45,30 @@ type Config struct {
 	// simulator, lpictl predict and the agent fill it from the power
 	// preset; unset, it is the predictor's deepest t_w.
 	MissCost predictor.Duration `yaml:"miss_cost,omitempty" json:"miss_cost,omitempty"`
+	// Rounds makes the port behave as a port that a host agent drives
+	// from outside, once per round (rounds.go); nil: the controller's
+	// answer is armed at once, as a switch's or NIC's own controller.
+	Rounds *Rounds `yaml:"rounds,omitempty" json:"rounds,omitempty"`
+}
+
+// Rounds is how a host agent drives a port that applies the delay ledger
+// itself (`lpictl agent --mode enforce` on an emulated EEE port,
+// docs/hil.md): the agent's controller decides at the start of every idle
+// period, but the agent writes the port's timer only once per round, and
+// the port arms what was written last from its next idle period on. The
+// port's ledger (if the configuration runs one) holds it per idle period,
+// whatever the recompute policy: it starts when the agent opened the port
+// and applies from the agent's first write, which resets its account.
+type Rounds struct {
+	// Interval is the agent's round (> 0).
+	Interval predictor.Duration `yaml:"interval" json:"interval"`
+	// Lead is how long before the port's start (NewPort's now) the agent
+	// opened it: its controller's and ledger's start; its rounds fall at
+	// start − Lead + k × Interval.
+	Lead predictor.Duration `yaml:"lead,omitempty" json:"lead,omitempty"`
+	// Initial is the port's timer until the agent's first write (unset:
+	// the controller's first answer, as if written when it opened).
+	Initial *predictor.Duration `yaml:"initial,omitempty" json:"initial,omitempty"`
 }
 
 // LedgerMode says which predictors run under the delay ledger.
@@ -151,6 +175,17 @@ func (c Config) Validate() error {
 	}
 	if c.MissCost < 0 {
 		return bad("miss_cost", "must be ≥ 0, got %v", c.MissCost)
+	}
+	if r := c.Rounds; r != nil {
+		if r.Interval <= 0 {
+			return bad("rounds.interval", "must be > 0")
+		}
+		if r.Lead < 0 {
+			return bad("rounds.lead", "must be ≥ 0, got %v", r.Lead)
+		}
+		if r.Initial != nil && *r.Initial < 0 {
+			return bad("rounds.initial", "must be ≥ 0, got %v", *r.Initial)
+		}
 	}
 	return nil
 }

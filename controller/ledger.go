@@ -46,6 +46,9 @@ type ledger struct {
 	readyAt time.Duration     // the first t with S + c ≤ l·(t − start)
 
 	held, overruns, unmeasured uint64
+	// fixedRate: l is read only when settle is called (once per round of
+	// an agent, Config.Rounds), not at every charge and decision.
+	fixedRate bool
 }
 
 // LedgerStats are a port's ledger figures (Stats.Ledger).
@@ -137,7 +140,11 @@ func (l *ledger) charge(ip predictor.IdlePeriod) {
 	if d > 0 {
 		l.spent = satAddDur(l.spent, d)
 	}
-	l.settle()
+	if l.fixedRate {
+		l.settleAt(l.rate)
+	} else {
+		l.settle()
+	}
 	if d > 0 && float64(l.spent) > l.budget(ip.End) {
 		l.overruns++
 	}

@@ -79,6 +79,9 @@ type Port struct {
 
 	roundUp   bool // cfg.Register.Rounding == RoundUp
 	roundedUp uint64
+
+	// rounds is the agent's rounds (Config.Rounds; nil: none).
+	rounds *rounds
 }
 
 // NewPort returns a port that starts at now with the predictor's first answer.
@@ -110,6 +113,9 @@ func InitPort(p *Port, cfg Config, pred predictor.Predictor, now time.Duration) 
 	p.holder, _ = pred.(predictor.HoldChooser)
 	p.rationed, _ = pred.(predictor.Rationed)
 	p.current = p.consult(now)
+	if cfg.Rounds != nil {
+		p.initRounds(cfg.Rounds, now)
+	}
 	return nil
 }
 
@@ -127,6 +133,10 @@ func (p *Port) IdleEnded(ip predictor.IdlePeriod) {
 	} else {
 		p.hits++
 	}
+	if p.rounds != nil {
+		p.idleEndedRounds(ip)
+		return
+	}
 	if p.led.rated != nil {
 		p.led.charge(ip)
 	}
@@ -140,8 +150,14 @@ func (p *Port) Sent(hops int, packets uint64) {
 	p.trafficSince = true
 }
 
-// PDT returns the t_PDT in force.
-func (p *Port) PDT() time.Duration { return p.current }
+// PDT returns the t_PDT in force: with Config.Rounds, the one the agent
+// last wrote to the port.
+func (p *Port) PDT() time.Duration {
+	if p.rounds != nil {
+		return p.rounds.written
+	}
+	return p.current
+}
 
 // Hold returns the hybrid hold (time in Fast Wake before Deep Sleep) the
 // predictor chose with its last answer; ok is false when it chooses none
@@ -158,7 +174,13 @@ func (p *Port) Hold() (hold time.Duration, ok bool) { return p.hold, p.holdOK }
 // the ledger lets the port go down: with OnQueueEmpty the idle period
 // starting now holds the port awake that long; with OnInterval the whole
 // interval does (Never). Stats.Current stays the register's value.
+//
+// With Config.Rounds the answer is what the agent last wrote to the port,
+// held per idle period by the port's ledger (rounds.go).
 func (p *Port) Decide(now time.Duration) time.Duration {
+	if p.rounds != nil {
+		return p.decideRounds(now)
+	}
 	if p.onInterval {
 		if now-p.lastCompute >= p.interval {
 			p.Recompute(now)
@@ -192,6 +214,9 @@ func (p *Port) Decide(now time.Duration) time.Duration {
 // (a link starts idle, with the t_PDT Decide gave at the start). Nothing
 // else is recorded: the predictor sees idle periods only.
 func (p *Port) ChargeDelay(now, d time.Duration) {
+	if p.rounds != nil && !p.rounds.ledgerOn {
+		return
+	}
 	if p.led.rated != nil && d > 0 {
 		p.led.charge(predictor.IdlePeriod{End: now, Delay: d})
 	}
@@ -201,7 +226,7 @@ func (p *Port) ChargeDelay(now, d time.Duration) {
 // port's link start going down (now without a ledger). A link whose two
 // ends both pay for its wake-ups sleeps only when both allow it.
 func (p *Port) SleepAllowedAt(now time.Duration) time.Duration {
-	if p.led.rated == nil {
+	if p.led.rated == nil || (p.rounds != nil && !p.rounds.ledgerOn) {
 		return now
 	}
 	return max(p.led.readyAt, now) // as the port last worked it out

@@ -46,15 +46,39 @@ func (c *Config) portSpec(kind predictor.Kind, port string) agent.PortSpec {
 }
 
 // simSpec is the controller configuration of the simulator's ports: the
-// agents' (portSpec), with the delay ledger where the agents run one —
-// the emulated ports apply it themselves, per idle period, at rate l and
-// reserve c = the scaled t_s + t_w (agent budget.go); the simulator's
-// controllers apply it per idle period too.
-func (c *Config) simSpec(kind predictor.Kind) agent.PortSpec {
+// agents' (portSpec), driven as the agents drive the emulated ports
+// (controller.Rounds): the controller decides at the start of every idle
+// period, the port arms what the agent wrote at its last round (every
+// agent.interval from when it opened the port, lead before the traffic),
+// the initial timer until then; and the delay ledger where the agents run
+// one — the emulated ports apply it themselves, per idle period, at rate l
+// and reserve c = the scaled t_s + t_w (agent budget.go), from the
+// agent's first write with the budget counted from its start.
+func (c *Config) simSpec(kind predictor.Kind, lead time.Duration) agent.PortSpec {
 	spec := c.portSpec(kind, "sim")
 	spec.Controller.Ledger = controller.LedgerAuto
 	spec.Controller.MissCost = predictor.Duration(c.MissCost())
+	initial := *c.Port.InitialPDT
+	spec.Controller.Rounds = &controller.Rounds{Interval: c.Agent.Interval, Lead: predictor.Duration(max(lead, 0)), Initial: &initial}
 	return spec
+}
+
+// agentLead is how long before the traffic (t0, CLOCK_MONOTONIC ps) the
+// agents opened the ports (their traces' headers, opened): the median
+// over the ports, as the simulator's ports share one configuration (the
+// switch's agent, which drives two of the four ports, for the line).
+func agentLead(opened map[string]replay.PS, t0 replay.PS) time.Duration {
+	var leads []time.Duration
+	for _, o := range opened {
+		if o > 0 && o <= t0 {
+			leads = append(leads, (t0 - o).D())
+		}
+	}
+	if len(leads) == 0 {
+		return 0
+	}
+	slices.Sort(leads)
+	return leads[len(leads)/2]
 }
 
 // MissCost is the emulated port's ledger reserve c: its scaled t_s plus
@@ -292,8 +316,8 @@ var simPorts = []struct{ port, sim string }{{"a0", "node0"}, {"s1", "sw0p1"}, {"
 // scenarioYAML is the simulated line running the VEF trace at vefPath
 // with the preset file at presetPath, in mode, with kind's predictor and
 // the agent's controller configuration.
-func (c *Config) scenarioYAML(name string, kind predictor.Kind, mode power.Mode, presetPath, vefPath string) ([]byte, error) {
-	spec := c.simSpec(kind)
+func (c *Config) scenarioYAML(name string, kind predictor.Kind, mode power.Mode, presetPath, vefPath string, lead time.Duration) ([]byte, error) {
+	spec := c.simSpec(kind, lead)
 	doc := map[string]any{
 		"name":     name,
 		"seed":     c.Seed,
@@ -309,9 +333,10 @@ func (c *Config) scenarioYAML(name string, kind predictor.Kind, mode power.Mode,
 }
 
 // simulate runs the simulated line on the trace in mode (always-on or the
-// experiment's) with kind's predictor. dir holds the preset and scenario
+// experiment's) with kind's predictor, the agents having opened the ports
+// lead before the traffic (simSpec). dir holds the preset and scenario
 // files it writes.
-func (c *Config) simulate(ctx context.Context, dir, name string, kind predictor.Kind, mode power.Mode, vefPath string) (SimResult, error) {
+func (c *Config) simulate(ctx context.Context, dir, name string, kind predictor.Kind, mode power.Mode, vefPath string, lead time.Duration) (SimResult, error) {
 	presetPath := filepath.Join(dir, "preset.yaml")
 	if _, err := os.Stat(presetPath); err != nil {
 		b, err := yaml.Marshal(c.scaledPreset())
@@ -322,7 +347,7 @@ func (c *Config) simulate(ctx context.Context, dir, name string, kind predictor.
 			return SimResult{}, err
 		}
 	}
-	data, err := c.scenarioYAML(name, kind, mode, presetPath, vefPath)
+	data, err := c.scenarioYAML(name, kind, mode, presetPath, vefPath, lead)
 	if err != nil {
 		return SimResult{}, err
 	}
