@@ -9,9 +9,10 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 COMMIT    ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 STATICCHECK_VERSION := v0.8.2
-# Benchmarks: which packages and how long each runs.
+# Benchmarks: which packages and how long each runs; HTSIM: htsim's directory for bench-htsim.
 BENCH_PKGS ?= ./...
 BENCHTIME  ?= 1s
+HTSIM      ?=
 # Debian package (make deb): version from git describe, sanitised; Go's arch name (nfpm maps it).
 DEB_VERSION    ?= $(shell ./packaging/version.sh)
 DEB_ARCH       ?= $(shell $(GO) env GOARCH)
@@ -20,7 +21,7 @@ DEB_DATE       ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 DEB_OUT        := out/deb
 DEB_STAGE      := $(DEB_OUT)/stage
 
-.PHONY: help build static-check test unit lint bench demo demo-predict generate install clean fuzz systemd-verify reproduce-fig1 reproduce-sweeps
+.PHONY: help build static-check test unit lint bench bench-htsim demo demo-predict generate install clean fuzz systemd-verify reproduce-fig1 reproduce-sweeps
 .PHONY: uninstall deb deb-check
 .PHONY: promtool-check slurm-check simgrid-check figures
 
@@ -51,8 +52,13 @@ lint: ## gofmt check, go mod tidy check, go vet, staticcheck (pinned)
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
-bench: ## benchmarks: ns/decision, allocs, events/s, peak memory
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(BENCH_PKGS)
+bench: ## benchmarks (ns/decision, allocs, events/s, peak memory), then a summary; with HTSIM=DIR also bench-htsim
+	GO='$(GO)' ./scripts/bench.sh '$(BENCHTIME)' $(BENCH_PKGS)
+	@if [ -n '$(HTSIM)' ]; then $(MAKE) --no-print-directory bench-htsim HTSIM='$(HTSIM)'; fi
+
+bench-htsim: ## lpictl against htsim on the same permutation, alternately, one core (HTSIM=DIR: htsim's binaries or source; skips without)
+	@if [ -n '$(HTSIM)' ]; then $(MAKE) --no-print-directory build; fi
+	@HTSIM='$(HTSIM)' ./scripts/bench-htsim.sh
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
 	@./scripts/fuzz-all.sh $(or $(FUZZTIME),20s)
