@@ -3,6 +3,9 @@ package engine
 import (
 	"fmt"
 	"math"
+	"unsafe"
+
+	"github.com/lpictl/lpictl/sim/internal/cache"
 )
 
 // Picosecond units.
@@ -19,15 +22,43 @@ const (
 // Event is one scheduled action. Kind, Obj and Arg mean what the model says
 // (e.g. "packet Arg arrives at port Obj"); the engine only orders events.
 type Event struct {
-	At   int64  // when, in picoseconds
-	Seq  uint64 // insertion order: ties in At run first-scheduled first
+	At int64 // when, in picoseconds
+	// Seq is the event's key, which orders events of the same At (see
+	// doc.go, "Event order"): the object that scheduled it (its source,
+	// the high SourceBits) and that object's count of events scheduled so
+	// far, this one included (the low CountBits).
+	Seq  uint64
 	Obj  int32
 	Arg  int32
 	Aux  int32 // a third operand (in the 32 bytes Kind's padding leaves)
 	Kind uint8
 }
 
-// before is the engine's total order: time, then insertion sequence.
+// An event's key (Seq) packs its source and the source's count.
+const (
+	// CountBits is the width of the count: a source may schedule up to
+	// 2^40 − 2^32 events (about 1.1 × 10^12; the engine panics when an
+	// event's source has scheduled more before it runs, which leaves room
+	// for the 2^32 − 1 events it could schedule).
+	CountBits = 40
+	// SourceBits is the width of the source: sources 0 to 2^24 − 1.
+	SourceBits = 64 - CountBits
+	// MaxSource is the largest source.
+	MaxSource = 1<<SourceBits - 1
+)
+
+const (
+	countMask = 1<<CountBits - 1
+	maxCount  = 1<<CountBits - 1<<32
+)
+
+// Key returns the key of the count-th event scheduled by source.
+func Key(source uint32, count uint64) uint64 { return uint64(source)<<CountBits | count }
+
+// Source is the source packed in an event's key.
+func (e *Event) Source() uint32 { return uint32(e.Seq >> CountBits) }
+
+// before is the engine's total order: time, then key.
 func (e *Event) before(o *Event) bool {
 	return e.At < o.At || (e.At == o.At && e.Seq < o.Seq)
 }
@@ -52,7 +83,7 @@ type peeker interface {
 	peek() *Event
 }
 
-// Queue is a pending-event set ordered by (At, Seq).
+// Queue is a pending-event set ordered by (At, Seq). Keys are unique.
 type Queue interface {
 	Push(e Event)
 	// Pop removes and returns the first event; the queue must not be empty.
@@ -85,7 +116,7 @@ func NewQueue(kind QueueKind, bucketPS int64, buckets int) (Queue, error) {
 	return nil, fmt.Errorf("unknown event queue %q (want heap or calendar)", kind)
 }
 
-// Engine runs events in (time, sequence) order.
+// Engine runs events in (time, key) order (doc.go, "Event order").
 type Engine struct {
 	q       Queue
 	h       Handler
@@ -94,16 +125,28 @@ type Engine struct {
 	pf      Prefetcher // h, if it prefetches and q can peek
 	pk      peeker
 	now     int64
-	seq     uint64
+	key     uint64 // key of the last event the running source scheduled
 	events  uint64
 	stopped bool
 
 	lanes laneSet // kinds scheduled in order skip the queue (lane.go)
+
+	// Sources: which object runs each kind (owner), and every source's
+	// last key (last, indexed by source; grown on demand).
+	owner [256]owner
+	last  []uint64
 }
+
+// owner maps an event of a kind to the object that runs it: base + Obj
+// (mask all ones) or base alone (mask 0).
+type owner struct{ base, mask uint32 }
 
 // New returns an engine at time 0 that runs events with h.
 func New(q Queue, h Handler) *Engine {
-	e := &Engine{q: q}
+	e := &Engine{q: q, last: make([]uint64, 1, 64)}
+	for k := range e.owner {
+		e.owner[k] = owner{1, ^uint32(0)}
+	}
 	e.cal, _ = q.(*Calendar)
 	e.heap, _ = q.(*Heap)
 	e.SetHandler(h)
@@ -129,6 +172,33 @@ func (e *Engine) SetHandler(h Handler) {
 // lane's order goes to the queue), only its cost. At most sixteen lanes;
 // a kind has one lane at most; call it before scheduling.
 func (e *Engine) UseLane(kinds ...uint8) { e.lanes.add(kinds) }
+
+// Outside is the source of the events scheduled while no event runs
+// (before Run, between Runs): the model's set-up and its drivers.
+const Outside uint32 = 0
+
+// SetOwner says which object runs the events of kind, for their order
+// (doc.go, "Event order"): the object base + Obj if perObj, else base
+// alone, whatever Obj is. The events an event schedules have that object
+// as their source. Without it, the events of a kind are run by object
+// 1 + Obj (object 0 is Outside). Objects must be at most MaxSource; call
+// it before scheduling.
+func (e *Engine) SetOwner(kind uint8, base uint32, perObj bool) {
+	if base == Outside || base > MaxSource {
+		panic(fmt.Sprintf("engine: owner base %d of kind %d outside 1..%d", base, kind, MaxSource))
+	}
+	if e.events > 0 || e.Pending() > 0 {
+		panic("engine: owners must be set before events are scheduled")
+	}
+	o := owner{base, 0}
+	if perObj {
+		o.mask = ^uint32(0)
+	}
+	e.owner[kind] = o
+	if base >= uint32(len(e.last)) {
+		e.grow(base) // sized once for the model's objects, if base is past them
+	}
+}
 
 // Now is the time of the event being run (or of the last one run).
 func (e *Engine) Now() int64 { return e.now }
@@ -157,7 +227,7 @@ func (e *Engine) late(at int64, kind uint8) {
 	panic(fmt.Sprintf("engine: event kind %d scheduled at %d ps, before now (%d ps)", kind, at, e.now))
 }
 
-// push numbers an event and adds it to its kind's lane if it keeps the
+// push keys an event and adds it to its kind's lane if it keeps the
 // lane in order, else to the queue. It takes the fields, not an Event:
 // the lane writes them straight into its slot (a struct built on the
 // stack and copied whole would be read back before its stores land).
@@ -165,11 +235,11 @@ func (e *Engine) push(at int64, kind uint8, obj, arg, aux int32) {
 	if at < e.now {
 		e.late(at, kind)
 	}
-	e.seq++
-	if e.lanes.push(at, e.seq, kind, obj, arg, aux) {
+	e.key++
+	if e.lanes.push(at, e.key, kind, obj, arg, aux) {
 		return
 	}
-	ev := Event{At: at, Seq: e.seq, Obj: obj, Arg: arg, Aux: aux, Kind: kind}
+	ev := Event{At: at, Seq: e.key, Obj: obj, Arg: arg, Aux: aux, Kind: kind}
 	switch {
 	case e.heap != nil:
 		e.heap.Push(ev)
@@ -224,20 +294,52 @@ func (e *Engine) hint() *Event {
 	return next
 }
 
+// grow makes room for source s in last (apart: it is rare).
+//
+//go:noinline
+func (e *Engine) grow(s uint32) {
+	if s > MaxSource {
+		panic(fmt.Sprintf("engine: event source %d beyond %d (an owner's base + Obj)", s, MaxSource))
+	}
+	n := max(2*len(e.last), int(s)+1)
+	for i := len(e.last); i < n; i++ {
+		e.last = append(e.last, Key(uint32(i), 0))
+	}
+}
+
+// overflow panics on a source whose count reached maxCount.
+//
+//go:noinline
+func (e *Engine) overflow(s uint32) {
+	panic(fmt.Sprintf("engine: source %d scheduled 2^%d − 2^32 events", s, CountBits))
+}
+
 // Run runs events until none is left, Stop is called, the next event is
 // later than until, or max events have run (max 0 = no limit). It reports
-// whether events remain.
+// whether events remain. While an event runs, the events it schedules
+// take their keys from the source that runs it (SetOwner).
 func (e *Engine) Run(until int64, max uint64) bool {
 	e.stopped = false
+	if e.key&countMask >= maxCount {
+		e.overflow(Outside)
+	}
+	e.last[Outside] = e.key
 	var n uint64
+	more := false
 	for !e.stopped {
 		next, laned := e.front()
 		if next == nil {
-			return false
+			break
 		}
 		if next.At > until || (max != 0 && n >= max) {
-			return true
+			more = true
+			break
 		}
+		// The source of the events the next event schedules: the object
+		// that runs it (read from the queue's or lane's copy, which front
+		// has just loaded).
+		o := e.owner[next.Kind]
+		s := o.base + uint32(next.Obj)&o.mask
 		var ev Event
 		switch {
 		case laned:
@@ -255,9 +357,29 @@ func (e *Engine) Run(until int64, max uint64) bool {
 		if e.pf != nil {
 			if h := e.hint(); h != nil {
 				e.pf.Prefetch(h)
+				// The next event's source's last key too (a load would
+				// stall on a miss; a prefetch does not).
+				o := e.owner[h.Kind]
+				if hs := o.base + uint32(h.Obj)&o.mask; hs < uint32(len(e.last)) {
+					cache.Prefetch(uintptr(unsafe.Pointer(&e.last[hs])))
+				}
 			}
 		}
+		if s >= uint32(len(e.last)) {
+			e.grow(s)
+		}
+		last := &e.last[s] // Handle cannot grow e.last
+		key := *last
+		if key&countMask >= maxCount {
+			e.overflow(s)
+		}
+		e.key = key
 		e.h.Handle(ev)
+		*last = e.key
 	}
-	return e.Pending() > 0
+	e.key = e.last[Outside]
+	if e.stopped {
+		return e.Pending() > 0
+	}
+	return more
 }

@@ -6,9 +6,11 @@ import (
 	"testing"
 )
 
-// TestQueuesOrder pushes and pops random events (with many ties) through
-// both queues, interleaved as a simulation does, and checks both give the
-// exact (At, Seq) order.
+// TestQueuesOrder pushes and pops random events (with many ties, keyed
+// by a few sources each counting its own events, so that keys do not come
+// in order) through both queues, interleaved as a simulation does, and
+// checks that each runs them in the order's definition: the least pending
+// by (At, Seq) first, as a linear search finds it.
 func TestQueuesOrder(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -17,10 +19,15 @@ func TestQueuesOrder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			qs := map[string]Queue{"heap": NewHeap(0), "calendar": NewCalendar(16, 256),
 				"calendar-1ns": NewCalendar(1000, 64), "calendar-wide": NewCalendar(1<<20, 1024)}
-			for _, name := range []string{"heap", "calendar", "calendar-1ns", "calendar-wide"} {
+			var want []Event
+			for _, name := range []string{"reference", "heap", "calendar", "calendar-1ns", "calendar-wide"} {
 				q := qs[name]
+				if name == "reference" {
+					q = &refQueue{}
+				}
 				r := rand.New(rand.NewPCG(1, 2))
 				var seq uint64
+				var count [5]uint64
 				var now int64
 				var got []Event
 				push := func() {
@@ -29,7 +36,9 @@ func TestQueuesOrder(t *testing.T) {
 					if r.IntN(10) == 0 {
 						d = 0
 					}
-					q.Push(Event{At: now + d, Seq: seq})
+					s := r.IntN(len(count))
+					count[s]++
+					q.Push(Event{At: now + d, Seq: Key(uint32(s), count[s])})
 				}
 				for range 100 {
 					push()
@@ -47,16 +56,11 @@ func TestQueuesOrder(t *testing.T) {
 						}
 					}
 				}
-				if !slices.IsSortedFunc(got, func(a, b Event) int {
-					if a.before(&b) {
-						return -1
-					}
-					if b.before(&a) {
-						return 1
-					}
-					return 0
-				}) {
-					t.Fatalf("%s: not in (At, Seq) order", name)
+				if want == nil {
+					want = got
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s: not the least pending event first", name)
 				}
 				if uint64(len(got)) != seq {
 					t.Fatalf("%s: popped %d of %d", name, len(got), seq)
@@ -64,6 +68,32 @@ func TestQueuesOrder(t *testing.T) {
 			}
 		})
 	}
+}
+
+// refQueue is the order's definition as a queue: Pop takes the least
+// pending event by (At, Seq), found by a linear search.
+type refQueue struct{ a []Event }
+
+func (q *refQueue) Push(e Event) { q.a = append(q.a, e) }
+func (q *refQueue) Len() int     { return len(q.a) }
+func (q *refQueue) Peek() *Event {
+	if len(q.a) == 0 {
+		return nil
+	}
+	m := 0
+	for i := range q.a {
+		if q.a[i].before(&q.a[m]) {
+			m = i
+		}
+	}
+	return &q.a[m]
+}
+func (q *refQueue) Pop() Event {
+	p := q.Peek()
+	e := *p
+	*p = q.a[len(q.a)-1]
+	q.a = q.a[:len(q.a)-1]
+	return e
 }
 
 type counter struct {
@@ -280,49 +310,91 @@ func TestLanesSameRun(t *testing.T) {
 }
 
 // TestLaneRing checks a lane across chunk boundaries, chunk reuse and
-// growth: it keeps FIFO order, refuses an event earlier than its last,
-// and accepts ties.
+// growth: it keeps (At, Seq) order, refuses an event earlier than its
+// last, takes one of the same time with a larger key at its end and one
+// with a smaller key among the tail chunk's events of that time.
 func TestLaneRing(t *testing.T) {
 	var s laneSet
 	s.add([]uint8{1, 2})
-	var want []int64
-	seq := uint64(0)
-	push := func(at int64, kind uint8) bool {
-		seq++
+	var want []laneKey
+	seq := uint64(1000)
+	push := func(at int64, seq uint64, kind uint8) bool {
 		return s.push(at, seq, kind, 0, 0, 0)
 	}
-	at := int64(0)
-	for round := range 5 {
-		// Fill past the ring's size (it grows), then drain part of it so
-		// that the next round wraps around.
-		for i := range 300 + 100*round {
-			at += int64(i % 3) // ties included
-			if !push(at, uint8(1+i%2)) {
-				t.Fatalf("round %d: in-order event %d refused", round, i)
-			}
-			want = append(want, at)
+	// add puts k into want in order, as the lane must hold it.
+	add := func(k laneKey) {
+		j := len(want)
+		for j > 0 && k.before(&want[j-1]) {
+			j--
 		}
-		if push(at-1, 1) {
-			t.Fatal("an event before the lane's last was accepted")
-		}
-		if push(at, 7) {
-			t.Fatal("a kind without a lane was accepted")
-		}
-		for range 250 {
-			if e := s.pop(); e.At != want[0] {
-				t.Fatalf("round %d: popped %d, want %d", round, e.At, want[0])
-			}
-			want = want[1:]
-		}
+		want = slices.Insert(want, j, k)
 	}
-	for len(want) > 0 {
-		if e := s.pop(); e.At != want[0] {
-			t.Fatalf("popped %d, want %d", e.At, want[0])
+	pop := func(round int) {
+		t.Helper()
+		e := s.pop()
+		if e.At != want[0].at || e.Seq != want[0].seq {
+			t.Fatalf("round %d: popped (%d, %d), want (%d, %d)", round, e.At, e.Seq, want[0].at, want[0].seq)
 		}
 		want = want[1:]
 	}
+	r := rand.New(rand.NewPCG(13, 14))
+	at := int64(0)
+	for round := range 5 {
+		// Fill past a chunk, then drain part of it so that the next round
+		// starts in a reused chunk.
+		for i := range 300 + 100*round {
+			at += int64(i % 3) // ties included
+			seq += 10
+			if !push(at, seq, uint8(1+i%2)) {
+				t.Fatalf("round %d: in-order event %d refused", round, i)
+			}
+			add(laneKey{at, seq})
+			// Sometimes one of the same time with a smaller key: taken
+			// when its place is in the tail chunk.
+			if r.IntN(4) == 0 {
+				k := laneKey{at, seq - 1 - uint64(r.IntN(25))}
+				if s.push(k.at, k.seq, 1, 0, 0, 0) {
+					add(k)
+				} else if s.lanes[0].ti != chunkEvents && s.lanes[0].ti > 3 && s.lanes[0].head == s.lanes[0].tail {
+					t.Fatalf("round %d: a tie within the tail chunk refused", round)
+				}
+			}
+		}
+		if push(at-1, seq+10, 1) {
+			t.Fatal("an event before the lane's last was accepted")
+		}
+		if push(at, seq+10, 7) {
+			t.Fatal("a kind without a lane was accepted")
+		}
+		for range 250 {
+			pop(round)
+		}
+	}
+	for len(want) > 0 {
+		pop(5)
+	}
 	if s.n != 0 || s.first() != nil {
 		t.Fatalf("drained lanes hold %d events", s.n)
+	}
+}
+
+// TestLaneTieAtHead checks a tie inserted in front of a lane's only
+// events: the lane's first event, and the winner tree, change.
+func TestLaneTieAtHead(t *testing.T) {
+	var s laneSet
+	s.add([]uint8{1})
+	s.add([]uint8{2})
+	s.push(10, Key(5, 1), 1, 0, 0, 0)
+	s.push(10, Key(7, 1), 2, 0, 0, 0)
+	if !s.push(10, Key(3, 1), 1, 0, 0, 0) {
+		t.Fatal("tie refused")
+	}
+	var got []uint64
+	for s.n > 0 {
+		got = append(got, s.pop().Seq)
+	}
+	if want := []uint64{Key(3, 1), Key(5, 1), Key(7, 1)}; !slices.Equal(got, want) {
+		t.Fatalf("popped %x, want %x", got, want)
 	}
 }
 

@@ -9,8 +9,10 @@ import (
 )
 
 // A lane is a FIFO of events that is always in (At, Seq) order: an event
-// joins it only if it is not earlier than the lane's last one (its Seq is
-// larger than every pending one's, so ties keep their order). A model
+// joins it only if it comes after the lane's last one in that order (a
+// later At, or the same At and a larger key), or if it has the last one's
+// At and its place among the last events of that At is in the lane's
+// tail chunk (a short insertion, see insertTie). A model
 // gives a lane to the event kinds it schedules at one nearly constant
 // delay from now — a packet's arrival one propagation delay after it
 // leaves, the end of a transmission one serialisation time after it starts
@@ -24,6 +26,7 @@ type lane struct {
 	hi, ti     int        // next event to read in head, to write in tail
 	n          int        // events in the lane
 	last       int64      // At of the last event pushed
+	lastSeq    uint64     // and its key
 }
 
 // A laneChunk holds a run of a lane's events. Chunks a lane has read are
@@ -126,8 +129,13 @@ func (s *laneSet) push(at int64, seq uint64, kind uint8, obj, arg, aux int32) bo
 		return false
 	}
 	l := &s.lanes[i&(maxLanes-1)]
-	if l.n > 0 && at < l.last {
-		return false
+	if l.n > 0 && at <= l.last {
+		if at < l.last {
+			return false
+		}
+		if seq < l.lastSeq {
+			return s.insertTie(i, at, seq, kind, obj, arg, aux)
+		}
 	}
 	if l.tail == nil || l.ti == chunkEvents {
 		c := s.chunk()
@@ -142,9 +150,46 @@ func (s *laneSet) push(at int64, seq uint64, kind uint8, obj, arg, aux int32) bo
 	p.At, p.Seq, p.Obj, p.Arg, p.Aux, p.Kind = at, seq, obj, arg, aux, kind
 	l.ti++
 	l.n++
-	l.last = at
+	l.last, l.lastSeq = at, seq
 	s.n++
 	if l.n == 1 {
+		s.key[i&(maxLanes-1)] = laneKey{at, seq}
+		s.replay(i)
+	}
+	return true
+}
+
+// insertTie inserts an event of the same time as lane i's last and a
+// smaller key among the lane's last events of that time, if they are all
+// in its tail chunk and the chunk has room, and reports whether it did
+// (if not, the event goes to the queue). Events of the same picosecond
+// from several objects, scheduled by a common cause at one delay, come
+// with their keys in any order.
+func (s *laneSet) insertTie(i int, at int64, seq uint64, kind uint8, obj, arg, aux int32) bool {
+	l := &s.lanes[i&(maxLanes-1)]
+	if l.ti == chunkEvents {
+		return false
+	}
+	lo := 0
+	if l.head == l.tail {
+		lo = l.hi
+	}
+	ev := &l.tail.ev
+	j := l.ti
+	for j > lo && ev[(j-1)&(chunkEvents-1)].At == at && ev[(j-1)&(chunkEvents-1)].Seq > seq {
+		j--
+	}
+	if j == 0 && l.head != l.tail {
+		return false // the run of that time may go on in an earlier chunk
+	}
+	copy(ev[j+1:l.ti+1], ev[j:l.ti])
+	p := &ev[j&(chunkEvents-1)]
+	p.At, p.Seq, p.Obj, p.Arg, p.Aux, p.Kind = at, seq, obj, arg, aux, kind
+	l.ti++
+	l.n++
+	s.n++
+	if j == lo && l.head == l.tail {
+		// A new first event.
 		s.key[i&(maxLanes-1)] = laneKey{at, seq}
 		s.replay(i)
 	}

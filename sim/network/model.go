@@ -26,7 +26,7 @@ const (
 	evTxEnd                 // Obj port: last bit of the packet being sent leaves (Aux: the queue's head then, a prefetch hint)
 	evKick                  // Obj port: the link is awake, try to transmit
 	evPFC                   // Obj port (sender), Arg 1 PAUSE / 0 resume
-	evInject                // Arg injected message
+	evInject                // Obj its source node, Arg injected message
 	evWSend                 // Obj source node, Arg workload message (workload.go): enters the NIC queue
 	evWDeliver              // Arg workload message: its last packet is in
 	evWTimer                // Obj, Arg: a workload timer's tag (high, low 32 bits)
@@ -474,6 +474,20 @@ func (n *Network) startEngine(total int) error {
 	} {
 		n.eng.UseLane(kinds...)
 	}
+	// The objects that run the events, which order the events of the same
+	// picosecond (engine doc, "Event order"): port Obj runs the port kinds
+	// (the engine's default, object 1 + Obj; a message's injection and
+	// its entry into the NIC queue are its source node's, whose port has
+	// the node's index), the workload's replayer its deliveries and
+	// timers, the consolidation its events.
+	wl, tc := uint32(total)+1, uint32(total)+2
+	if tc > engine.MaxSource {
+		return fmt.Errorf("topology: %d ports, more than the engine's %d event sources", total, engine.MaxSource-2)
+	}
+	for _, k := range []uint8{evWDeliver, evWTimer} {
+		n.eng.SetOwner(k, wl, false)
+	}
+	n.eng.SetOwner(evTCEP, tc, false)
 	return nil
 }
 
@@ -554,7 +568,7 @@ func (n *Network) Topology() topo.Topology { return n.t }
 // at time at (it enters src's NIC queue after the NIC latency).
 func (n *Network) Inject(at int64, src, dst int, bytes int64) {
 	n.injects = append(n.injects, injected{created: at, src: int32(src), dst: int32(dst), bytes: bytes})
-	n.eng.Schedule(at+n.p.NICLatency, evInject, 0, int32(len(n.injects)-1))
+	n.eng.Schedule(at+n.p.NICLatency, evInject, int32(src), int32(len(n.injects)-1))
 }
 
 func (n *Network) ser(size int32) int64 {
