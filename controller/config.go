@@ -69,6 +69,13 @@ type Rounds struct {
 	// Initial is the port's timer until the agent's first write (unset:
 	// the controller's first answer, as if written when it opened).
 	Initial *predictor.Duration `yaml:"initial,omitempty" json:"initial,omitempty"`
+	// Idle is how long before the port's start its first idle period
+	// began: the port was idle from then until its first packet, with its
+	// initial timer, and the controller observes that period when the
+	// first packet comes (Port.OpenIdle), as an agent observes the period
+	// an emulated port had from its attach. 0: the port's first idle
+	// period is not observed.
+	Idle predictor.Duration `yaml:"idle,omitempty" json:"idle,omitempty"`
 }
 
 // LedgerMode says which predictors run under the delay ledger.
@@ -185,6 +192,9 @@ func (c Config) Validate() error {
 		}
 		if r.Initial != nil && *r.Initial < 0 {
 			return bad("rounds.initial", "must be ≥ 0, got %v", *r.Initial)
+		}
+		if r.Idle < 0 {
+			return bad("rounds.idle", "must be ≥ 0, got %v", r.Idle)
 		}
 	}
 	return nil

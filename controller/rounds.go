@@ -22,6 +22,10 @@ type rounds struct {
 	// progress, armed what the port armed for it (written, or longer
 	// where the ledger held it).
 	decided, armed time.Duration
+	// idleFrom is when the port's first idle period began (Rounds.Idle);
+	// openIdle says it is still to be observed.
+	idleFrom time.Duration
+	openIdle bool
 }
 
 // initRounds sets up Config.Rounds at the port's start now: the agent
@@ -34,6 +38,7 @@ func (p *Port) initRounds(cfg *Rounds, now time.Duration) {
 		r.written = cfg.Initial.D()
 	}
 	r.decided, r.armed = r.written, r.written
+	r.idleFrom, r.openIdle = now-cfg.Idle.D(), cfg.Idle > 0
 	p.rounds = r
 	p.lastCompute = start
 	p.led.start = start
@@ -100,6 +105,7 @@ func (p *Port) decideRounds(now time.Duration) time.Duration {
 // decision unchanged, else the decision's own (length ≥ t_PDT).
 func (p *Port) idleEndedRounds(ip predictor.IdlePeriod) {
 	r := p.rounds
+	r.openIdle = false
 	p.roundsUntil(ip.End) // a round at End has not seen this period yet
 	if r.ledgerOn {
 		p.led.charge(ip)
@@ -112,4 +118,18 @@ func (p *Port) idleEndedRounds(ip predictor.IdlePeriod) {
 	p.pred.Observe(ip)
 	p.trafficSince = true
 	r.seen = p.current
+}
+
+// OpenIdle is the idle period a port driven by an agent had before its
+// first packet (Rounds.Idle): when it began and the timer the port armed
+// for it (its initial timer). ok is false without one, and once the port
+// has observed an idle period. The caller measures the period's outcome
+// (missed, the wait of the packet that ended it) and gives it to IdleEnded
+// with End the first packet's arrival.
+func (p *Port) OpenIdle() (start, armed time.Duration, ok bool) {
+	r := p.rounds
+	if r == nil || !r.openIdle {
+		return 0, 0, false
+	}
+	return r.idleFrom, r.armed, true
 }

@@ -173,3 +173,54 @@ func TestRoundsValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundsOpenIdle: a port idle for 400 ms before its start (Rounds.Idle)
+// reports that period until it has observed one, with its initial timer;
+// the controller learns it as given (the port ran its initial 1 ms, the
+// agent's decision for it), so the next decision comes from it: the
+// predictor's second answer, 3 ms, is what the controller decides at 6 ms
+// and what the round at 30 ms (rounds from −20 ms) writes.
+func TestRoundsOpenIdle(t *testing.T) {
+	initial := pd(ms)
+	pred := &scripted{answers: []time.Duration{ms, 3 * ms}}
+	p, err := NewPort(Config{Rounds: &Rounds{Interval: pd(50 * ms), Lead: pd(20 * ms), Initial: &initial, Idle: pd(400 * ms)}}, pred, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, armed, ok := p.OpenIdle()
+	if !ok || start != -400*ms || armed != ms {
+		t.Fatalf("OpenIdle = %v, %v, %v; want −400ms, 1ms, true", start, armed, ok)
+	}
+	// The first packet at 5 ms ends it: 405 ms, a miss that waited t_w.
+	first := predictor.IdlePeriod{End: 5 * ms, Length: 405 * ms, Missed: true, PDT: ms, Delay: 165 * us}
+	p.IdleEnded(first)
+	if _, _, ok := p.OpenIdle(); ok {
+		t.Fatal("OpenIdle still reported after an observed idle period")
+	}
+	if len(pred.idle) != 1 || pred.idle[0] != first {
+		t.Fatalf("the predictor observed %+v, want %+v", pred.idle, first)
+	}
+	if got := p.Decide(6 * ms); got != ms {
+		t.Fatalf("Decide(6ms) = %v, want the initial 1ms (nothing written yet)", got)
+	}
+	if got := p.PDT(); got != ms {
+		t.Fatalf("PDT = %v, want 1ms (3ms decided, not written)", got)
+	}
+	p.IdleEnded(predictor.IdlePeriod{End: 8 * ms, Length: 2 * ms, Missed: true, PDT: ms, Delay: 0})
+	// The round at 30 ms writes 3 ms, decided at 6 ms for a period that
+	// ended before it.
+	if got := p.Decide(31 * ms); got != 3*ms {
+		t.Fatalf("Decide(31ms) = %v, want 3ms (written at 30ms)", got)
+	}
+
+	q, err := NewPort(Config{Rounds: &Rounds{Interval: pd(50 * ms), Initial: &initial}}, &scripted{answers: []time.Duration{ms}}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok := q.OpenIdle(); ok {
+		t.Error("OpenIdle reported without Rounds.Idle")
+	}
+	if err := (Config{Rounds: &Rounds{Interval: pd(50 * ms), Idle: pd(-ms)}}).WithDefaults().Validate(); err == nil || !strings.Contains(err.Error(), "rounds.idle") {
+		t.Errorf("Validate(idle −1ms) = %v, want a rounds.idle error", err)
+	}
+}
