@@ -760,11 +760,11 @@ func (n *Network) needed(i int32, now int64) {
 			})
 		}
 	}
-	if pt.idleStart < 0 && ready > now && pt.flags&watched == 0 && n.p.EEE.Mode != eee.AlwaysOn {
-		// The port's first packet found the link asleep in the idle
-		// period it started with: no idle period of the port's, but a
-		// wait its ledger pays.
-		n.ctlFor(i).ChargeDelay(toDur(now), controller.ChargePS(ready-now))
+	if pt.idleStart < 0 && n.p.EEE.Mode != eee.AlwaysOn {
+		// The port's first packet: the idle period it started with is
+		// not the port's, but its ledger pays the wait if the packet
+		// found the link asleep (override.go).
+		n.firstPacket(i, now, ready)
 	}
 	pt.flags &^= decidePending
 	pt.idleStart = -1
