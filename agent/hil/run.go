@@ -142,12 +142,12 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 			vefPath := filepath.Join(simDir, string(p.kind)+".vef")
 			err := os.WriteFile(vefPath, p.vef, 0o644)
 			var sb, sp SimResult
-			lead := agentLead(p.opened, p.window[0])
+			lead, phases := agentLead(p.opened, p.window[0]), portPhases(p.opened, p.traces, p.window[0])
 			if err == nil {
-				sb, err = cfg.simulate(ctx, simDir, string(p.kind)+"-always-on", p.kind, power.AlwaysOn, vefPath, lead)
+				sb, err = cfg.simulate(ctx, simDir, string(p.kind)+"-always-on", p.kind, power.AlwaysOn, vefPath, lead, nil)
 			}
 			if err == nil {
-				sp, err = cfg.simulate(ctx, simDir, string(p.kind), p.kind, cfg.mode, vefPath, lead)
+				sp, err = cfg.simulate(ctx, simDir, string(p.kind), p.kind, cfg.mode, vefPath, lead, phases)
 			}
 			if err != nil {
 				if ctx.Err() != nil {

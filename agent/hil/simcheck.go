@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/lpictl/lpictl/agent"
+	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/controller/replay"
 	"github.com/lpictl/lpictl/hwlink/eeectl"
@@ -49,24 +50,59 @@ func (c *Config) portSpec(kind predictor.Kind, port string) agent.PortSpec {
 // agents' (portSpec), driven as the agents drive the emulated ports
 // (controller.Rounds): the controller decides at the start of every idle
 // period, the port arms what the agent wrote at its last round (every
-// agent.interval from when it opened the port, lead before the traffic),
-// the initial timer until then; and the delay ledger where the agents run
-// one — the emulated ports apply it themselves, per idle period, at rate l
-// and reserve c = the scaled t_s + t_w (agent budget.go), from the
-// agent's first write with the budget counted from its start.
-func (c *Config) simSpec(kind predictor.Kind, lead time.Duration) agent.PortSpec {
+// agent.interval from when it opened the port, ph.Lead before the
+// traffic), the initial timer until then; the idle period the port had
+// before the traffic (ph.Idle: from its attach) is observed at its first
+// packet, as the agent observes it; and the delay ledger where the agents
+// run one — the emulated ports apply it themselves, per idle period, at
+// rate l and reserve c = the scaled t_s + t_w, plus 2H per link (MissCost),
+// from the agent's first write with the budget counted from its start.
+func (c *Config) simSpec(kind predictor.Kind, ph PortPhase) agent.PortSpec {
 	spec := c.portSpec(kind, "sim")
 	spec.Controller.Ledger = controller.LedgerAuto
 	spec.Controller.MissCost = predictor.Duration(c.MissCost())
 	initial := *c.Port.InitialPDT
-	spec.Controller.Rounds = &controller.Rounds{Interval: c.Agent.Interval, Lead: predictor.Duration(max(lead, 0)), Initial: &initial}
+	spec.Controller.Rounds = &controller.Rounds{Interval: c.Agent.Interval, Lead: predictor.Duration(max(ph.Lead, 0)),
+		Initial: &initial, Idle: predictor.Duration(max(ph.Idle, 0))}
 	return spec
+}
+
+// PortPhase is how an agent drove one emulated port relative to the
+// traffic's start t0 (the simulation's time 0): Lead, how long before t0
+// it opened the port (its rounds fall Lead before t0 + k × agent.interval);
+// Idle, how long before t0 the idle period began that the port was in at
+// t0 (from its attach, before any traffic: the agent observes it as a miss
+// when the first packet comes), 0 if none spans t0.
+type PortPhase struct {
+	Lead, Idle time.Duration
+}
+
+// portPhases is each port's phase from its agent's trace: the header's
+// opened_ns and the row spanning t0.
+func portPhases(opened map[string]replay.PS, traces map[string][]replay.TraceRow, t0 replay.PS) map[string]PortPhase {
+	out := map[string]PortPhase{}
+	for port, o := range opened {
+		var ph PortPhase
+		if o > 0 && o <= t0 {
+			ph.Lead = (t0 - o).D()
+		}
+		for _, r := range traces[port] {
+			if r.Start >= t0 {
+				break
+			}
+			if r.End() > t0 {
+				ph.Idle = (t0 - r.Start).D()
+			}
+		}
+		out[port] = ph
+	}
+	return out
 }
 
 // agentLead is how long before the traffic (t0, CLOCK_MONOTONIC ps) the
 // agents opened the ports (their traces' headers, opened): the median
-// over the ports, as the simulator's ports share one configuration (the
-// switch's agent, which drives two of the four ports, for the line).
+// over the ports, the simulated network's own configuration (each
+// simulated port of the line has its own agent's, portPhases).
 func agentLead(opened map[string]replay.PS, t0 replay.PS) time.Duration {
 	var leads []time.Duration
 	for _, o := range opened {
@@ -83,8 +119,15 @@ func agentLead(opened map[string]replay.PS, t0 replay.PS) time.Duration {
 
 // MissCost is the emulated port's ledger reserve c: its scaled t_s plus
 // the deepest scaled t_w of the mode (agent.PresetMissCost of the scaled
-// preset).
-func (c *Config) MissCost() time.Duration { return agent.PresetMissCost(c.scaledPreset()) }
+// preset), plus the handshake's round trip 2H per link (port.lpi per-link:
+// emulate.Status.MissCost).
+func (c *Config) MissCost() time.Duration {
+	mc := agent.PresetMissCost(c.scaledPreset())
+	if c.PortLPI() == power.PerLink {
+		mc += 2 * hwbackend.LinkHandshake(c.SimRateBps())
+	}
+	return mc
+}
 
 // replayTiming is the emulated port's timing for controller/replay: the
 // scaled t_w and t_s, and no handshake (the emulator has no peer); in
@@ -317,7 +360,7 @@ var simPorts = []struct{ port, sim string }{{"a0", "node0"}, {"s1", "sw0p1"}, {"
 // with the preset file at presetPath, in mode, with kind's predictor and
 // the agent's controller configuration.
 func (c *Config) scenarioYAML(name string, kind predictor.Kind, mode power.Mode, presetPath, vefPath string, lead time.Duration) ([]byte, error) {
-	spec := c.simSpec(kind, lead)
+	spec := c.simSpec(kind, PortPhase{Lead: lead})
 	doc := map[string]any{
 		"name":     name,
 		"seed":     c.Seed,
@@ -333,10 +376,11 @@ func (c *Config) scenarioYAML(name string, kind predictor.Kind, mode power.Mode,
 }
 
 // simulate runs the simulated line on the trace in mode (always-on or the
-// experiment's) with kind's predictor, the agents having opened the ports
-// lead before the traffic (simSpec). dir holds the preset and scenario
-// files it writes.
-func (c *Config) simulate(ctx context.Context, dir, name string, kind predictor.Kind, mode power.Mode, vefPath string, lead time.Duration) (SimResult, error) {
+// experiment's) with kind's predictor, each port driven in its agent's
+// phase (phases, by emulated port; simSpec), the network's own
+// configuration (and that of a port without a phase) in lead's. dir holds
+// the preset and scenario files it writes.
+func (c *Config) simulate(ctx context.Context, dir, name string, kind predictor.Kind, mode power.Mode, vefPath string, lead time.Duration, phases map[string]PortPhase) (SimResult, error) {
 	presetPath := filepath.Join(dir, "preset.yaml")
 	if _, err := os.Stat(presetPath); err != nil {
 		b, err := yaml.Marshal(c.scaledPreset())
@@ -372,7 +416,11 @@ func (c *Config) simulate(ctx context.Context, dir, name string, kind predictor.
 	// external.go); it gives each idle period's wait.
 	ids := make([]network.PortID, len(simPorts))
 	for i, sp := range simPorts {
-		if ids[i], err = n.PortByName(sp.sim); err == nil {
+		ids[i], err = n.PortByName(sp.sim)
+		if ph, ok := phases[sp.port]; ok && err == nil && mode != power.AlwaysOn {
+			err = n.SetPortController(ids[i], c.simSpec(kind, ph).Controller)
+		}
+		if err == nil {
 			err = n.Watch(ids[i])
 		}
 		if err != nil {

@@ -101,11 +101,11 @@ func TestSimulateLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	base, err := c.simulate(ctx, dir, "base", predictor.KindFixed, power.AlwaysOn, vefPath, 0)
+	base, err := c.simulate(ctx, dir, "base", predictor.KindFixed, power.AlwaysOn, vefPath, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, err := c.simulate(ctx, dir, "fixed", predictor.KindFixed, c.PowerMode(), vefPath, 0)
+	run, err := c.simulate(ctx, dir, "fixed", predictor.KindFixed, c.PowerMode(), vefPath, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
