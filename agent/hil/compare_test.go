@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"testing"
+
+	"github.com/lpictl/lpictl/sim/power"
 	"time"
 
 	"github.com/lpictl/lpictl/hwlink/emulate"
@@ -123,5 +125,25 @@ func TestMeasuredDelay(t *testing.T) {
 	}
 	if got := measuredDelay(nil, -0.001); got == nil || *got != 0 {
 		t.Errorf("below always-on: %v, want 0", got)
+	}
+}
+
+// TestPredictPerLinkNotModelled: per link the predict column is blanked
+// with a note; per direction it is kept.
+func TestPredictPerLinkNotModelled(t *testing.T) {
+	if predictNote(power.PerDirection) != "" || predictNote(power.PerLink) == "" {
+		t.Fatalf("predictNote: per direction %q, per link %q", predictNote(power.PerDirection), predictNote(power.PerLink))
+	}
+	m, p, s := 100.0, 150.0, 105.0
+	rows := withoutPredict([]PortCompare{newCompare("a0", "misses", "", &m, &p, &s)})
+	r := rows[0]
+	if r.Predict != nil || r.PredictRel != nil || r.PredictVerdict != VerdictNone {
+		t.Errorf("predict side kept: %+v", r)
+	}
+	if r.Sim == nil || *r.Sim != 105 || r.SimVerdict != VerdictAgrees {
+		t.Errorf("sim side changed: %+v", r)
+	}
+	if got := unexplained(rows); len(got) != 0 {
+		t.Errorf("unexplained %v, want none (predict not compared, sim within 10 %%)", got)
 	}
 }

@@ -3,6 +3,7 @@ package hil
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lpictl/lpictl/sim/power"
 )
@@ -43,6 +44,27 @@ func TestPortLPI(t *testing.T) {
 		want := map[string]string{"a0": "a-s", "s0": "a-s", "s1": "b-s", "b0": "b-s"}[p.Dev]
 		if got := cableName(p); got != want {
 			t.Errorf("%s: cable %q, want %q", p.Dev, got, want)
+		}
+	}
+}
+
+// TestMissCostPerLink: the ledger's reserve c is the scaled t_s + t_w
+// (eee-1000base-t Deep Sleep ×10: 1.82 ms + 165 µs), plus per link the
+// handshake's round trip 2H, H = 64 B at 1 Gb/s + 10 ns = 522 ns.
+func TestMissCostPerLink(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want time.Duration
+	}{
+		{[]string{"port.rate=1G"}, 1985 * time.Microsecond},
+		{[]string{"port.rate=1G", "port.lpi=per-link"}, 1985*time.Microsecond + 1044*time.Nanosecond},
+	} {
+		cfg, err := Parse([]byte("port: {preset: eee-1000base-t, mode: deep-sleep, scale: 10}\ntraffic: {flows: [{kind: probe}]}\n"), "t.yaml", c.sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cfg.MissCost(); got != c.want {
+			t.Errorf("%v: MissCost %v, want %v", c.sets, got, c.want)
 		}
 	}
 }

@@ -160,9 +160,16 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 		} else {
 			c.SimError = "disabled (sim.enabled: false)"
 		}
-		c.Rows = compareRows(&rep.Runs[p.run], base, c.Replay, c.SimBase, c.Sim)
 		c.SimLPI = cfg.Sim.LPI
 		c.Ports = comparePorts(&rep.Runs[p.run], base, c.Replay, c.Sim)
+		if note := predictNote(cfg.PortLPI()); note != "" {
+			// The replay's figures stay in Replay, for information.
+			c.PredictNote = note
+			c.Ports = withoutPredict(c.Ports)
+			c.Rows = compareRows(&rep.Runs[p.run], base, nil, c.SimBase, c.Sim)
+		} else {
+			c.Rows = compareRows(&rep.Runs[p.run], base, c.Replay, c.SimBase, c.Sim)
+		}
 		c.Unexplained = unexplained(c.Ports)
 		if c.Unexplained == nil {
 			c.Unexplained = []string{}

@@ -525,7 +525,10 @@ type SimToReal struct {
 	// SimLPI is the symmetry the simulator ran; Ports the per-port
 	// comparison with verdicts (compare.go), Unexplained its rows outside
 	// the tolerance.
-	SimLPI      string        `json:"sim_lpi"`
+	SimLPI string `json:"sim_lpi"`
+	// PredictNote says why the predict column is blank ("" if it is
+	// compared): per link, predict is not modelled (predictNote).
+	PredictNote string        `json:"predict_note,omitempty"`
 	Ports       []PortCompare `json:"ports"`
 	Unexplained []string      `json:"unexplained"`
 }

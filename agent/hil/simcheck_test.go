@@ -5,8 +5,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lpictl/lpictl/controller/replay"
 	"github.com/lpictl/lpictl/predictor"
@@ -183,4 +185,31 @@ func deref(p *float64) any {
 		return nil
 	}
 	return *p
+}
+
+// TestPortPhases: each port's lead is t0 − its agent's opened_ns, its
+// idle the time since the start of the trace row spanning t0 (none when t0
+// falls between rows); the network's lead is the median.
+func TestPortPhases(t *testing.T) {
+	const ms = replay.PS(1e9)
+	t0 := 1000 * ms
+	opened := map[string]replay.PS{"a0": 600 * ms, "s1": 650 * ms, "b0": 700 * ms, "s0": 0}
+	traces := map[string][]replay.TraceRow{
+		"a0": {{Start: 500 * ms, Gap: 501 * ms}, {Start: 1002 * ms, Gap: 3 * ms}},
+		"s1": {{Start: 400 * ms, Gap: 100 * ms}, {Start: 560 * ms, Gap: 445 * ms}},
+		"b0": {{Start: 900 * ms, Gap: 50 * ms}, {Start: 1001 * ms, Gap: 5 * ms}},
+	}
+	got := portPhases(opened, traces, t0)
+	want := map[string]PortPhase{
+		"a0": {Lead: 400 * time.Millisecond, Idle: 500 * time.Millisecond},
+		"s1": {Lead: 350 * time.Millisecond, Idle: 440 * time.Millisecond},
+		"b0": {Lead: 300 * time.Millisecond},
+		"s0": {},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("portPhases = %+v, want %+v", got, want)
+	}
+	if l := agentLead(opened, t0); l != 350*time.Millisecond {
+		t.Errorf("agentLead = %v, want the median 350ms", l)
+	}
 }
