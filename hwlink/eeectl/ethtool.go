@@ -60,13 +60,11 @@ func NewEthtoolBackend(opts BackendOptions) (*EthtoolBackend, error) {
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
 	}
-	if opts.NetNS != "" {
-		h, err := opts.NetNS.Open()
-		if err != nil {
-			return nil, err
-		}
-		b.ns = h
+	ns, err := opts.NetNS.Open() // "" gives the caller's own (no handle)
+	if err != nil {
+		return nil, err
 	}
+	b.ns = ns
 	return b, nil
 }
 

@@ -112,13 +112,11 @@ func NewBackend(opts BackendOptions) (*Backend, error) {
 	if b.opts.BPFFS == "" {
 		b.opts.BPFFS = DefaultBPFFS
 	}
-	if opts.NetNS != "" {
-		h, err := opts.NetNS.Open()
-		if err != nil {
-			return nil, err
-		}
-		b.ns = h
+	ns, err := opts.NetNS.Open() // "" gives the caller's own (no handle)
+	if err != nil {
+		return nil, err
 	}
+	b.ns = ns
 	return b, nil
 }
 

@@ -162,6 +162,10 @@ func (o *CounterObserver) Run(ctx context.Context, onErr func(error)) error {
 			return ctx.Err()
 		case <-t.C:
 			if err := o.Poll(ctx, MonotonicNow()); err != nil {
+				if ctx.Err() != nil {
+					// A poll cut short by the stop is no error to report.
+					return ctx.Err()
+				}
 				if errors.Is(err, hwlink.ErrNoDevice) {
 					return err
 				}

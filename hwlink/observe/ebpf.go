@@ -158,13 +158,11 @@ func AttachEBPF(ctx context.Context, cfg EBPFConfig) (*EBPFObserver, error) {
 			o.Close()
 		}
 	}()
-	if cfg.NetNS != "" {
-		h, err := cfg.NetNS.Open()
-		if err != nil {
-			return nil, err
-		}
-		o.ns = h
+	ns, err := cfg.NetNS.Open() // "" gives the caller's own (no handle)
+	if err != nil {
+		return nil, err
 	}
+	o.ns = ns
 	nlh, err := hwlink.NetlinkHandleIn(o.ns)
 	if err != nil {
 		return nil, err

@@ -153,13 +153,11 @@ func attachPSample(ctx context.Context, cfg PSampleConfig, subscribe bool) (*PSa
 			o.Close()
 		}
 	}()
-	if cfg.NetNS != "" {
-		h, err := cfg.NetNS.Open()
-		if err != nil {
-			return nil, err
-		}
-		o.ns = h
+	ns, err := cfg.NetNS.Open() // "" gives the caller's own (no handle)
+	if err != nil {
+		return nil, err
 	}
+	o.ns = ns
 	ncfg := &netlink.Config{}
 	if o.ns.IsOpen() {
 		ncfg.NetNS = int(o.ns)
@@ -170,7 +168,6 @@ func attachPSample(ctx context.Context, cfg PSampleConfig, subscribe bool) (*PSa
 			return nil, err
 		}
 	}
-	var err error
 	if o.route, err = netlink.Dial(unix.NETLINK_ROUTE, ncfg); err != nil {
 		return nil, fmt.Errorf("%s: dial rtnetlink: %w", o.ifname, err)
 	}
