@@ -147,6 +147,8 @@ type Perf struct {
 	WallS        float64 `json:"wall_s"`
 	EventsPerS   float64 `json:"events_per_s"`
 	PeakRSSBytes int64   `json:"peak_rss_bytes"`
+	// Memory is the model's memory by component at the end of the run.
+	Memory Memory `json:"memory"`
 }
 
 const psToS = 1e-12
@@ -276,7 +278,7 @@ func (r *LedgerResult) add(l *controller.LedgerStats) {
 
 // Perf returns the run's wall-clock figures.
 func (n *Network) Perf() Perf {
-	p := Perf{WallS: n.wall.Seconds(), PeakRSSBytes: peakRSS()}
+	p := Perf{WallS: n.wall.Seconds(), PeakRSSBytes: peakRSS(), Memory: n.Memory()}
 	if p.WallS > 0 {
 		p.EventsPerS = float64(n.eng.Events()) / p.WallS
 	}
@@ -354,9 +356,13 @@ func exactNs(v float64) string {
 	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
-// Ports calls f with every cabled port's row, in port order.
+// Ports calls f with every cabled port's row, in port order. A port whose
+// controller was never built reports a new controller's figures, computed
+// once: building one per unused port would take more memory than the run
+// (most ports of a large network at low load never send).
 func (n *Network) Ports(f func(*PortRow)) {
 	var row PortRow
+	var unused *controller.Stats
 	for i := range n.ports {
 		pt := &n.ports[i]
 		if pt.link < 0 {
@@ -381,8 +387,16 @@ func (n *Network) Ports(f func(*PortRow)) {
 		row.FinalPDTNs = math.Inf(1)
 		row.MeanPDTNs = math.Inf(1)
 		if n.p.EEE.Mode != eee.AlwaysOn {
-			c := n.ctlFor(int32(i))
-			st := c.Stats(toDur(n.endTime))
+			var st controller.Stats
+			switch {
+			case pt.ctl != nil:
+				st = pt.ctl.Stats(toDur(n.endTime))
+			case unused != nil:
+				st = *unused
+			default:
+				st = n.newCtl().Stats(toDur(n.endTime))
+				unused = &st
+			}
 			row.Hits, row.Misses = st.Hits, st.Misses
 			row.MeanPDTNs = float64(st.Mean)
 			row.FinalPDTNs = float64(st.Current)
