@@ -172,9 +172,11 @@ func (o *Outcome) WriteDir(dir string) error {
 			return err
 		}
 		var werr error
+		var line []byte
 		o.Net.Ports(func(r *network.PortRow) {
 			if werr == nil {
-				_, werr = fmt.Fprintln(w, r.CSV())
+				line = append(r.AppendCSV(line[:0]), '\n')
+				_, werr = w.Write(line)
 			}
 		})
 		return werr
