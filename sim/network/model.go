@@ -82,10 +82,11 @@ type port struct {
 }
 
 // ctlSlot is a port's controller and its PerfBoundCorrect predictor in one
-// place, each starting on a cache line: slots come in chunks of
-// slotChunk ports, allocated when a port of the chunk is first used, so
-// that a port's slot is found from its index without loading anything
-// (Prefetch) and the decision's lines are neighbours.
+// place, each starting on a cache line, so that the decision's lines are
+// neighbours. Slots are numbered in the order ports are first used and
+// stored in chunks of slotChunk slots, allocated as they fill: memory goes
+// only to ports that send (on a large network at low load most never do),
+// and Prefetch finds a port's slot from one int32 (portHints.slot).
 type ctlSlot struct {
 	ctl controller.Port
 	_   [(64 - unsafe.Sizeof(controller.Port{})%64) % 64]byte
@@ -93,7 +94,7 @@ type ctlSlot struct {
 	_   [(64 - unsafe.Sizeof(predictor.PerfBoundCorrect{})%64) % 64]byte
 }
 
-// slotChunk is the number of ports per chunk of ctlSlots.
+// slotChunk is the number of slots per chunk of ctlSlots.
 const (
 	slotShift = 6
 	slotChunk = 1 << slotShift
@@ -124,6 +125,7 @@ type inPort struct {
 type portHints struct {
 	empty []uint64 // bit i: port i's output queue is empty
 	link  []int32  // port i's link (−1: unconnected), read when empty
+	slot  []int32  // port i's ctlSlot (−1: none yet), read when empty; nil unless slotted
 }
 
 func (h *portHints) isEmpty(i int32) bool { return h.empty[i>>6]&(1<<(uint(i)&63)) != 0 }
@@ -187,11 +189,13 @@ type Network struct {
 	classes []string
 	pkts    []packet
 	free    []int32
-	// slots holds the ports' controllers and predictors by chunk of
-	// slotChunk ports (a chunk is nil until one of its ports is used) when
-	// the predictor is PerfBoundCorrect; otherwise slots is nil and
-	// controllers are allocated one by one.
-	slots []*[slotChunk]ctlSlot
+	// slots holds the ports' controllers and predictors, slot k in
+	// slots[k>>slotShift][k&(slotChunk-1)], numbered in the order the
+	// ports are first used (hints.slot), when the predictor is
+	// PerfBoundCorrect; otherwise slots is nil and controllers are
+	// allocated one by one.
+	slots  []*[slotChunk]ctlSlot
+	nSlots int32 // slots in use
 
 	ecmp    ecmp          // ECMP routing's state (routing.go); ecmp.mp is nil with minimal routing
 	pw      *powarState   // POWAR routing's state (routing.go; it uses ecmp's multipath view); nil otherwise
@@ -244,7 +248,7 @@ func New(t topo.Topology, p Params) (*Network, error) {
 		return nil, err
 	}
 	if slotted {
-		n.slots = make([]*[slotChunk]ctlSlot, (total+slotChunk-1)/slotChunk)
+		n.slots = make([]*[slotChunk]ctlSlot, 0, 16)
 	}
 	if err := n.cableLinks(); err != nil {
 		return nil, err
@@ -418,6 +422,12 @@ func (n *Network) setupRouting(total int) error {
 func (n *Network) initQueues(total int) {
 	n.in = make([]inPort, total)
 	n.hints = portHints{empty: make([]uint64, (total+63)/64), link: make([]int32, total)}
+	if n.slots != nil {
+		n.hints.slot = make([]int32, total)
+		for i := range n.hints.slot {
+			n.hints.slot[i] = -1
+		}
+	}
 	for i := range n.ports {
 		pt := &n.ports[i]
 		pt.head, pt.tail = -1, -1
@@ -532,12 +542,13 @@ func (n *Network) ctlFor(i int32) *controller.Port {
 func (n *Network) buildCtl(i int32) {
 	pt := &n.ports[i]
 	if n.slots != nil {
-		c := n.slots[i>>slotShift]
-		if c == nil {
-			c = new([slotChunk]ctlSlot)
-			n.slots[i>>slotShift] = c
+		k := n.nSlots
+		n.nSlots++
+		if int(k>>slotShift) == len(n.slots) {
+			n.slots = append(n.slots, new([slotChunk]ctlSlot))
 		}
-		s := &c[i&(slotChunk-1)]
+		n.hints.slot[i] = k
+		s := &n.slots[k>>slotShift][k&(slotChunk-1)]
 		err := predictor.InitPerfBoundCorrect(&s.pbc, n.p.Predictor)
 		if err == nil {
 			err = controller.InitPort(&s.ctl, n.p.Controller, &s.pbc, 0)
@@ -556,6 +567,27 @@ func (n *Network) buildCtl(i int32) {
 	if pr, ok := ctl.Predictor().(*predictor.PerfBound); ok {
 		pt.pb = pr
 	}
+}
+
+// newCtl returns a new controller built as buildCtl builds a port's, owned
+// by no port.
+func (n *Network) newCtl() *controller.Port {
+	if n.slots != nil {
+		s := new(ctlSlot)
+		err := predictor.InitPerfBoundCorrect(&s.pbc, n.p.Predictor)
+		if err == nil {
+			err = controller.InitPort(&s.ctl, n.p.Controller, &s.pbc, 0)
+		}
+		if err != nil {
+			panic(err) // validated by the prototype in New
+		}
+		return &s.ctl
+	}
+	ctl, err := newController(&n.p)
+	if err != nil {
+		panic(err) // validated by the prototype in New
+	}
+	return ctl
 }
 
 // Engine returns the event engine.
@@ -694,8 +726,8 @@ func (n *Network) prefetchIdle(i, link int32) {
 	l := addr(&n.links[link])
 	cache.Prefetch3(addr(&n.ports[i])+64, l, l+unsafe.Sizeof(eee.Link{})-1)
 	if n.slots != nil {
-		if c := n.slots[i>>slotShift]; c != nil {
-			s := &c[i&(slotChunk-1)]
+		if k := n.hints.slot[i]; k >= 0 {
+			s := &n.slots[k>>slotShift][k&(slotChunk-1)]
 			cache.PrefetchLines(uintptr(unsafe.Pointer(&s.ctl)), slotCtlLines)
 			cache.PrefetchLines(uintptr(unsafe.Pointer(&s.pbc)), slotPBCLines)
 		}

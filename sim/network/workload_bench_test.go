@@ -27,6 +27,7 @@ func benchReplay(b *testing.B, tc topo.Config, p Params, cfg workload.Config) {
 	var events, packets uint64
 	var wall, cpu time.Duration
 	var sim int64
+	var mem Memory
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
@@ -51,12 +52,16 @@ func benchReplay(b *testing.B, tc topo.Config, p Params, cfg workload.Config) {
 		events += n.eng.Events()
 		packets += n.delivered
 		sim += n.endTime
+		mem = n.Memory()
 		r.Close()
 	}
 	b.ReportMetric(float64(events)/wall.Seconds(), "events/s")
 	b.ReportMetric(float64(packets)/wall.Seconds(), "packets/s")
 	b.ReportMetric(wall.Seconds()/(float64(sim)/float64(engine.Millisecond)), "wall-s/sim-ms")
 	b.ReportMetric(float64(peakRSS()), "peak-rss-B")
+	// The model's own bytes (Network.Memory), and its controllers'.
+	b.ReportMetric(float64(mem.Total), "model-B")
+	b.ReportMetric(float64(mem.Controllers), "ctl-B")
 	if cpu > 0 {
 		// On a shared machine the process's CPU time is steadier than wall
 		// time (it leaves out the time other jobs hold the core).

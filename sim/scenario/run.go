@@ -172,9 +172,11 @@ func (o *Outcome) WriteDir(dir string) error {
 			return err
 		}
 		var werr error
+		var line []byte
 		o.Net.Ports(func(r *network.PortRow) {
 			if werr == nil {
-				_, werr = fmt.Fprintln(w, r.CSV())
+				line = append(r.AppendCSV(line[:0]), '\n')
+				_, werr = w.Write(line)
 			}
 		})
 		return werr
@@ -309,6 +311,10 @@ func (o *Outcome) WriteTable(w io.Writer) error {
 		p("intra-node / network", "%d messages, %d B / %d messages, %d B", t.IntraMessages, t.IntraBytes, t.NetworkMessages, t.NetworkBytes)
 	}
 	p("events", "%d in %.3g s (%.3g events/s, peak RSS %d MiB)", r.Events, o.Perf.WallS, o.Perf.EventsPerS, o.Perf.PeakRSSBytes>>20)
+	m := &o.Perf.Memory
+	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+	p("memory", "%.1f MiB: ports %.1f, queues %.1f, controllers %.1f, links %.1f, routing %.1f, workload %.1f, engine %.1f, stats %.1f",
+		mib(m.Total), mib(m.Ports), mib(m.Queues), mib(m.Controllers), mib(m.Links), mib(m.Routing), mib(m.Workload), mib(m.Engine), mib(m.Stats))
 	return bw.Flush()
 }
 

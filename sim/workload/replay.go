@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unsafe"
 
 	"github.com/lpictl/lpictl/sim/workload/vef"
 )
@@ -197,7 +198,6 @@ func NewReplayer(src vef.Source, nodes []int, opts Options) (*Replayer, error) {
 		ring:      make([]msgSlot, w),
 		mask:      w - 1,
 		ops:       map[int64]int32{},
-		gdone:     make([]gdone, tasks*vef.CollectiveHistory),
 		gdnext:    make([]uint8, tasks),
 		started:   make([]bool, tasks),
 		closed:    make([]bool, tasks),
@@ -211,9 +211,6 @@ func NewReplayer(src vef.Source, nodes []int, opts Options) (*Replayer, error) {
 	}
 	for i := range r.ring {
 		r.ring[i].id = -1
-	}
-	for i := range r.gdone {
-		r.gdone[i].g = -1
 	}
 	for t, n := range nodes {
 		r.node[t] = int32(n)
@@ -608,7 +605,8 @@ func (r *Replayer) resolve(ref int64, task int32, dep vef.Dep, depID, delay int6
 			r.fwdColl[depID] = ws
 			return
 		}
-		ring := r.gdone[int(task)*vef.CollectiveHistory : int(task+1)*vef.CollectiveHistory]
+		gd := r.collDone()
+		ring := gd[int(task)*vef.CollectiveHistory : int(task+1)*vef.CollectiveHistory]
 		for _, d := range ring {
 			if d.g == depID {
 				r.release(ref, task, d.finishT, delay)
@@ -617,6 +615,27 @@ func (r *Replayer) resolve(ref int64, task int32, dep vef.Dep, depID, delay int6
 		}
 		r.fail(fmt.Errorf("workload: task %d depends on collective G%d, which is not among its last %d collectives", task, depID, vef.CollectiveHistory))
 	}
+}
+
+// MemoryBytes returns the bytes of the replayer's per-task state and its
+// message ring (the network's Memory report).
+func (r *Replayer) MemoryBytes() int64 {
+	return int64(cap(r.node))*4 + int64(cap(r.ring))*int64(unsafe.Sizeof(msgSlot{})) +
+		int64(cap(r.gdone))*int64(unsafe.Sizeof(gdone{})) + int64(cap(r.gdnext)+cap(r.started)+cap(r.closed)) +
+		int64(cap(r.initBusy)+cap(r.busyUntil)+cap(r.ready))*8
+}
+
+// collDone returns the tasks' last collectives (gdone), made on first use:
+// a workload without collectives (synthetic traffic on a million nodes)
+// never pays its 256 bytes per task.
+func (r *Replayer) collDone() []gdone {
+	if r.gdone == nil {
+		r.gdone = make([]gdone, len(r.node)*vef.CollectiveHistory)
+		for i := range r.gdone {
+			r.gdone[i].g = -1
+		}
+	}
+	return r.gdone
 }
 
 // link appends ref to a waiter list.
@@ -809,7 +828,7 @@ func (r *Replayer) finishMember(op *opState, mi int32) {
 	m.finishT = r.h.Now()
 	r.noteFinish(m.task)
 	k := r.gdnext[m.task]
-	r.gdone[int(m.task)*vef.CollectiveHistory+int(k)] = gdone{g: op.g, finishT: m.finishT}
+	r.collDone()[int(m.task)*vef.CollectiveHistory+int(k)] = gdone{g: op.g, finishT: m.finishT}
 	r.gdnext[m.task] = uint8((int(k) + 1) % vef.CollectiveHistory)
 	r.pending--
 	r.wake(m.waitHead, m.finishT)
