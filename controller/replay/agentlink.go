@@ -172,7 +172,7 @@ func (l *agentLink) packet(e int, at PS) error {
 				owner = peer
 			}
 		}
-		expiry, held, ok := l.expiry(owner, start, at)
+		expiry, held, ok := l.expiry(owner, me, start, at)
 		if held && owner == me {
 			ranPDT = (expiry - start).D()
 		}
@@ -208,10 +208,11 @@ func (l *agentLink) packet(e int, at PS) error {
 }
 
 // expiry is when the link's timer, owned by owner from the link's idle
-// start, lets it go down, for a packet at `at`: start + the owner's
-// t_PDT, or later where either end's ledger does not allow it yet (held);
-// ok false: never.
-func (l *agentLink) expiry(owner *linkEnd, start, at PS) (t PS, held, ok bool) {
+// start, lets it go down, for a packet of end me at `at`: start + the
+// owner's t_PDT, or later where either end's ledger does not allow it yet
+// (held); ok false: never. An end's ledger counts from its first packet
+// (the program reads an end's ledger at its packets; me's is read now).
+func (l *agentLink) expiry(owner, me *linkEnd, start, at PS) (t PS, held, ok bool) {
 	p, okp := FromDuration(owner.portPDT)
 	if owner.portPDT >= controller.Never || !okp {
 		return 0, false, false
@@ -221,7 +222,11 @@ func (l *agentLink) expiry(owner *linkEnd, start, at PS) (t PS, held, ok bool) {
 		return t, false, ok
 	}
 	for k := range l.ends {
-		allow, on := l.ends[k].allow()
+		x := &l.ends[k]
+		if x != me && x.i == 0 {
+			continue
+		}
+		allow, on := x.allow()
 		if !on {
 			continue
 		}

@@ -149,25 +149,33 @@ func TestReplayAgentLinkHandshake(t *testing.T) {
 // A ledger holds the link for both ends (end 0's: l = 1/16, c = 30 µs
 // from 0, allowing from 480 µs; end 1 has none):
 //
-//	end 0 idle 0–600 µs, end 1 idle 10–410 µs, then no more packets. The
-//	link's timer (end 1's) expires at 110 µs, held by end 0's ledger until
-//	480 µs: end 1's packet at 410 µs is a hit. From 410 µs end 1 owns the
-//	link: expiry 510 µs, the ledger allows it; end 0's packet at 600 µs
-//	finds it low since 532 µs.
+//	end 0 idle 0–5 µs (a hit), busy to 6, idle 6–600 µs; end 1 idle
+//	10–410 µs, then no more packets. The link's timer (end 1's) expires
+//	at 110 µs, held by end 0's ledger until 480 µs: end 1's packet at 410
+//	µs is a hit. From 410 µs end 1 owns the link: expiry 510 µs, the
+//	ledger allows it; end 0's packet at 600 µs finds it low since 532 µs.
+//
+// An end's ledger counts from its first packet (the program reads it
+// there): without end 0's first row, end 1's packet finds the link
+// asleep.
 func TestReplayAgentLinkLedger(t *testing.T) {
 	pdt := 100 * time.Microsecond
-	e0 := AgentLinkEnd{Port: fixedPDT(t, pdt, 1.0/16), Rows: []TraceRow{linkRow(0, 600)},
-		Agent: AgentPort{Ledger: &PortLedger{Reserve: 30 * time.Microsecond}}}
+	led := AgentPort{Ledger: &PortLedger{Reserve: 30 * time.Microsecond}}
+	e0 := AgentLinkEnd{Port: fixedPDT(t, pdt, 1.0/16), Rows: []TraceRow{linkRow(0, 5), linkRow(6, 594)}, Agent: led}
 	steps, res := replayLink(t, [2]AgentLinkEnd{e0, fixedEnd(t, pdt, linkRow(10, 400))})
 	checkSteps(t, steps[1], []stepWant{{}})
-	checkSteps(t, steps[0], []stepWant{{true, 68 * usPS, 10 * usPS}})
+	checkSteps(t, steps[0], []stepWant{{}, {true, 68 * usPS, 10 * usPS}})
 	if res[1].Misses != 0 || res[0].Delay != 10*usPS {
 		t.Errorf("results %+v %+v", res[0], res[1])
 	}
 	// Without it, end 1 (the owner) finds the link asleep since 132 µs.
-	e0.Port, e0.Agent = fixedPDT(t, pdt, 1.0/16), AgentPort{}
-	steps, _ = replayLink(t, [2]AgentLinkEnd{e0, fixedEnd(t, pdt, linkRow(10, 400))})
-	checkSteps(t, steps[1], []stepWant{{true, 278 * usPS, 10 * usPS}})
+	for _, e := range []AgentLinkEnd{
+		{Port: fixedPDT(t, pdt, 1.0/16), Rows: e0.Rows},
+		{Port: fixedPDT(t, pdt, 1.0/16), Rows: []TraceRow{linkRow(0, 600)}, Agent: led},
+	} {
+		steps, _ = replayLink(t, [2]AgentLinkEnd{e, fixedEnd(t, pdt, linkRow(10, 400))})
+		checkSteps(t, steps[1], []stepWant{{true, 278 * usPS, 10 * usPS}})
+	}
 }
 
 // Each end's agent writes its own timer at its own rounds: end 0's agent
