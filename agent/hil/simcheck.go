@@ -318,7 +318,10 @@ func linkEnds() [][2]string {
 // replayLink replays the two ends of one link jointly
 // (replay.ReplayAgentLink: each end's trace as its agent and port ran
 // it, the link's state shared, with the handshake), each end's figures
-// as replayPort gives them.
+// as replayPort gives them. The controllers learn the traces' own
+// outcomes (TraceOutcomes: what the agents fed theirs), so that the
+// replayed decisions follow the agents' while the link's outcomes are
+// the replay's.
 func (c *Config) replayLink(kind predictor.Kind, ports [2]string, rows [2][]replay.TraceRow, window [2]replay.PS, aps [2]replay.AgentPort) ([2]PortReplay, error) {
 	var out [2]PortReplay
 	var ends [2]replay.AgentLinkEnd
@@ -333,7 +336,7 @@ func (c *Config) replayLink(kind predictor.Kind, ports [2]string, rows [2][]repl
 		if err != nil {
 			return out, err
 		}
-		ends[k] = replay.AgentLinkEnd{Port: ctl, Rows: rows[k], Agent: aps[k]}
+		ends[k] = replay.AgentLinkEnd{Port: ctl, Rows: rows[k], Agent: aps[k], TraceOutcomes: true}
 	}
 	if len(rows[0]) == 0 || len(rows[1]) == 0 {
 		return out, fmt.Errorf("replay link %s–%s: both ends' traces are needed (rows: %d, %d)", ports[0], ports[1], len(rows[0]), len(rows[1]))

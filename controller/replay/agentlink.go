@@ -18,6 +18,16 @@ type AgentLinkEnd struct {
 	Port  *controller.Port
 	Rows  []TraceRow
 	Agent AgentPort
+	// TraceOutcomes makes the controller learn, where the port ran its
+	// decision, the trace's own outcome and wait of the idle period (the
+	// port's: what the agent fed its controller) rather than the
+	// replay's: the decisions then follow the agent's even where the
+	// replayed link parts from the measured one, whose errors would
+	// otherwise feed back into both ends' decisions. The ledger still
+	// charges the replay's waits (its holds follow the replay's own
+	// spending). Off, the replay feeds its own outcomes back, as
+	// ReplayAgentPort does.
+	TraceOutcomes bool
 }
 
 // ReplayAgentLink replays the two ends' traces of one link jointly, on
@@ -25,7 +35,11 @@ type AgentLinkEnd struct {
 // (bpf/eeeemu.c "Link mode") ran them:
 //
 //   - each end's decisions, rounds and ledger are its own, as
-//     ReplayAgentPort has them;
+//     ReplayAgentPort has them, except that the ledger's S counts the
+//     waits of the idle periods that end from its start on (the agents
+//     program it when they open the port) and an end's ledger holds the
+//     link only from the end's first packet (the program reads an end's
+//     ledger at its packets);
 //   - an end is busy from the packet that ends one of its idle periods
 //     to the start of its next one; the link's idle period begins when
 //     both are idle, at the later of their last departures (or when the
@@ -44,7 +58,10 @@ type AgentLinkEnd struct {
 //     that span it.
 //
 // It gives each end's steps and result as ReplayAgentPort does; Missed,
-// Delay and Asleep are the link's as the end saw them.
+// Delay and Asleep are the link's as the end saw them. The traces fix
+// every packet's time: an end's busy stretch ends where its trace's next
+// idle period starts, and after its last row the end is taken as idle
+// from its last packet's start (its departure is not in the trace).
 func ReplayAgentLink(timing Timing, ends [2]AgentLinkEnd) ([2][]Step, [2]Result, error) {
 	var l agentLink
 	l.timing = timing
@@ -54,6 +71,7 @@ func ReplayAgentLink(timing Timing, ends [2]AgentLinkEnd) ([2][]Step, [2]Result,
 		x.bounded, _ = e.Port.Predictor().(predictor.Bounded)
 		x.ledger = e.Agent.Interval <= 0 && e.Agent.Ledger != nil
 		x.rows = e.Rows
+		x.traceOutcomes, x.fromStart = e.TraceOutcomes, true
 		x.steps = make([]Step, 0, len(e.Rows))
 	}
 	err := l.run()

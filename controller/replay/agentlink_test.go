@@ -200,3 +200,24 @@ func TestReplayAgentLinkRounds(t *testing.T) {
 		t.Error("overlapping rows accepted")
 	}
 }
+
+// TraceOutcomes: the controllers learn the trace's outcomes (here every
+// row a hit) where the ports ran their decisions, not the replay's (the
+// shared sleep above: both misses); the replay's figures are the same.
+func TestReplayAgentLinkTraceOutcomes(t *testing.T) {
+	pdt := 100 * time.Microsecond
+	for _, fromTrace := range []bool{false, true} {
+		e0, e1 := fixedEnd(t, pdt, linkRow(0, 300)), fixedEnd(t, pdt, linkRow(10, 295))
+		e0.TraceOutcomes, e1.TraceOutcomes = fromTrace, fromTrace
+		_, res := replayLink(t, [2]AgentLinkEnd{e0, e1})
+		for k, r := range res {
+			learned := uint64(1)
+			if fromTrace {
+				learned = 0
+			}
+			if r.Misses != 1 || r.Port.Misses != learned {
+				t.Errorf("trace outcomes %v, end %d: %d misses, the controller learned %d, want 1 and %d", fromTrace, k, r.Misses, r.Port.Misses, learned)
+			}
+		}
+	}
+}

@@ -133,6 +133,12 @@ type agentReplay struct {
 	seen    int // rows the last round had seen (ended before it)
 	ledger  bool
 	rate    uint64 // Q32
+	// traceOutcomes: the controller learns the trace's outcome and wait
+	// where the port ran its decision (AgentLinkEnd.TraceOutcomes).
+	traceOutcomes bool
+	// fromStart: S counts the waits of the idle periods that end from
+	// the ledger's start on, not from the agent's first write.
+	fromStart bool
 	spent   uint64 // S, ns
 	prevEnd PS
 
@@ -153,7 +159,10 @@ func (r *agentReplay) round(rows []TraceRow, i int, at PS) {
 	if pdt := r.decided[r.seen-1]; pdt != r.portPDT {
 		r.portPDT = pdt
 		if r.ap.Ledger != nil && !r.ledger {
-			r.ledger, r.spent = true, 0
+			r.ledger = true
+			if !r.fromStart {
+				r.spent = 0
+			}
 		}
 	}
 	if r.ledger && r.bounded != nil {
@@ -277,9 +286,14 @@ func (r *agentReplay) record(row TraceRow, st Step, ran bool) {
 	end := row.End()
 	gapNS := row.Gap.D()
 	wait := CeilNS(st.Delay)
-	r.spent += uint64(wait)
+	if !r.fromStart || r.ap.Ledger != nil && end >= r.ap.Ledger.Start {
+		r.spent += uint64(wait)
+	}
 	ip := predictor.IdlePeriod{End: end.D(), Length: gapNS, Missed: gapNS >= d, PDT: min(d, maxPDT)}
-	if ran {
+	switch {
+	case ran && r.traceOutcomes:
+		ip.Missed, ip.Delay = row.Missed, CeilNS(row.Delay)
+	case ran:
 		ip.Missed, ip.Delay = st.Missed, wait
 	}
 	r.port.IdleEnded(ip)
