@@ -139,8 +139,8 @@ type agentReplay struct {
 	// fromStart: S counts the waits of the idle periods that end from
 	// the ledger's start on, not from the agent's first write.
 	fromStart bool
-	spent   uint64 // S, ns
-	prevEnd PS
+	spent     uint64 // S, ns
+	prevEnd   PS
 
 	res    Result
 	sumPDT float64
