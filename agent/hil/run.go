@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/controller/replay"
 	"github.com/lpictl/lpictl/hwlink"
 	"github.com/lpictl/lpictl/hwlink/emulate"
@@ -478,11 +479,20 @@ func isAgent(pid int) bool {
 	return err == nil && bytes.Contains(b, []byte("agent\x00-c\x00"))
 }
 
+// predictLPINote says how predict replays the traces for the ports'
+// symmetry.
+func predictLPINote(cfg *Config) string {
+	if cfg.PortLPI() == power.PerLink {
+		return fmt.Sprintf("predict replays each cable's two traces jointly, one link state, handshake %v", hwbackend.LinkHandshake(cfg.SimRateBps()))
+	}
+	return "predict replays each port's trace alone, handshake 0"
+}
+
 // standingNotes are the limits every report should state.
 func standingNotes(cfg *Config, rep *Report) []string {
 	n := []string{
 		fmt.Sprintf("t_w and t_s are the preset's × %g: kernel timers and scheduling on a VM jitter by tens of µs", cfg.Port.Scale),
-		fmt.Sprintf("the emulated ports run LPI %s (%s): predict replays with handshake 0; the simulator runs %s%s", cfg.Port.LPI, portLPINote(cfg), cfg.Sim.LPI, simLPINote(cfg)),
+		fmt.Sprintf("the emulated ports run LPI %s (%s): %s; the simulator runs %s%s", cfg.Port.LPI, portLPINote(cfg), predictLPINote(cfg), cfg.Sim.LPI, simLPINote(cfg)),
 		"measured latency is the datagrams' one way (probe and UDP flows, from the send to the kernel's receipt); the simulator's is every packet's, NIC to NIC, TCP included; the RTT adds the responder's turnaround",
 		"energy and counters of the emulated ports cover the traffic phase; the agents' traces cover their whole run (replayed whole, counted within the traffic phase when the trace's clock allows)",
 	}
