@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"math"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/sim/power"
 )
 
@@ -174,26 +176,22 @@ func measuredDelay(pr *PortReplay, beyondBase float64) *float64 {
 	return fp(1e3 * max(beyondBase, 0))
 }
 
-// predictNote says why the predict column is not compared with the
-// emulated ports of symmetry lpi ("" where it is): predict replays each
-// port's trace alone, per direction and without a handshake, whereas per
-// link the two egress ports of a cable share one link state (it goes down
-// only when both are idle, after the handshake, and either end's packet
-// wakes it): a port's sleep and misses then depend on its peer's traffic,
-// which a single trace does not hold.
-func predictNote(lpi power.LPI) string {
-	if lpi != power.PerLink {
+// predictNote says how the predict column was obtained where it is not
+// each port's trace replayed alone ("" per direction): per link the two
+// egress ports of a cable share one link state (it goes down only when
+// both are idle, after the handshake, and either end's packet wakes it),
+// so each cable's two traces are replayed jointly on one timeline
+// (replay.ReplayAgentLink).
+func (c *Config) predictNote() string {
+	if c.PortLPI() != power.PerLink {
 		return ""
 	}
-	return "predict: not modelled per link (the replay runs each port's trace alone, per direction, without the handshake; the figures stay in replay)"
-}
-
-// withoutPredict blanks the predict side of rows (predictNote).
-func withoutPredict(rows []PortCompare) []PortCompare {
-	for i := range rows {
-		rows[i].Predict, rows[i].PredictRel, rows[i].PredictVerdict = nil, nil, VerdictNone
+	var pairs []string
+	for _, e := range linkEnds() {
+		pairs = append(pairs, e[0]+"+"+e[1])
 	}
-	return rows
+	return fmt.Sprintf("predict: per link, each cable's two ends replayed jointly (%s), the link's state shared, handshake H = %v",
+		strings.Join(pairs, ", "), hwbackend.LinkHandshake(c.SimRateBps()))
 }
 
 // unexplained lists the rows whose simulator or predict verdict differs.

@@ -3,12 +3,14 @@ package hil
 import (
 	"encoding/binary"
 	"math"
+	"reflect"
+	"strings"
 	"testing"
-
-	"github.com/lpictl/lpictl/sim/power"
 	"time"
 
+	"github.com/lpictl/lpictl/controller/replay"
 	"github.com/lpictl/lpictl/hwlink/emulate"
+	"github.com/lpictl/lpictl/predictor"
 )
 
 // TestVerdict: the tolerance is 10 % of the measured value, or ±20 for
@@ -128,22 +130,60 @@ func TestMeasuredDelay(t *testing.T) {
 	}
 }
 
-// TestPredictPerLinkNotModelled: per link the predict column is blanked
-// with a note; per direction it is kept.
-func TestPredictPerLinkNotModelled(t *testing.T) {
-	if predictNote(power.PerDirection) != "" || predictNote(power.PerLink) == "" {
-		t.Fatalf("predictNote: per direction %q, per link %q", predictNote(power.PerDirection), predictNote(power.PerLink))
+// TestPredictPerLink: per link each cable's two ends are replayed
+// jointly (a0 with s0, s1 with b0), with a note saying so; per direction
+// there is none. Hand-made traces of cable a (fixed t_PDT 100 µs, the
+// emulated 1000BASE-T port ×10: t_w 165 µs, t_s 1.82 ms, H 522 ns at
+// 1 Gb/s):
+//
+//	a0 idle 0–5 ms, s0 idle 1–5.1 ms: the link is idle from 1 ms, s0
+//	owns it, expiry 1.1 ms, down at 1.1 ms + 2H, low from 2.921044 ms;
+//	a0's packet at 5 ms wakes it (2.078956 ms asleep, t_w: up at 5.165
+//	ms); s0's at 5.1 ms waits 65 µs. Both count the sleep; alone, a0
+//	would have slept 3.08 ms.
+func TestPredictPerLink(t *testing.T) {
+	pd := fixedConfig(t)
+	if n := pd.predictNote(); n != "" {
+		t.Errorf("per direction: note %q", n)
 	}
-	m, p, s := 100.0, 150.0, 105.0
-	rows := withoutPredict([]PortCompare{newCompare("a0", "misses", "", &m, &p, &s)})
-	r := rows[0]
-	if r.Predict != nil || r.PredictRel != nil || r.PredictVerdict != VerdictNone {
-		t.Errorf("predict side kept: %+v", r)
+	c, err := Parse([]byte("predictors: [fixed]\npredictor: {pdt: 100us}\ntraffic: {flows: [{kind: probe}]}\n"), "hand.yaml", []string{"port.lpi=per-link"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if r.Sim == nil || *r.Sim != 105 || r.SimVerdict != VerdictAgrees {
-		t.Errorf("sim side changed: %+v", r)
+	if n := c.predictNote(); !strings.Contains(n, "a0+s0, s1+b0") || !strings.Contains(n, "522ns") {
+		t.Errorf("per link: note %q", n)
 	}
-	if got := unexplained(rows); len(got) != 0 {
-		t.Errorf("unexplained %v, want none (predict not compared, sim within 10 %%)", got)
+	if got := linkEnds(); !reflect.DeepEqual(got, [][2]string{{"a0", "s0"}, {"s1", "b0"}}) {
+		t.Errorf("linkEnds %v", got)
+	}
+	a0, err := replay.ParseTrace(strings.NewReader(replay.TraceHeader+"\n0,5000000000,100000000,miss,165000000,\n"), "a0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s0, err := replay.ParseTrace(strings.NewReader(replay.TraceHeader+"\n1000000000,4100000000,100000000,miss,65000000,\n"), "s0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prs, err := c.replayLink(predictor.KindFixed, [2]string{"a0", "s0"}, [2][]replay.TraceRow{a0, s0}, [2]replay.PS{}, [2]replay.AgentPort{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [2]PortReplay{
+		{Port: "a0", Rows: 1, IdlePeriods: 1, Misses: 1, SpanS: 5e-3, AsleepS: 2078956e-9, DelayS: 165e-6, MeanPDTS: 100e-6, Decisions: 1, Matching: 1},
+		{Port: "s0", Rows: 1, IdlePeriods: 1, Misses: 1, SpanS: 4.1e-3, AsleepS: 2078956e-9, DelayS: 65e-6, MeanPDTS: 100e-6, Decisions: 1, Matching: 1},
+	}
+	for k := range prs {
+		if !closeReplay(prs[k], want[k]) {
+			t.Errorf("%s\n got %+v\nwant %+v", want[k].Port, prs[k], want[k])
+		}
+	}
+	alone, err := c.replayPort(predictor.KindFixed, "a0", a0, [2]replay.PS{}, replay.AgentPort{})
+	if err != nil || !closeReplay(alone, PortReplay{Port: "a0", Rows: 1, IdlePeriods: 1, Misses: 1, SpanS: 5e-3, AsleepS: 3.08e-3, DelayS: 165e-6,
+		MeanPDTS: 100e-6, Decisions: 1, Matching: 1}) {
+		t.Errorf("a0 alone: %+v, %v", alone, err)
+	}
+	// One end's trace missing: nothing is replayed.
+	if _, err := c.replayLink(predictor.KindFixed, [2]string{"a0", "s0"}, [2][]replay.TraceRow{a0, nil}, [2]replay.PS{}, [2]replay.AgentPort{}); err == nil {
+		t.Error("a link replayed without one end's trace")
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/controller/replay"
 	"github.com/lpictl/lpictl/hwlink"
 	"github.com/lpictl/lpictl/hwlink/emulate"
@@ -130,13 +131,33 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 	for _, p := range preds {
 		opts.progress("sim-to-real %s: replaying the agents' traces, simulating the traffic", p.kind)
 		c := SimToReal{Run: string(p.kind), Replay: []PortReplay{}, Rows: []Row{}, Ports: []PortCompare{}, Unexplained: []string{}}
-		for _, port := range sortedPorts(p.traces) {
-			pr, err := cfg.replayPort(p.kind, port, p.traces[port], p.window, agentPortOf(cfg, port, p.opened[port], &rep.Runs[p.run]))
-			if err != nil {
-				rep.Notes = append(rep.Notes, fmt.Sprintf("%s: %v", p.kind, err))
-				continue
+		ap := func(port string) replay.AgentPort { return agentPortOf(cfg, port, p.opened[port], &rep.Runs[p.run]) }
+		if cfg.PortLPI() == power.PerLink {
+			// Per link each cable's two ends are replayed jointly.
+			got := map[string]PortReplay{}
+			for _, ends := range linkEnds() {
+				prs, err := cfg.replayLink(p.kind, ends, [2][]replay.TraceRow{p.traces[ends[0]], p.traces[ends[1]]}, p.window,
+					[2]replay.AgentPort{ap(ends[0]), ap(ends[1])})
+				if err != nil {
+					rep.Notes = append(rep.Notes, fmt.Sprintf("%s: %v", p.kind, err))
+					continue
+				}
+				got[ends[0]], got[ends[1]] = prs[0], prs[1]
 			}
-			c.Replay = append(c.Replay, pr)
+			for _, port := range sortedPorts(p.traces) {
+				if pr, ok := got[port]; ok {
+					c.Replay = append(c.Replay, pr)
+				}
+			}
+		} else {
+			for _, port := range sortedPorts(p.traces) {
+				pr, err := cfg.replayPort(p.kind, port, p.traces[port], p.window, ap(port))
+				if err != nil {
+					rep.Notes = append(rep.Notes, fmt.Sprintf("%s: %v", p.kind, err))
+					continue
+				}
+				c.Replay = append(c.Replay, pr)
+			}
 		}
 		if *cfg.Sim.Enabled {
 			vefPath := filepath.Join(simDir, string(p.kind)+".vef")
@@ -162,14 +183,8 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 		}
 		c.SimLPI = cfg.Sim.LPI
 		c.Ports = comparePorts(&rep.Runs[p.run], base, c.Replay, c.Sim)
-		if note := predictNote(cfg.PortLPI()); note != "" {
-			// The replay's figures stay in Replay, for information.
-			c.PredictNote = note
-			c.Ports = withoutPredict(c.Ports)
-			c.Rows = compareRows(&rep.Runs[p.run], base, nil, c.SimBase, c.Sim)
-		} else {
-			c.Rows = compareRows(&rep.Runs[p.run], base, c.Replay, c.SimBase, c.Sim)
-		}
+		c.PredictNote = cfg.predictNote()
+		c.Rows = compareRows(&rep.Runs[p.run], base, c.Replay, c.SimBase, c.Sim)
 		c.Unexplained = unexplained(c.Ports)
 		if c.Unexplained == nil {
 			c.Unexplained = []string{}
@@ -464,11 +479,20 @@ func isAgent(pid int) bool {
 	return err == nil && bytes.Contains(b, []byte("agent\x00-c\x00"))
 }
 
+// predictLPINote says how predict replays the traces for the ports'
+// symmetry.
+func predictLPINote(cfg *Config) string {
+	if cfg.PortLPI() == power.PerLink {
+		return fmt.Sprintf("predict replays each cable's two traces jointly, one link state, handshake %v", hwbackend.LinkHandshake(cfg.SimRateBps()))
+	}
+	return "predict replays each port's trace alone, handshake 0"
+}
+
 // standingNotes are the limits every report should state.
 func standingNotes(cfg *Config, rep *Report) []string {
 	n := []string{
 		fmt.Sprintf("t_w and t_s are the preset's × %g: kernel timers and scheduling on a VM jitter by tens of µs", cfg.Port.Scale),
-		fmt.Sprintf("the emulated ports run LPI %s (%s): predict replays with handshake 0; the simulator runs %s%s", cfg.Port.LPI, portLPINote(cfg), cfg.Sim.LPI, simLPINote(cfg)),
+		fmt.Sprintf("the emulated ports run LPI %s (%s): %s; the simulator runs %s%s", cfg.Port.LPI, portLPINote(cfg), predictLPINote(cfg), cfg.Sim.LPI, simLPINote(cfg)),
 		"measured latency is the datagrams' one way (probe and UDP flows, from the send to the kernel's receipt); the simulator's is every packet's, NIC to NIC, TCP included; the RTT adds the responder's turnaround",
 		"energy and counters of the emulated ports cover the traffic phase; the agents' traces cover their whole run (replayed whole, counted within the traffic phase when the trace's clock allows)",
 	}

@@ -238,7 +238,14 @@ func (c *Config) replayPort(kind predictor.Kind, port string, rows []replay.Trac
 	if err != nil {
 		return pr, fmt.Errorf("replay %s: %w", port, err)
 	}
-	pr.PortLedger, pr.PortOutcomes = ap.Ledger != nil, true
+	return portReplayOf(port, rows, steps, window, ap), nil
+}
+
+// portReplayOf sums a port's replayed steps over the idle periods that
+// start within window (every one if none does), with the trace's own
+// outcomes over the same rows.
+func portReplayOf(port string, rows []replay.TraceRow, steps []replay.Step, window [2]replay.PS, ap replay.AgentPort) PortReplay {
+	pr := PortReplay{Port: port, Rows: len(rows), PortLedger: ap.Ledger != nil, PortOutcomes: true}
 	in := func(i int) bool { return rows[i].Start >= window[0] && rows[i].Start < window[1] }
 	inside := false
 	for i := range rows {
@@ -279,7 +286,69 @@ func (c *Config) replayPort(kind predictor.Kind, port string, rows []replay.Trac
 		pr.SpanS = float64(rows[last].End()-rows[first].Start) * 1e-12
 		pr.MeanPDTS = sumPDT / float64(pr.IdlePeriods)
 	}
-	return pr, nil
+	return pr
+}
+
+// linkTiming is the emulated link's timing for controller/replay
+// (port.lpi per-link): replayTiming with the link's handshake H, the
+// simulator's at the simulated rate, as the emulators run it.
+func (c *Config) linkTiming() replay.Timing {
+	t := c.replayTiming()
+	t.Handshake, _ = replay.FromDuration(hwbackend.LinkHandshake(c.SimRateBps()))
+	return t
+}
+
+// linkEnds are the line's cables (per link, one emulated link each): the
+// two egress ports of each, in LinePorts order (a0 and s0, s1 and b0).
+func linkEnds() [][2]string {
+	var out [][2]string
+	at := map[string]int{}
+	for _, p := range LinePorts {
+		name := cableName(p)
+		if k, ok := at[name]; ok {
+			out[k][1] = p.Dev
+			continue
+		}
+		at[name] = len(out)
+		out = append(out, [2]string{p.Dev, ""})
+	}
+	return out
+}
+
+// replayLink replays the two ends of one link jointly
+// (replay.ReplayAgentLink: each end's trace as its agent and port ran
+// it, the link's state shared, with the handshake), each end's figures
+// as replayPort gives them. The controllers learn the traces' own
+// outcomes (TraceOutcomes: what the agents fed theirs), so that the
+// replayed decisions follow the agents' while the link's outcomes are
+// the replay's.
+func (c *Config) replayLink(kind predictor.Kind, ports [2]string, rows [2][]replay.TraceRow, window [2]replay.PS, aps [2]replay.AgentPort) ([2]PortReplay, error) {
+	var out [2]PortReplay
+	var ends [2]replay.AgentLinkEnd
+	for k, port := range ports {
+		out[k] = PortReplay{Port: port, Rows: len(rows[k])}
+		spec := c.portSpec(kind, port)
+		pred, err := predictor.New(spec.Predictor)
+		if err != nil {
+			return out, err
+		}
+		ctl, err := controller.NewPort(spec.Controller, pred, aps[k].FirstRound.D())
+		if err != nil {
+			return out, err
+		}
+		ends[k] = replay.AgentLinkEnd{Port: ctl, Rows: rows[k], Agent: aps[k], TraceOutcomes: true}
+	}
+	if len(rows[0]) == 0 || len(rows[1]) == 0 {
+		return out, fmt.Errorf("replay link %s–%s: both ends' traces are needed (rows: %d, %d)", ports[0], ports[1], len(rows[0]), len(rows[1]))
+	}
+	steps, _, err := replay.ReplayAgentLink(c.linkTiming(), ends)
+	if err != nil {
+		return out, fmt.Errorf("replay link %s–%s: %w", ports[0], ports[1], err)
+	}
+	for k, port := range ports {
+		out[k] = portReplayOf(port, rows[k], steps[k], window, aps[k])
+	}
+	return out, nil
 }
 
 // predictYAML is a configs/predict file with which `lpictl predict -c
@@ -526,8 +595,9 @@ type SimToReal struct {
 	// comparison with verdicts (compare.go), Unexplained its rows outside
 	// the tolerance.
 	SimLPI string `json:"sim_lpi"`
-	// PredictNote says why the predict column is blank ("" if it is
-	// compared): per link, predict is not modelled (predictNote).
+	// PredictNote says how the predict column was obtained where it is
+	// not per port: per link, each cable's two ends replayed jointly
+	// (predictNote).
 	PredictNote string        `json:"predict_note,omitempty"`
 	Ports       []PortCompare `json:"ports"`
 	Unexplained []string      `json:"unexplained"`

@@ -133,8 +133,14 @@ type agentReplay struct {
 	seen    int // rows the last round had seen (ended before it)
 	ledger  bool
 	rate    uint64 // Q32
-	spent   uint64 // S, ns
-	prevEnd PS
+	// traceOutcomes: the controller learns the trace's outcome and wait
+	// where the port ran its decision (AgentLinkEnd.TraceOutcomes).
+	traceOutcomes bool
+	// fromStart: S counts the waits of the idle periods that end from
+	// the ledger's start on, not from the agent's first write.
+	fromStart bool
+	spent     uint64 // S, ns
+	prevEnd   PS
 
 	res    Result
 	sumPDT float64
@@ -153,7 +159,10 @@ func (r *agentReplay) round(rows []TraceRow, i int, at PS) {
 	if pdt := r.decided[r.seen-1]; pdt != r.portPDT {
 		r.portPDT = pdt
 		if r.ap.Ledger != nil && !r.ledger {
-			r.ledger, r.spent = true, 0
+			r.ledger = true
+			if !r.fromStart {
+				r.spent = 0
+			}
 		}
 	}
 	if r.ledger && r.bounded != nil {
@@ -163,15 +172,53 @@ func (r *agentReplay) round(rows []TraceRow, i int, at PS) {
 
 func (r *agentReplay) row(rows []TraceRow, i int) (Step, error) {
 	row := rows[i]
+	d, err := r.arm(rows, i)
+	if err != nil {
+		return Step{}, err
+	}
+
+	// The port's timer, extended by its ledger (all in ns, as the
+	// program).
+	p := r.portPDT
+	free := uint64(row.Start / 1000)
+	gapNS := row.Gap.D()
+	held := false
+	if p < controller.Never && gapNS >= p {
+		if allow, ok := r.allow(); ok && allow > free+uint64(p) {
+			held = true
+			if allow-free >= uint64(controller.Never) {
+				p = controller.Never
+			} else {
+				p = time.Duration(allow - free)
+			}
+		}
+	}
+	st := Step{Index: len(r.decided), Start: row.Start, Gap: row.Gap, PDT: d}
+	if p < controller.Never && gapNS >= p {
+		st.Missed = true
+		downEnd, ok := FromDuration(p + r.timing.Sleep)
+		if !ok {
+			return st, errOverflow
+		}
+		st.Delay, st.Asleep, st.DeepAsleep, st.Deep = r.timing.missAt(downEnd, row.Gap, r.hold())
+	}
+	r.record(row, st, !held && p == d)
+	return st, nil
+}
+
+// arm checks row i, runs the agent's rounds up to its start and the
+// controller's decision for it, which it returns; r.portPDT is then the
+// timer the port runs for the row, r.ledger and r.rate its ledger.
+func (r *agentReplay) arm(rows []TraceRow, i int) (time.Duration, error) {
+	row := rows[i]
 	if row.Gap <= 0 {
-		return Step{}, fmt.Errorf("gap_ps must be > 0, got %d", row.Gap)
+		return 0, fmt.Errorf("gap_ps must be > 0, got %d", row.Gap)
 	}
 	if row.Start < r.prevEnd {
-		return Step{}, fmt.Errorf("start_ps %d is before the end of the previous idle period (%d)", row.Start, r.prevEnd)
+		return 0, fmt.Errorf("start_ps %d is before the end of the previous idle period (%d)", row.Start, r.prevEnd)
 	}
-	end, ok := add(row.Start, row.Gap)
-	if !ok {
-		return Step{}, errOverflow
+	if _, ok := add(row.Start, row.Gap); !ok {
+		return 0, errOverflow
 	}
 	if iv, ok := FromDuration(r.ap.Interval); ok && iv > 0 {
 		for r.next <= row.Start {
@@ -190,53 +237,64 @@ func (r *agentReplay) row(rows []TraceRow, i int) (Step, error) {
 			r.rate = RateQ32(r.bounded.BudgetRate())
 		}
 	}
+	return d, nil
+}
 
-	// The port's timer, extended by its ledger (all in ns, as the
-	// program).
-	p := r.portPDT
-	free := uint64(row.Start / 1000)
+// allow is the earliest time (ns) the port's ledger lets it go down
+// (LedgerAllow); false without a ledger.
+func (r *agentReplay) allow() (uint64, bool) {
+	if !r.ledger {
+		return 0, false
+	}
+	return LedgerAllow(r.spent, uint64(r.ap.Ledger.Reserve), r.rate, uint64(r.ap.Ledger.Start/1000)), true
+}
+
+// hold is the hybrid hold the port runs: its predictor's, else the
+// timing's.
+func (r *agentReplay) hold() time.Duration {
+	if h, ok := r.port.Hold(); ok {
+		return h
+	}
+	return r.timing.Hold
+}
+
+// missAt is what a packet arriving at `at` pays on a port that is low
+// from downEnd (going down before it): its wait, the time the port was
+// low before it and the part of that in Deep Sleep (hybrid, from hold
+// on), and whether it woke the port from Deep Sleep.
+func (t Timing) missAt(downEnd, at PS, hold time.Duration) (delay, asleep, deepAsleep PS, deep bool) {
+	wake, _ := FromDuration(t.Wake)
+	if at < downEnd {
+		return downEnd - at + wake, 0, 0, false
+	}
+	asleep, delay = at-downEnd, wake
+	if t.DeepWake > 0 {
+		if hp, ok := FromDuration(hold); ok && asleep >= hp {
+			dw, _ := FromDuration(t.DeepWake)
+			return dw, asleep, asleep - hp, true
+		}
+	}
+	return delay, asleep, 0, false
+}
+
+// record ends the row's idle period with its step st: the ledger charges
+// its wait, the controller learns the decision's own outcome (the port's
+// when ran: the port ran the decision unchanged, with its wait; else
+// whether the period outlasted the decision), and the results count it.
+func (r *agentReplay) record(row TraceRow, st Step, ran bool) {
+	d := st.PDT
+	end := row.End()
 	gapNS := row.Gap.D()
-	held := false
-	if r.ledger && p < controller.Never && gapNS >= p {
-		allow := LedgerAllow(r.spent, uint64(r.ap.Ledger.Reserve), r.rate, uint64(r.ap.Ledger.Start/1000))
-		if allow > free+uint64(p) {
-			held = true
-			if allow-free >= uint64(controller.Never) {
-				p = controller.Never
-			} else {
-				p = time.Duration(allow - free)
-			}
-		}
-	}
-	st := Step{Index: len(r.decided), Start: row.Start, Gap: row.Gap, PDT: d}
-	if p < controller.Never && gapNS >= p {
-		st.Missed = true
-		downEnd, ok := FromDuration(p + r.timing.Sleep)
-		if !ok {
-			return st, errOverflow
-		}
-		wake, _ := FromDuration(r.timing.Wake)
-		if row.Gap < downEnd {
-			st.Delay = downEnd - row.Gap + wake
-		} else {
-			st.Asleep, st.Delay = row.Gap-downEnd, wake
-			if r.timing.DeepWake > 0 {
-				hold := r.timing.Hold
-				if h, ok := r.port.Hold(); ok {
-					hold = h
-				}
-				if hp, ok := FromDuration(hold); ok && st.Asleep >= hp {
-					dw, _ := FromDuration(r.timing.DeepWake)
-					st.Deep, st.Delay, st.DeepAsleep = true, dw, st.Asleep-hp
-				}
-			}
-		}
-	}
 	wait := CeilNS(st.Delay)
-	r.spent += uint64(wait)
+	if !r.fromStart || r.ap.Ledger != nil && end >= r.ap.Ledger.Start {
+		r.spent += uint64(wait)
+	}
 	ip := predictor.IdlePeriod{End: end.D(), Length: gapNS, Missed: gapNS >= d, PDT: min(d, maxPDT)}
-	if !held && p == d {
-		ip.Delay = wait
+	switch {
+	case ran && r.traceOutcomes:
+		ip.Missed, ip.Delay = row.Missed, CeilNS(row.Delay)
+	case ran:
+		ip.Missed, ip.Delay = st.Missed, wait
 	}
 	r.port.IdleEnded(ip)
 	r.prevEnd = end
@@ -272,7 +330,6 @@ func (r *agentReplay) row(rows []TraceRow, i int) (Step, error) {
 	} else if a.First == nil {
 		a.First = &Mismatch{Line: row.Line, Index: st.Index, SimPDT: row.PDT, PDT: pdt, SimMissed: row.Missed, Missed: st.Missed}
 	}
-	return st, nil
 }
 
 func (r *agentReplay) result() Result {
