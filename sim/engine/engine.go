@@ -3,9 +3,6 @@ package engine
 import (
 	"fmt"
 	"math"
-	"unsafe"
-
-	"github.com/lpictl/lpictl/sim/internal/cache"
 )
 
 // Picosecond units.
@@ -125,7 +122,8 @@ type Engine struct {
 	pf      Prefetcher // h, if it prefetches and q can peek
 	pk      peeker
 	now     int64
-	key     uint64 // key of the last event the running source scheduled
+	key     uint64 // key of the last event the running source scheduled (unloaded: not read yet)
+	src     uint32 // the running source (Outside between runs)
 	events  uint64
 	stopped bool
 
@@ -235,11 +233,16 @@ func (e *Engine) push(at int64, kind uint8, obj, arg, aux int32) {
 	if at < e.now {
 		e.late(at, kind)
 	}
-	e.key++
-	if e.lanes.push(at, e.key, kind, obj, arg, aux) {
+	k := e.key
+	if k == unloaded {
+		k = e.load()
+	}
+	k++
+	e.key = k
+	if e.lanes.push(at, k, kind, obj, arg, aux) {
 		return
 	}
-	ev := Event{At: at, Seq: e.key, Obj: obj, Arg: arg, Aux: aux, Kind: kind}
+	ev := Event{At: at, Seq: k, Obj: obj, Arg: arg, Aux: aux, Kind: kind}
 	switch {
 	case e.heap != nil:
 		e.heap.Push(ev)
@@ -294,6 +297,27 @@ func (e *Engine) hint() *Event {
 	return next
 }
 
+// unloaded is e.key while the running event has scheduled nothing: its
+// source's last key is read at its first schedule (load), and written back
+// after it only if it did. No key is unloaded: a count never reaches
+// countMask (overflow).
+const unloaded = ^uint64(0)
+
+// load returns the running source's last key, at the first event it
+// schedules while the current event runs (an event that schedules nothing
+// costs no look-up).
+func (e *Engine) load() uint64 {
+	s := e.src
+	if s >= uint32(len(e.last)) {
+		e.grow(s)
+	}
+	k := e.last[s]
+	if k&countMask >= maxCount {
+		e.overflow(s)
+	}
+	return k
+}
+
 // grow makes room for source s in last (apart: it is rare).
 //
 //go:noinline
@@ -335,11 +359,6 @@ func (e *Engine) Run(until int64, max uint64) bool {
 			more = true
 			break
 		}
-		// The source of the events the next event schedules: the object
-		// that runs it (read from the queue's or lane's copy, which front
-		// has just loaded).
-		o := e.owner[next.Kind]
-		s := o.base + uint32(next.Obj)&o.mask
 		var ev Event
 		switch {
 		case laned:
@@ -357,26 +376,17 @@ func (e *Engine) Run(until int64, max uint64) bool {
 		if e.pf != nil {
 			if h := e.hint(); h != nil {
 				e.pf.Prefetch(h)
-				// The next event's source's last key too (a load would
-				// stall on a miss; a prefetch does not).
-				o := e.owner[h.Kind]
-				if hs := o.base + uint32(h.Obj)&o.mask; hs < uint32(len(e.last)) {
-					cache.Prefetch(uintptr(unsafe.Pointer(&e.last[hs])))
-				}
 			}
 		}
-		if s >= uint32(len(e.last)) {
-			e.grow(s)
-		}
-		last := &e.last[s] // Handle cannot grow e.last
-		key := *last
-		if key&countMask >= maxCount {
-			e.overflow(s)
-		}
-		e.key = key
+		// The source of the events ev schedules: the object that runs it.
+		o := e.owner[ev.Kind]
+		e.src, e.key = o.base+uint32(ev.Obj)&o.mask, unloaded
 		e.h.Handle(ev)
-		*last = e.key
+		if e.key != unloaded {
+			e.last[e.src] = e.key
+		}
 	}
+	e.src = Outside
 	e.key = e.last[Outside]
 	if e.stopped {
 		return e.Pending() > 0
