@@ -359,16 +359,18 @@ func (e *Engine) Run(until int64, max uint64) bool {
 			more = true
 			break
 		}
-		var ev Event
+		// Copied here from front's pointer (just loaded), then removed:
+		// no event returned through a call.
+		ev := *next
 		switch {
 		case laned:
-			ev = e.lanes.pop()
+			e.lanes.drop()
 		case e.heap != nil:
-			ev = e.heap.Pop()
+			e.heap.drop()
 		case e.cal != nil:
-			ev = e.cal.Pop()
+			e.cal.Pop()
 		default:
-			ev = e.q.Pop()
+			e.q.Pop()
 		}
 		e.now = ev.At
 		e.events++

@@ -218,10 +218,17 @@ func (s *laneSet) first() *Event {
 // pop removes the earliest first event of the lanes (there must be one)
 // and returns it.
 func (s *laneSet) pop() Event {
+	ev := *s.first()
+	s.drop()
+	return ev
+}
+
+// drop removes the earliest first event of the lanes (there must be one;
+// the engine has copied it from first).
+func (s *laneSet) drop() {
 	i := int(s.win[1] & (maxLanes - 1))
 	l := &s.lanes[i]
 	c := l.head
-	ev := c.ev[l.hi&(chunkEvents-1)]
 	l.hi++
 	l.n--
 	s.n--
@@ -248,5 +255,4 @@ func (s *laneSet) pop() Event {
 		s.key[i] = noKey
 	}
 	s.replay(i)
-	return ev
 }
