@@ -246,6 +246,7 @@ func (e *Engine) push(at int64, kind uint8, obj, arg, aux int32) {
 	switch {
 	case e.heap != nil:
 		e.heap.Push(ev)
+		e.lanes.moved = true
 	case e.cal != nil:
 		e.cal.Push(ev)
 	default:
@@ -348,14 +349,25 @@ func (e *Engine) Run(until int64, max uint64) bool {
 		e.overflow(Outside)
 	}
 	e.last[Outside] = e.key
-	var n uint64
+	limit := uint64(math.MaxUint64) // e.events at which to stop
+	if max != 0 {
+		limit = e.events + max
+	}
 	more := false
+	// With the heap, the next event found after one is removed (for
+	// Prefetch) is the next one run unless the running event moves the
+	// front (e.lanes.moved: an event pushed on the heap, a lane's first
+	// event made earlier); then it is looked up again.
+	var next *Event
+	laned, known := false, false
 	for !e.stopped {
-		next, laned := e.front()
+		if !known || e.lanes.moved {
+			next, laned = e.front()
+		}
 		if next == nil {
 			break
 		}
-		if next.At > until || (max != 0 && n >= max) {
+		if next.At > until || e.events >= limit {
 			more = true
 			break
 		}
@@ -374,8 +386,14 @@ func (e *Engine) Run(until int64, max uint64) bool {
 		}
 		e.now = ev.At
 		e.events++
-		n++
-		if e.pf != nil {
+		if e.heap != nil {
+			e.lanes.moved = false
+			next, laned = e.front()
+			known = true
+			if e.pf != nil && next != nil {
+				e.pf.Prefetch(next)
+			}
+		} else if e.pf != nil {
 			if h := e.hint(); h != nil {
 				e.pf.Prefetch(h)
 			}

@@ -63,6 +63,7 @@ type laneSet struct {
 	loser [maxLanes]uint8   // loser[j]: the loser of node j's match (nodes 1 to size − 1; leaves from size)
 	top   uint8             // the winner: the lane with the earliest first event
 	size  int               // leaves: a power of two ≥ used
+	moved bool              // set when a lane's first event gets earlier (rebuild; the engine clears it)
 	used  int               // lanes given to kinds
 	n     int               // events in all lanes
 	of    [256]uint8        // event kind → its lane + 1 (0: none)
@@ -128,6 +129,7 @@ func (s *laneSet) rebuild() {
 		win[j], s.loser[j&(maxLanes-1)] = a, b
 	}
 	s.top = win[1]
+	s.moved = true
 }
 
 // replay replays the matches on the path of lane i, the winner, after its
