@@ -3,6 +3,9 @@ package engine
 import (
 	"fmt"
 	"math"
+	"unsafe"
+
+	"github.com/lpictl/lpictl/sim/internal/cache"
 )
 
 // Picosecond units.
@@ -392,6 +395,12 @@ func (e *Engine) Run(until int64, max uint64) bool {
 			known = true
 			if e.pf != nil && next != nil {
 				e.pf.Prefetch(next)
+				// And the last key of its source, which it will load at
+				// its first schedule.
+				o := e.owner[next.Kind]
+				if hs := o.base + uint32(next.Obj)&o.mask; hs < uint32(len(e.last)) {
+					cache.Prefetch(uintptr(unsafe.Pointer(&e.last[hs])))
+				}
 			}
 		} else if e.pf != nil {
 			if h := e.hint(); h != nil {
