@@ -322,6 +322,15 @@ func (e *Engine) load() uint64 {
 	return k
 }
 
+// keyAddr is the address of the last key of the source of the events
+// next will schedule, which it loads at its first schedule: Run prefetches
+// it with next (a load would stall on a miss; a prefetch does not). No
+// bounds check: a prefetch of any address is harmless.
+func (e *Engine) keyAddr(next *Event) uintptr {
+	o := e.owner[next.Kind]
+	return uintptr(unsafe.Pointer(unsafe.SliceData(e.last))) + 8*uintptr(o.base+uint32(next.Obj)&o.mask)
+}
+
 // grow makes room for source s in last (apart: it is rare).
 //
 //go:noinline
@@ -391,20 +400,20 @@ func (e *Engine) Run(until int64, max uint64) bool {
 		e.events++
 		if e.heap != nil {
 			e.lanes.moved = false
-			next, laned = e.front()
+			// front, inlined.
+			next, laned = e.lanes.first(), true
+			if qe := e.heap.Peek(); qe != nil && (next == nil || qe.before(next)) {
+				next, laned = qe, false
+			}
 			known = true
 			if e.pf != nil && next != nil {
 				e.pf.Prefetch(next)
-				// And the last key of its source, which it will load at
-				// its first schedule.
-				o := e.owner[next.Kind]
-				if hs := o.base + uint32(next.Obj)&o.mask; hs < uint32(len(e.last)) {
-					cache.Prefetch(uintptr(unsafe.Pointer(&e.last[hs])))
-				}
+				cache.Prefetch(e.keyAddr(next))
 			}
 		} else if e.pf != nil {
 			if h := e.hint(); h != nil {
 				e.pf.Prefetch(h)
+				cache.Prefetch(e.keyAddr(h))
 			}
 		}
 		// The source of the events ev schedules: the object that runs it.

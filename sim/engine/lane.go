@@ -132,19 +132,6 @@ func (s *laneSet) rebuild() {
 	s.moved = true
 }
 
-// replay replays the matches on the path of lane i, the winner, after its
-// first event changed (to a later one, or none).
-func (s *laneSet) replay(i int) {
-	w := uint8(i)
-	for j := (s.size + i) >> 1; j >= 1; j >>= 1 {
-		l := s.loser[j&(maxLanes-1)]
-		if s.key[l&(maxLanes-1)].before(&s.key[w&(maxLanes-1)]) {
-			s.loser[j&(maxLanes-1)], w = w, l
-		}
-	}
-	s.top = w
-}
-
 // push adds the event to its kind's lane if it has one and that keeps the
 // lane in order, and reports whether it did.
 func (s *laneSet) push(at int64, seq uint64, kind uint8, obj, arg, aux int32) bool {
@@ -272,11 +259,20 @@ func (s *laneSet) drop() {
 			c.next, s.free = s.free, c
 		}
 	}
+	k := noKey
 	if l.n > 0 {
 		h := &l.head.ev[l.hi&(chunkEvents-1)]
-		s.key[i] = laneKey{h.At, h.Seq}
-	} else {
-		s.key[i] = noKey
+		k = laneKey{h.At, h.Seq}
 	}
-	s.replay(i)
+	s.key[i] = k
+	// Replay the matches on lane i's path (it was the winner): the winner
+	// and its key travel in registers, each match loads its loser.
+	w := uint8(i)
+	for j := (s.size + i) >> 1; j >= 1; j >>= 1 {
+		o := s.loser[j&(maxLanes-1)]
+		if ok := &s.key[o&(maxLanes-1)]; ok.before(&k) {
+			s.loser[j&(maxLanes-1)], w, k = w, o, *ok
+		}
+	}
+	s.top = w
 }
