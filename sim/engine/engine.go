@@ -303,8 +303,10 @@ func (e *Engine) hint() *Event {
 
 // unloaded is e.key while the running event has scheduled nothing: its
 // source's last key is read at its first schedule (load), and written back
-// after it only if it did. No key is unloaded: a count never reaches
-// countMask (overflow).
+// after it only if it did. As a key it would be source MaxSource's count
+// 2^40 − 1, which that source reaches only by scheduling 2^32 − 1 events
+// within one event after reaching the limit (load): more events than
+// memory holds.
 const unloaded = ^uint64(0)
 
 // load returns the running source's last key, at the first event it
