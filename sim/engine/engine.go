@@ -364,7 +364,7 @@ func (e *Engine) Run(until int64, max uint64) bool {
 	}
 	e.last[Outside] = e.key
 	limit := uint64(math.MaxUint64) // e.events at which to stop
-	if max != 0 {
+	if max != 0 && max < math.MaxUint64-e.events {
 		limit = e.events + max
 	}
 	more := false
