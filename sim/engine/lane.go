@@ -259,19 +259,19 @@ func (s *laneSet) drop() {
 			c.next, s.free = s.free, c
 		}
 	}
-	k := noKey
+	at, seq := noKey.at, noKey.seq
 	if l.n > 0 {
 		h := &l.head.ev[l.hi&(chunkEvents-1)]
-		k = laneKey{h.At, h.Seq}
+		at, seq = h.At, h.Seq
 	}
-	s.key[i] = k
+	s.key[i] = laneKey{at, seq}
 	// Replay the matches on lane i's path (it was the winner): the winner
 	// and its key travel in registers, each match loads its loser.
 	w := uint8(i)
 	for j := (s.size + i) >> 1; j >= 1; j >>= 1 {
 		o := s.loser[j&(maxLanes-1)]
-		if ok := &s.key[o&(maxLanes-1)]; ok.before(&k) {
-			s.loser[j&(maxLanes-1)], w, k = w, o, *ok
+		if ok := &s.key[o&(maxLanes-1)]; ok.at < at || ok.at == at && ok.seq < seq {
+			s.loser[j&(maxLanes-1)], w, at, seq = w, o, ok.at, ok.seq
 		}
 	}
 	s.top = w
