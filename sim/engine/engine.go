@@ -125,7 +125,8 @@ type Engine struct {
 	pf      Prefetcher // h, if it prefetches and q can peek
 	pk      peeker
 	now     int64
-	key     uint64 // key of the last event the running source scheduled
+	key     uint64 // key of the last event the running source scheduled (unloaded: not read yet)
+	src     uint32 // the running source (Outside between runs)
 	events  uint64
 	stopped bool
 
@@ -235,14 +236,20 @@ func (e *Engine) push(at int64, kind uint8, obj, arg, aux int32) {
 	if at < e.now {
 		e.late(at, kind)
 	}
-	e.key++
-	if e.lanes.push(at, e.key, kind, obj, arg, aux) {
+	k := e.key
+	if k == unloaded {
+		k = e.load()
+	}
+	k++
+	e.key = k
+	if e.lanes.push(at, k, kind, obj, arg, aux) {
 		return
 	}
-	ev := Event{At: at, Seq: e.key, Obj: obj, Arg: arg, Aux: aux, Kind: kind}
+	ev := Event{At: at, Seq: k, Obj: obj, Arg: arg, Aux: aux, Kind: kind}
 	switch {
 	case e.heap != nil:
 		e.heap.Push(ev)
+		e.lanes.moved = true
 	case e.cal != nil:
 		e.cal.Push(ev)
 	default:
@@ -294,6 +301,38 @@ func (e *Engine) hint() *Event {
 	return next
 }
 
+// unloaded is e.key while the running event has scheduled nothing: its
+// source's last key is read at its first schedule (load), and written back
+// after it only if it did. As a key it would be source MaxSource's count
+// 2^40 − 1, which that source reaches only by scheduling 2^32 − 1 events
+// within one event after reaching the limit (load): more events than
+// memory holds.
+const unloaded = ^uint64(0)
+
+// load returns the running source's last key, at the first event it
+// schedules while the current event runs (an event that schedules nothing
+// costs no look-up).
+func (e *Engine) load() uint64 {
+	s := e.src
+	if s >= uint32(len(e.last)) {
+		e.grow(s)
+	}
+	k := e.last[s]
+	if k&countMask >= maxCount {
+		e.overflow(s)
+	}
+	return k
+}
+
+// keyAddr is the address of the last key of the source of the events
+// next will schedule, which it loads at its first schedule: Run prefetches
+// it with next (a load would stall on a miss; a prefetch does not). No
+// bounds check: a prefetch of any address is harmless.
+func (e *Engine) keyAddr(next *Event) uintptr {
+	o := e.owner[next.Kind]
+	return uintptr(unsafe.Pointer(unsafe.SliceData(e.last))) + 8*uintptr(o.base+uint32(next.Obj)&o.mask)
+}
+
 // grow makes room for source s in last (apart: it is rare).
 //
 //go:noinline
@@ -324,59 +363,70 @@ func (e *Engine) Run(until int64, max uint64) bool {
 		e.overflow(Outside)
 	}
 	e.last[Outside] = e.key
-	var n uint64
+	limit := uint64(math.MaxUint64) // e.events at which to stop
+	if max != 0 && max < math.MaxUint64-e.events {
+		limit = e.events + max
+	}
 	more := false
+	// With the heap, the next event found after one is removed (for
+	// Prefetch) is the next one run unless the running event moves the
+	// front (e.lanes.moved: an event pushed on the heap, a lane's first
+	// event made earlier); then it is looked up again.
+	var next *Event
+	laned, known := false, false
 	for !e.stopped {
-		next, laned := e.front()
+		if !known || e.lanes.moved {
+			next, laned = e.front()
+		}
 		if next == nil {
 			break
 		}
-		if next.At > until || (max != 0 && n >= max) {
+		if next.At > until || e.events >= limit {
 			more = true
 			break
 		}
-		// The source of the events the next event schedules: the object
-		// that runs it (read from the queue's or lane's copy, which front
-		// has just loaded).
-		o := e.owner[next.Kind]
-		s := o.base + uint32(next.Obj)&o.mask
-		var ev Event
+		// Copied here from front's pointer (just loaded), then removed:
+		// no event returned through a call.
+		ev := *next
 		switch {
 		case laned:
-			ev = e.lanes.pop()
+			e.lanes.drop()
 		case e.heap != nil:
-			ev = e.heap.Pop()
+			e.heap.drop()
 		case e.cal != nil:
-			ev = e.cal.Pop()
+			e.cal.Pop()
 		default:
-			ev = e.q.Pop()
+			e.q.Pop()
 		}
 		e.now = ev.At
 		e.events++
-		n++
-		if e.pf != nil {
+		if e.heap != nil {
+			e.lanes.moved = false
+			// front, inlined.
+			next, laned = e.lanes.first(), true
+			if qe := e.heap.Peek(); qe != nil && (next == nil || qe.before(next)) {
+				next, laned = qe, false
+			}
+			known = true
+			if e.pf != nil && next != nil {
+				e.pf.Prefetch(next)
+				cache.Prefetch(e.keyAddr(next))
+			}
+		} else if e.pf != nil {
 			if h := e.hint(); h != nil {
 				e.pf.Prefetch(h)
-				// The next event's source's last key too (a load would
-				// stall on a miss; a prefetch does not).
-				o := e.owner[h.Kind]
-				if hs := o.base + uint32(h.Obj)&o.mask; hs < uint32(len(e.last)) {
-					cache.Prefetch(uintptr(unsafe.Pointer(&e.last[hs])))
-				}
+				cache.Prefetch(e.keyAddr(h))
 			}
 		}
-		if s >= uint32(len(e.last)) {
-			e.grow(s)
-		}
-		last := &e.last[s] // Handle cannot grow e.last
-		key := *last
-		if key&countMask >= maxCount {
-			e.overflow(s)
-		}
-		e.key = key
+		// The source of the events ev schedules: the object that runs it.
+		o := e.owner[ev.Kind]
+		e.src, e.key = o.base+uint32(ev.Obj)&o.mask, unloaded
 		e.h.Handle(ev)
-		*last = e.key
+		if e.key != unloaded {
+			e.last[e.src] = e.key
+		}
 	}
+	e.src = Outside
 	e.key = e.last[Outside]
 	if e.stopped {
 		return e.Pending() > 0

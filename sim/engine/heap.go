@@ -40,13 +40,19 @@ func (h *Heap) peek() *Event { return h.Peek() }
 
 // Pop removes and returns the first event.
 func (h *Heap) Pop() Event {
+	top := h.a[0]
+	h.drop()
+	return top
+}
+
+// drop removes the first event (the engine has copied it from Peek).
+func (h *Heap) drop() {
 	a := h.a
-	top := a[0]
 	n := len(a) - 1
 	last := a[n]
 	h.a = a[:n]
 	if n == 0 {
-		return top
+		return
 	}
 	a = a[:n]
 	i := 0
@@ -69,5 +75,4 @@ func (h *Heap) Pop() Event {
 		i = m
 	}
 	a[i] = last
-	return top
 }

@@ -48,19 +48,26 @@ const prefetchAhead = 8
 // maxLanes bounds the kinds that can have a lane (a power of two).
 const maxLanes = 16
 
-// laneSet is the engine's lanes: which kind has which, and a winner tree
-// over the lanes' first events, so that the earliest is at hand and a
-// change of one lane's first event replays a fixed few matches (log2 of
-// the lanes), with no data-dependent loop to mispredict.
+// laneSet is the engine's lanes: which kind has which, and a loser tree
+// over the lanes' first events, so that the earliest is at hand. When the
+// winning lane's first event is run, its next one replays the matches on
+// its path, a fixed few (log2 of the lanes), with no data-dependent loop
+// to mispredict; the winner travels in a register and each match loads
+// only the loser stored at its node (a winner tree would load both
+// players, each from the match below: a chain of dependent loads). A lane
+// whose first event gets earlier without winning (an empty lane's first
+// event, a tie inserted at its head: rare) rebuilds the tree.
 type laneSet struct {
 	lanes [maxLanes]lane
-	key   [maxLanes]laneKey   // each lane's first event (noKey if empty)
-	win   [2 * maxLanes]uint8 // win[1] wins; win[j] the winner below node j; leaves from size
-	size  int                 // leaves: a power of two ≥ used
-	used  int                 // lanes given to kinds
-	n     int                 // events in all lanes
-	of    [256]uint8          // event kind → its lane + 1 (0: none)
-	free  *laneChunk          // chunks read, last freed first
+	key   [maxLanes]laneKey // each lane's first event (noKey if empty)
+	loser [maxLanes]uint8   // loser[j]: the loser of node j's match (nodes 1 to size − 1; leaves from size)
+	top   uint8             // the winner: the lane with the earliest first event
+	size  int               // leaves: a power of two ≥ used
+	moved bool              // set when a lane's first event gets earlier (rebuild; the engine clears it)
+	used  int               // lanes given to kinds
+	n     int               // events in all lanes
+	of    [256]uint8        // event kind → its lane + 1 (0: none)
+	free  *laneChunk        // chunks read, last freed first
 }
 
 // laneKey orders lanes by their first events: At, then Seq.
@@ -102,23 +109,27 @@ func (s *laneSet) add(kinds []uint8) {
 	}
 	for i := 0; i < s.size; i++ {
 		s.key[i] = noKey
-		s.win[s.size+i] = uint8(i)
 	}
-	for j := s.size - 1; j >= 1; j-- {
-		s.win[j] = s.win[2*j]
-	}
+	s.rebuild()
 }
 
-// replay updates the matches above lane i's leaf after its key changed.
-func (s *laneSet) replay(i int) {
-	for j := (s.size + i) >> 1; j >= 1; j >>= 1 {
-		a, b := s.win[(2*j)&(2*maxLanes-1)], s.win[(2*j+1)&(2*maxLanes-1)]
-		w := a
-		if s.key[b&(maxLanes-1)].before(&s.key[a&(maxLanes-1)]) {
-			w = b
-		}
-		s.win[j&(2*maxLanes-1)] = w
+// rebuild replays every match, after a lane's first event got earlier.
+//
+//go:noinline
+func (s *laneSet) rebuild() {
+	var win [2 * maxLanes]uint8 // win[j]: the winner of node j; leaves from size
+	for i := 0; i < s.size; i++ {
+		win[s.size+i] = uint8(i)
 	}
+	for j := s.size - 1; j >= 1; j-- {
+		a, b := win[2*j], win[2*j+1]
+		if s.key[b&(maxLanes-1)].before(&s.key[a&(maxLanes-1)]) {
+			a, b = b, a
+		}
+		win[j], s.loser[j&(maxLanes-1)] = a, b
+	}
+	s.top = win[1]
+	s.moved = true
 }
 
 // push adds the event to its kind's lane if it has one and that keeps the
@@ -154,7 +165,7 @@ func (s *laneSet) push(at int64, seq uint64, kind uint8, obj, arg, aux int32) bo
 	s.n++
 	if l.n == 1 {
 		s.key[i&(maxLanes-1)] = laneKey{at, seq}
-		s.replay(i)
+		s.rebuild()
 	}
 	return true
 }
@@ -191,7 +202,7 @@ func (s *laneSet) insertTie(i int, at int64, seq uint64, kind uint8, obj, arg, a
 	if j == lo && l.head == l.tail {
 		// A new first event.
 		s.key[i&(maxLanes-1)] = laneKey{at, seq}
-		s.replay(i)
+		s.rebuild()
 	}
 	return true
 }
@@ -211,17 +222,24 @@ func (s *laneSet) first() *Event {
 	if s.n == 0 {
 		return nil
 	}
-	l := &s.lanes[s.win[1]&(maxLanes-1)]
+	l := &s.lanes[s.top&(maxLanes-1)]
 	return &l.head.ev[l.hi&(chunkEvents-1)]
 }
 
 // pop removes the earliest first event of the lanes (there must be one)
 // and returns it.
 func (s *laneSet) pop() Event {
-	i := int(s.win[1] & (maxLanes - 1))
+	ev := *s.first()
+	s.drop()
+	return ev
+}
+
+// drop removes the earliest first event of the lanes (there must be one;
+// the engine has copied it from first).
+func (s *laneSet) drop() {
+	i := int(s.top & (maxLanes - 1))
 	l := &s.lanes[i]
 	c := l.head
-	ev := c.ev[l.hi&(chunkEvents-1)]
 	l.hi++
 	l.n--
 	s.n--
@@ -241,12 +259,20 @@ func (s *laneSet) pop() Event {
 			c.next, s.free = s.free, c
 		}
 	}
+	at, seq := noKey.at, noKey.seq
 	if l.n > 0 {
 		h := &l.head.ev[l.hi&(chunkEvents-1)]
-		s.key[i] = laneKey{h.At, h.Seq}
-	} else {
-		s.key[i] = noKey
+		at, seq = h.At, h.Seq
 	}
-	s.replay(i)
-	return ev
+	s.key[i] = laneKey{at, seq}
+	// Replay the matches on lane i's path (it was the winner): the winner
+	// and its key travel in registers, each match loads its loser.
+	w := uint8(i)
+	for j := (s.size + i) >> 1; j >= 1; j >>= 1 {
+		o := s.loser[j&(maxLanes-1)]
+		if ok := &s.key[o&(maxLanes-1)]; ok.at < at || ok.at == at && ok.seq < seq {
+			s.loser[j&(maxLanes-1)], w, at, seq = w, o, ok.at, ok.seq
+		}
+	}
+	s.top = w
 }
