@@ -50,6 +50,7 @@ type Port struct {
 	trafficSince bool // an observation arrived since the last computation
 	changed      bool
 	onInterval   bool // cfg.Recompute == OnInterval
+	hasRounds    bool // rounds != nil, kept in this hot cache line: every Decide and SleepAllowedAt asks
 	lastCompute  time.Duration
 	hits, misses uint64
 	clamps       uint64
@@ -133,7 +134,7 @@ func (p *Port) IdleEnded(ip predictor.IdlePeriod) {
 	} else {
 		p.hits++
 	}
-	if p.rounds != nil {
+	if p.hasRounds {
 		p.idleEndedRounds(ip)
 		return
 	}
@@ -153,7 +154,7 @@ func (p *Port) Sent(hops int, packets uint64) {
 // PDT returns the t_PDT in force: with Config.Rounds, the one the agent
 // last wrote to the port.
 func (p *Port) PDT() time.Duration {
-	if p.rounds != nil {
+	if p.hasRounds {
 		return p.rounds.written
 	}
 	return p.current
@@ -178,7 +179,7 @@ func (p *Port) Hold() (hold time.Duration, ok bool) { return p.hold, p.holdOK }
 // With Config.Rounds the answer is what the agent last wrote to the port,
 // held per idle period by the port's ledger (rounds.go).
 func (p *Port) Decide(now time.Duration) time.Duration {
-	if p.rounds != nil {
+	if p.hasRounds {
 		return p.decideRounds(now)
 	}
 	if p.onInterval {
@@ -214,7 +215,7 @@ func (p *Port) Decide(now time.Duration) time.Duration {
 // (a link starts idle, with the t_PDT Decide gave at the start). Nothing
 // else is recorded: the predictor sees idle periods only.
 func (p *Port) ChargeDelay(now, d time.Duration) {
-	if p.rounds != nil && !p.rounds.ledgerOn {
+	if p.hasRounds && !p.rounds.ledgerOn {
 		return
 	}
 	if p.led.rated != nil && d > 0 {
@@ -226,7 +227,7 @@ func (p *Port) ChargeDelay(now, d time.Duration) {
 // port's link start going down (now without a ledger). A link whose two
 // ends both pay for its wake-ups sleeps only when both allow it.
 func (p *Port) SleepAllowedAt(now time.Duration) time.Duration {
-	if p.led.rated == nil || (p.rounds != nil && !p.rounds.ledgerOn) {
+	if p.led.rated == nil || (p.hasRounds && !p.rounds.ledgerOn) {
 		return now
 	}
 	return max(p.led.readyAt, now) // as the port last worked it out

@@ -40,6 +40,7 @@ func (p *Port) initRounds(cfg *Rounds, now time.Duration) {
 	r.decided, r.armed = r.written, r.written
 	r.idleFrom, r.openIdle = now-cfg.Idle.D(), cfg.Idle > 0
 	p.rounds = r
+	p.hasRounds = true
 	p.lastCompute = start
 	p.led.start = start
 	p.led.fixedRate = true
