@@ -36,8 +36,9 @@ type Stats struct {
 // Port controls the t_PDT of one link end.
 //
 // Its layout puts what Decide, IdleEnded and Sent touch in its first two
-// cache lines (the register's range is kept resolved); the configuration
-// and the rarely changed counters follow.
+// cache lines (the register's range is kept resolved); the ledger and the
+// rarely changed counters follow. The configuration is not copied: a port
+// points at its Shared one, which many ports may share.
 type Port struct {
 	// First line: the decision.
 	pred        predictor.Predictor
@@ -51,6 +52,9 @@ type Port struct {
 	changed      bool
 	onInterval   bool // cfg.Recompute == OnInterval
 	hasRounds    bool // rounds != nil, kept in this hot cache line: every Decide and SleepAllowedAt asks
+	roundUp      bool // cfg.Register.Rounding == RoundUp
+	holdOK       bool // hold is the predictor's choice (it made one)
+	rationed     bool // pred is a predictor.Rationed: it chooses what a held port does
 	lastCompute  time.Duration
 	hits, misses uint64
 	clamps       uint64
@@ -63,27 +67,37 @@ type Port struct {
 
 	// Cold: changes held back, the time-weighted mean, the configuration.
 	weighted    float64 // ∫ t_PDT dt before since, in ns²
-	interval    time.Duration
-	minChange   time.Duration
-	hysteresis  float64
 	suppressed  uint64
 	rateLimited uint64
 	start       time.Duration
-	cfg         Config
+	cfg         *Config // the Shared configuration: read-only
 	// holder is pred when it chooses hybrid holds; hold is its last
-	// choice (holdOK: it made one).
-	holder predictor.HoldChooser
-	hold   time.Duration
-	holdOK bool
-	// rationed is pred when it chooses what a held port does.
-	rationed predictor.Rationed
-
-	roundUp   bool // cfg.Register.Rounding == RoundUp
+	// choice (holdOK).
+	holder    predictor.HoldChooser
+	hold      time.Duration
 	roundedUp uint64
 
 	// rounds is the agent's rounds (Config.Rounds; nil: none).
 	rounds *rounds
 }
+
+// Shared is a port configuration with its defaults filled and validated
+// once (NewShared), for many ports: the ports built from it
+// (Shared.InitPort) point at it rather than each keeping a copy. It is
+// never changed after NewShared.
+type Shared struct{ cfg Config }
+
+// NewShared fills cfg's defaults and validates it.
+func NewShared(cfg Config) (*Shared, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Shared{cfg: cfg}, nil
+}
+
+// Config returns the configuration with defaults filled.
+func (s *Shared) Config() Config { return s.cfg }
 
 // NewPort returns a port that starts at now with the predictor's first answer.
 func NewPort(cfg Config, pred predictor.Predictor, now time.Duration) (*Port, error) {
@@ -98,30 +112,36 @@ func NewPort(cfg Config, pred predictor.Predictor, now time.Duration) (*Port, er
 // (e.g. in an array of ports, or next to its predictor). *p must not be in
 // use.
 func InitPort(p *Port, cfg Config, pred predictor.Predictor, now time.Duration) error {
-	cfg = cfg.WithDefaults()
-	if err := cfg.Validate(); err != nil {
+	s, err := NewShared(cfg)
+	if err != nil {
 		return err
 	}
+	s.InitPort(p, pred, now)
+	return nil
+}
+
+// InitPort makes *p the port NewPort(s.Config(), pred, now) returns, in
+// place, pointing at s. *p must not be in use.
+func (s *Shared) InitPort(p *Port, pred predictor.Predictor, now time.Duration) {
+	cfg := &s.cfg
 	lo, hi := cfg.Register.Range()
 	*p = Port{
 		pred: pred, lo: lo, hi: hi, res: cfg.Register.Resolution.D(),
 		onInterval: cfg.Recompute == OnInterval,
-		interval:   cfg.Interval.D(), minChange: cfg.MinChangeInterval.D(), hysteresis: cfg.Hysteresis,
-		start: now, since: now, lastCompute: now, cfg: cfg,
+		start:      now, since: now, lastCompute: now, cfg: cfg,
 		roundUp: cfg.Register.Rounding == RoundUp,
 	}
-	p.led.init(cfg, pred, now)
+	p.led.init(*cfg, pred, now)
 	p.holder, _ = pred.(predictor.HoldChooser)
-	p.rationed, _ = pred.(predictor.Rationed)
+	_, p.rationed = pred.(predictor.Rationed)
 	p.current = p.consult(now)
 	if cfg.Rounds != nil {
 		p.initRounds(cfg.Rounds, now)
 	}
-	return nil
 }
 
 // Config returns the port's configuration with defaults filled.
-func (p *Port) Config() Config { return p.cfg }
+func (p *Port) Config() Config { return *p.cfg }
 
 // Predictor returns the port's predictor.
 func (p *Port) Predictor() predictor.Predictor { return p.pred }
@@ -183,7 +203,7 @@ func (p *Port) Decide(now time.Duration) time.Duration {
 		return p.decideRounds(now)
 	}
 	if p.onInterval {
-		if now-p.lastCompute >= p.interval {
+		if now-p.lastCompute >= p.cfg.Interval.D() {
 			p.Recompute(now)
 		}
 	} else if p.trafficSince {
@@ -202,8 +222,8 @@ func (p *Port) Decide(now time.Duration) time.Duration {
 	}
 	if hold := allow - now; hold > p.current {
 		p.led.held++
-		if p.rationed != nil {
-			return max(p.rationed.Held(now, hold), hold)
+		if p.rationed {
+			return max(p.pred.(predictor.Rationed).Held(now, hold), hold)
 		}
 		return hold
 	}
@@ -244,11 +264,11 @@ func (p *Port) Recompute(now time.Duration) time.Duration {
 	if v == cur {
 		return cur
 	}
-	if p.changed && now-p.lastChange < p.minChange {
+	if p.changed && now-p.lastChange < p.cfg.MinChangeInterval.D() {
 		p.rateLimited++
 		return cur
 	}
-	if h := p.hysteresis; h > 0 && float64(absDiff(v, cur)) <= h*float64(cur) {
+	if h := p.cfg.Hysteresis; h > 0 && float64(absDiff(v, cur)) <= h*float64(cur) {
 		p.suppressed++
 		return cur
 	}

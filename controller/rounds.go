@@ -79,7 +79,7 @@ func (p *Port) decideRounds(now time.Duration) time.Duration {
 	r := p.rounds
 	p.roundsUntil(now)
 	if p.onInterval {
-		if now-p.lastCompute >= p.interval {
+		if now-p.lastCompute >= p.cfg.Interval.D() {
 			p.Recompute(now)
 		}
 	} else if p.trafficSince {

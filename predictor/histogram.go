@@ -42,18 +42,18 @@ type histogram struct {
 	ttl      time.Duration
 	maxN     int
 	maxIdx   uint32 // the clamp bin, h_maxval's: the highest bin there is
+	started  bool   // origin is set
+	single   bool   // histogram.windows 1: a clear forgets the previous window too
 
-	bins    []bin
-	n       int // values counted
-	origin  time.Duration
-	started bool // origin is set
+	bins   []bin
+	n      int // values counted
+	origin time.Duration
 
 	// Clearing only: the previous window's bins and count (bins includes
 	// them), and the start of the current window.
 	prev     []bin
 	prevN    int
 	winStart time.Duration
-	single   bool // histogram.windows 1: a clear forgets the previous window too
 
 	ring []ringElem // circular only: capacity maxN
 	head int        // index of the oldest element

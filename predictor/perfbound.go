@@ -27,10 +27,10 @@ type PerfBound struct {
 	farWeighted float64
 	hopPackets  uint64
 	hopDirty    bool
-	hopSum      float64 // Σ packets/h over all observed packets, when !hopDirty
-	staticHop   float64 // Σ p_i/h_i of the configured distribution, normalised
-
-	counterBytes, elementBytes int
+	// w_counter and s_elem (1..8 and 1..16, validated), beside hopDirty.
+	counterBytes, elementBytes uint8
+	hopSum                     float64 // Σ packets/h over all observed packets, when !hopDirty
+	staticHop                  float64 // Σ p_i/h_i of the configured distribution, normalised
 
 	// Storage for the first inlineBins populated bins, so that a small
 	// histogram is part of the predictor (hist.bins moves to the heap
@@ -60,8 +60,8 @@ func (p *PerfBound) init(c Config) {
 		wake:         c.WakeTime.D(),
 		hist:         newHistogram(c.Histogram),
 		staticHop:    1,
-		counterBytes: c.Histogram.CounterBytes,
-		elementBytes: c.Histogram.ElementBytes,
+		counterBytes: uint8(c.Histogram.CounterBytes),
+		elementBytes: uint8(c.Histogram.ElementBytes),
 	}
 	p.hist.bins = p.binStore[:0]
 	if c.Kind != KindNGram {
@@ -158,9 +158,9 @@ func (p *PerfBound) Predict(now time.Duration) time.Duration {
 // windows, each its own sparse histogram: n_bins is the populated bins of
 // the previous window plus those of the current one.
 func (p *PerfBound) StateBytes() int {
-	b := p.counterBytes * p.hist.storedBins()
+	b := int(p.counterBytes) * p.hist.storedBins()
 	if p.hist.strategy == Circular {
-		b += p.hist.maxN * p.elementBytes
+		b += p.hist.maxN * int(p.elementBytes)
 	}
 	return b
 }
@@ -184,24 +184,25 @@ func (p *PerfBound) Records() int { return p.hist.n }
 // so it is used by pointer and never copied. Readings (docs/model.md §2.3): with t_PDT = 0 a miss's
 // ratio is taken against t_w; a ratio below 1 (possible only then) counts
 // as 1, since the correction only ever lengthens t_PDT.
+//
+// Its h_maxval and t_w are PerfBound's (pb.hist.maxValue, pb.wake). Its
+// register's indices and counts are below n_R ≤ 2^20 (Config.Validate), so
+// they are int32.
 type PerfBoundCorrect struct {
-	maxValue time.Duration
-	wake     time.Duration
-
 	// Outcome shift register of n_R bits (1 = miss), as a ring.
 	outcomes []uint64
-	nR       int
-	head     int // oldest outcome
-	count    int
-	misses   int
+	nR       int32
+	head     int32 // oldest outcome
+	count    int32
+	misses   int32
 
 	// FIFO of ln(ratio) for the misses in the register, in step with it.
 	// Logs make the geometric mean a sum; summing the ≤ n_R values when the
 	// register changes keeps it exact (no drift from incremental updates).
-	logRatios []float64
-	logHead   int
-	cf        float64 // CorrectionFactor, valid while !cfDirty
+	logHead   int32
 	cfDirty   bool
+	logRatios []float64
+	cf        float64 // CorrectionFactor, valid while !cfDirty
 
 	pb PerfBound
 
@@ -243,10 +244,8 @@ func InitPerfBoundCorrect(p *PerfBoundCorrect, cfg Config) error {
 // init builds p in place from a defaulted, valid configuration.
 func (p *PerfBoundCorrect) init(c Config) {
 	*p = PerfBoundCorrect{
-		maxValue: c.Histogram.MaxValue.D(),
-		wake:     c.WakeTime.D(),
-		nR:       c.History,
-		hold:     NeverHold,
+		nR:   int32(c.History),
+		hold: NeverHold,
 	}
 	p.pb.init(c)
 	if c.History <= inlineHistory {
@@ -276,7 +275,7 @@ func (p *PerfBoundCorrect) Observe(ip IdlePeriod) {
 	if ip.Missed {
 		ref := ip.PDT
 		if ref <= 0 {
-			ref = p.wake
+			ref = p.pb.wake
 		}
 		ratio := float64(ip.Length) / float64(ref)
 		p.logRatios[wrap(p.logHead+p.misses, p.nR)] = math.Log(max(ratio, 1))
@@ -284,9 +283,9 @@ func (p *PerfBoundCorrect) Observe(ip IdlePeriod) {
 	}
 }
 
-func (p *PerfBoundCorrect) bit(i int) bool { return p.outcomes[uint(i)/64]&(1<<(uint(i)%64)) != 0 }
+func (p *PerfBoundCorrect) bit(i int32) bool { return p.outcomes[uint(i)/64]&(1<<(uint(i)%64)) != 0 }
 
-func (p *PerfBoundCorrect) setBit(i int, v bool) {
+func (p *PerfBoundCorrect) setBit(i int32, v bool) {
 	if v {
 		p.outcomes[uint(i)/64] |= 1 << (uint(i) % 64)
 	} else {
@@ -315,7 +314,7 @@ func (p *PerfBoundCorrect) CorrectionFactor() float64 {
 		return 0
 	}
 	var sum float64
-	for i, j := 0, p.logHead; i < p.misses; i++ {
+	for i, j := int32(0), p.logHead; i < p.misses; i++ {
 		sum += p.logRatios[j]
 		if j++; j == p.nR {
 			j = 0
@@ -330,7 +329,7 @@ func (p *PerfBoundCorrect) CorrectionFactor() float64 {
 // hybrid PerfBound's t_PDT and the hold is recomputed for the corrected
 // t_PDT (PerfBound.holdFor).
 func (p *PerfBoundCorrect) Predict(now time.Duration) time.Duration {
-	t := correct(p.pb.Predict(now), p.CorrectionFactor(), p.maxValue)
+	t := correct(p.pb.Predict(now), p.CorrectionFactor(), p.pb.hist.maxValue)
 	if p.pb.hy != nil {
 		p.hold = p.pb.holdFor(t)
 	}
@@ -349,7 +348,7 @@ func correct(tpb time.Duration, cf float64, maxValue time.Duration) time.Duratio
 // StateBytes is PerfBound's storage plus the n_R-bit register and a FIFO
 // of n_R 4-byte floats (paper 000 §3.4 sizes the FIFO at n_R entries).
 func (p *PerfBoundCorrect) StateBytes() int {
-	return p.pb.StateBytes() + (p.nR+7)/8 + 4*p.nR
+	return p.pb.StateBytes() + (int(p.nR)+7)/8 + 4*int(p.nR)
 }
 
 // Kind returns KindPerfBoundCorrect.
@@ -359,11 +358,11 @@ func (p *PerfBoundCorrect) Kind() Kind { return KindPerfBoundCorrect }
 func (p *PerfBoundCorrect) PerfBound() *PerfBound { return &p.pb }
 
 // Outcomes returns how many outcomes the register holds and how many are misses.
-func (p *PerfBoundCorrect) Outcomes() (count, misses int) { return p.count, p.misses }
+func (p *PerfBoundCorrect) Outcomes() (count, misses int) { return int(p.count), int(p.misses) }
 
 // wrap is i mod n for 0 ≤ i < 2n: the register's and FIFO's indices,
 // without a division (Observe and CorrectionFactor run per idle period).
-func wrap(i, n int) int {
+func wrap(i, n int32) int32 {
 	if i >= n {
 		i -= n
 	}

@@ -65,7 +65,7 @@ func (p *PerfBoundCorrectWeighted) CorrectionFactor() float64 {
 	}
 	d := p.decay
 	var all, missW, logW float64
-	for i, pos, j := 0, r.head, r.logHead; i < r.count; i++ {
+	for i, pos, j := int32(0), r.head, r.logHead; i < r.count; i++ {
 		all = all*d + 1
 		if r.bit(pos) {
 			missW = missW*d + 1
@@ -88,7 +88,7 @@ func (p *PerfBoundCorrectWeighted) CorrectionFactor() float64 {
 // In hybrid mode the hold is recomputed for the corrected t_PDT, as
 // PerfBoundCorrect does.
 func (p *PerfBoundCorrectWeighted) Predict(now time.Duration) time.Duration {
-	t := correct(p.pbc.pb.Predict(now), p.CorrectionFactor(), p.pbc.maxValue)
+	t := correct(p.pbc.pb.Predict(now), p.CorrectionFactor(), p.pbc.pb.hist.maxValue)
 	if p.pbc.pb.hy != nil {
 		p.pbc.hold = p.pbc.pb.holdFor(t)
 	}

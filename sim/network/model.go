@@ -196,6 +196,9 @@ type Network struct {
 	// allocated one by one.
 	slots  []*[slotChunk]ctlSlot
 	nSlots int32 // slots in use
+	// ctlCfg is the controller configuration the slots' controllers
+	// share (set with slots).
+	ctlCfg *controller.Shared
 
 	ecmp    ecmp          // ECMP routing's state (routing.go); ecmp.mp is nil with minimal routing
 	pw      *powarState   // POWAR routing's state (routing.go; it uses ecmp's multipath view); nil otherwise
@@ -313,7 +316,11 @@ func (n *Network) startPrototype() (slotted bool, err error) {
 	// A port whose controller is not built yet has the prototype's
 	// ledger: the peer rule reads this rather than building it.
 	n.initReady = ctl.SleepAllowedAt(0)
-	_, slotted = ctl.Predictor().(*predictor.PerfBoundCorrect)
+	if _, slotted = ctl.Predictor().(*predictor.PerfBoundCorrect); slotted {
+		if n.ctlCfg, err = controller.NewShared(n.p.Controller); err != nil {
+			return false, err
+		}
+	}
 	return slotted, nil
 }
 
@@ -549,13 +556,7 @@ func (n *Network) buildCtl(i int32) {
 		}
 		n.hints.slot[i] = k
 		s := &n.slots[k>>slotShift][k&(slotChunk-1)]
-		err := predictor.InitPerfBoundCorrect(&s.pbc, n.p.Predictor)
-		if err == nil {
-			err = controller.InitPort(&s.ctl, n.p.Controller, &s.pbc, 0)
-		}
-		if err != nil {
-			panic(err) // validated by the prototype in New
-		}
+		n.initSlot(s)
 		pt.ctl = &s.ctl
 		return
 	}
@@ -569,18 +570,20 @@ func (n *Network) buildCtl(i int32) {
 	}
 }
 
+// initSlot builds a controller and its predictor in slot s.
+func (n *Network) initSlot(s *ctlSlot) {
+	if err := predictor.InitPerfBoundCorrect(&s.pbc, n.p.Predictor); err != nil {
+		panic(err) // validated by the prototype in New
+	}
+	n.ctlCfg.InitPort(&s.ctl, &s.pbc, 0)
+}
+
 // newCtl returns a new controller built as buildCtl builds a port's, owned
 // by no port.
 func (n *Network) newCtl() *controller.Port {
 	if n.slots != nil {
 		s := new(ctlSlot)
-		err := predictor.InitPerfBoundCorrect(&s.pbc, n.p.Predictor)
-		if err == nil {
-			err = controller.InitPort(&s.ctl, n.p.Controller, &s.pbc, 0)
-		}
-		if err != nil {
-			panic(err) // validated by the prototype in New
-		}
+		n.initSlot(s)
 		return &s.ctl
 	}
 	ctl, err := newController(&n.p)
