@@ -46,9 +46,6 @@ type ledger struct {
 	readyAt time.Duration     // the first t with S + c ≤ l·(t − start)
 
 	held, overruns, unmeasured uint64
-	// fixedRate: l is read only when settle is called (once per round of
-	// an agent, Config.Rounds), not at every charge and decision.
-	fixedRate bool
 }
 
 // LedgerStats are a port's ledger figures (Stats.Ledger).
@@ -130,8 +127,10 @@ func (l *ledger) allowedAt(now time.Duration) time.Duration {
 	return max(l.readyAt, now)
 }
 
-// charge records an ended idle period's delay.
-func (l *ledger) charge(ip predictor.IdlePeriod) {
+// charge records an ended idle period's delay. fixedRate: l is read only
+// when settle is called (once per round of an agent, Config.Rounds), not
+// at every charge and decision.
+func (l *ledger) charge(ip predictor.IdlePeriod, fixedRate bool) {
 	d := ip.Delay
 	if ip.Missed && d <= 0 {
 		d = l.reserve
@@ -140,7 +139,7 @@ func (l *ledger) charge(ip predictor.IdlePeriod) {
 	if d > 0 {
 		l.spent = satAddDur(l.spent, d)
 	}
-	if l.fixedRate {
+	if fixedRate {
 		l.settleAt(l.rate)
 	} else {
 		l.settle()

@@ -36,16 +36,19 @@ type Stats struct {
 // Port controls the t_PDT of one link end.
 //
 // Its layout puts what Decide, IdleEnded and Sent touch in its first two
-// cache lines (the register's range is kept resolved); the ledger and the
-// rarely changed counters follow. The configuration is not copied: a port
-// points at its Shared one, which many ports may share.
+// cache lines; the ledger and the rarely changed counters follow (256 B in
+// all). The configuration is not copied: a port points at its Shared one,
+// which many ports may share, and which keeps the register's range and
+// resolution resolved.
 type Port struct {
 	// First line: the decision.
 	pred        predictor.Predictor
 	current     time.Duration // t_PDT in force (Stats.Current)
 	recommended time.Duration // the predictor's last raw answer
 	decisions   uint64
-	lo, hi, res time.Duration // the register's range and resolution
+	hi          time.Duration // the register's top (its bottom and resolution are sh's)
+	sh          *Shared       // the configuration: read-only, shared with other ports
+	since       time.Duration // when current took effect
 
 	// Second line: observations and changes.
 	trafficSince bool // an observation arrived since the last computation
@@ -53,6 +56,7 @@ type Port struct {
 	onInterval   bool // cfg.Recompute == OnInterval
 	hasRounds    bool // rounds != nil, kept in this hot cache line: every Decide and SleepAllowedAt asks
 	roundUp      bool // cfg.Register.Rounding == RoundUp
+	holds        bool // pred is a predictor.HoldChooser: it chooses hybrid holds
 	holdOK       bool // hold is the predictor's choice (it made one)
 	rationed     bool // pred is a predictor.Rationed: it chooses what a held port does
 	lastCompute  time.Duration
@@ -60,7 +64,6 @@ type Port struct {
 	clamps       uint64
 	changes      uint64
 	lastChange   time.Duration
-	since        time.Duration // when current took effect
 
 	// The delay ledger (ledger.go): what Decide and IdleEnded check.
 	led ledger
@@ -70,12 +73,8 @@ type Port struct {
 	suppressed  uint64
 	rateLimited uint64
 	start       time.Duration
-	cfg         *Config // the Shared configuration: read-only
-	// holder is pred when it chooses hybrid holds; hold is its last
-	// choice (holdOK).
-	holder    predictor.HoldChooser
-	hold      time.Duration
-	roundedUp uint64
+	hold        time.Duration // the predictor's last hold (holdOK)
+	roundedUp   uint64
 
 	// rounds is the agent's rounds (Config.Rounds; nil: none).
 	rounds *rounds
@@ -85,7 +84,11 @@ type Port struct {
 // once (NewShared), for many ports: the ports built from it
 // (Shared.InitPort) point at it rather than each keeping a copy. It is
 // never changed after NewShared.
-type Shared struct{ cfg Config }
+type Shared struct {
+	cfg     Config
+	lo, res time.Duration // the register's bottom and resolution
+	hi      time.Duration // and top
+}
 
 // NewShared fills cfg's defaults and validates it.
 func NewShared(cfg Config) (*Shared, error) {
@@ -93,7 +96,9 @@ func NewShared(cfg Config) (*Shared, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Shared{cfg: cfg}, nil
+	s := &Shared{cfg: cfg, res: cfg.Register.Resolution.D()}
+	s.lo, s.hi = cfg.Register.Range()
+	return s, nil
 }
 
 // Config returns the configuration with defaults filled.
@@ -124,15 +129,14 @@ func InitPort(p *Port, cfg Config, pred predictor.Predictor, now time.Duration) 
 // place, pointing at s. *p must not be in use.
 func (s *Shared) InitPort(p *Port, pred predictor.Predictor, now time.Duration) {
 	cfg := &s.cfg
-	lo, hi := cfg.Register.Range()
 	*p = Port{
-		pred: pred, lo: lo, hi: hi, res: cfg.Register.Resolution.D(),
+		pred: pred, hi: s.hi, sh: s,
 		onInterval: cfg.Recompute == OnInterval,
-		start:      now, since: now, lastCompute: now, cfg: cfg,
+		start:      now, since: now, lastCompute: now,
 		roundUp: cfg.Register.Rounding == RoundUp,
 	}
 	p.led.init(*cfg, pred, now)
-	p.holder, _ = pred.(predictor.HoldChooser)
+	_, p.holds = pred.(predictor.HoldChooser)
 	_, p.rationed = pred.(predictor.Rationed)
 	p.current = p.consult(now)
 	if cfg.Rounds != nil {
@@ -141,7 +145,7 @@ func (s *Shared) InitPort(p *Port, pred predictor.Predictor, now time.Duration) 
 }
 
 // Config returns the port's configuration with defaults filled.
-func (p *Port) Config() Config { return *p.cfg }
+func (p *Port) Config() Config { return p.sh.cfg }
 
 // Predictor returns the port's predictor.
 func (p *Port) Predictor() predictor.Predictor { return p.pred }
@@ -159,7 +163,7 @@ func (p *Port) IdleEnded(ip predictor.IdlePeriod) {
 		return
 	}
 	if p.led.rated != nil {
-		p.led.charge(ip)
+		p.led.charge(ip, false)
 	}
 	p.pred.Observe(ip)
 	p.trafficSince = true
@@ -203,7 +207,7 @@ func (p *Port) Decide(now time.Duration) time.Duration {
 		return p.decideRounds(now)
 	}
 	if p.onInterval {
-		if now-p.lastCompute >= p.cfg.Interval.D() {
+		if now-p.lastCompute >= p.sh.cfg.Interval.D() {
 			p.Recompute(now)
 		}
 	} else if p.trafficSince {
@@ -239,7 +243,7 @@ func (p *Port) ChargeDelay(now, d time.Duration) {
 		return
 	}
 	if p.led.rated != nil && d > 0 {
-		p.led.charge(predictor.IdlePeriod{End: now, Delay: d})
+		p.led.charge(predictor.IdlePeriod{End: now, Delay: d}, p.hasRounds)
 	}
 }
 
@@ -264,11 +268,11 @@ func (p *Port) Recompute(now time.Duration) time.Duration {
 	if v == cur {
 		return cur
 	}
-	if p.changed && now-p.lastChange < p.cfg.MinChangeInterval.D() {
+	if p.changed && now-p.lastChange < p.sh.cfg.MinChangeInterval.D() {
 		p.rateLimited++
 		return cur
 	}
-	if h := p.cfg.Hysteresis; h > 0 && float64(absDiff(v, cur)) <= h*float64(cur) {
+	if h := p.sh.cfg.Hysteresis; h > 0 && float64(absDiff(v, cur)) <= h*float64(cur) {
 		p.suppressed++
 		return cur
 	}
@@ -288,8 +292,8 @@ func (p *Port) consult(now time.Duration) time.Duration {
 	p.lastCompute = now
 	raw := p.pred.Predict(now)
 	p.recommended = raw
-	if p.holder != nil {
-		p.hold, p.holdOK = p.holder.Hold()
+	if p.holds {
+		p.hold, p.holdOK = p.chooseHold()
 	}
 	if raw >= p.hi {
 		if raw > p.hi {
@@ -297,19 +301,29 @@ func (p *Port) consult(now time.Duration) time.Duration {
 		}
 		return p.hi
 	}
-	v := roundTo(raw, p.res, p.roundUp)
-	if p.roundUp && v != raw && v-raw > p.res/2 {
+	res := p.sh.res
+	v := roundTo(raw, res, p.roundUp)
+	if p.roundUp && v != raw && v-raw > res/2 {
 		p.roundedUp++ // half up would have rounded it down
 	}
 	if v > p.hi {
 		p.clamps++
 		return p.hi
 	}
-	if v < p.lo {
+	if lo := p.sh.lo; v < lo {
 		p.clamps++
-		return p.lo
+		return lo
 	}
 	return v
+}
+
+// chooseHold asks the predictor (a HoldChooser) for its hold: without an
+// interface lookup when it is the simulator's PerfBoundCorrect.
+func (p *Port) chooseHold() (time.Duration, bool) {
+	if pbc, ok := p.pred.(*predictor.PerfBoundCorrect); ok {
+		return pbc.Hold()
+	}
+	return p.pred.(predictor.HoldChooser).Hold()
 }
 
 // Stats returns the counters and t_PDT figures at now.

@@ -43,7 +43,6 @@ func (p *Port) initRounds(cfg *Rounds, now time.Duration) {
 	p.hasRounds = true
 	p.lastCompute = start
 	p.led.start = start
-	p.led.fixedRate = true
 	if p.led.rated != nil {
 		p.led.settle()
 	}
@@ -79,7 +78,7 @@ func (p *Port) decideRounds(now time.Duration) time.Duration {
 	r := p.rounds
 	p.roundsUntil(now)
 	if p.onInterval {
-		if now-p.lastCompute >= p.cfg.Interval.D() {
+		if now-p.lastCompute >= p.sh.cfg.Interval.D() {
 			p.Recompute(now)
 		}
 	} else if p.trafficSince {
@@ -109,7 +108,7 @@ func (p *Port) idleEndedRounds(ip predictor.IdlePeriod) {
 	r.openIdle = false
 	p.roundsUntil(ip.End) // a round at End has not seen this period yet
 	if r.ledgerOn {
-		p.led.charge(ip)
+		p.led.charge(ip, true)
 	}
 	if ip.PDT != r.decided || r.armed != r.decided {
 		ip.Missed = ip.Length >= r.decided
