@@ -36,14 +36,17 @@ type ringElem struct {
 // records (after the first window) over the span they cover.
 type histogram struct {
 	strategy Strategy
-	reading  Search
 	binWidth time.Duration
 	maxValue time.Duration
 	ttl      time.Duration
-	maxN     int
-	maxIdx   uint32 // the clamp bin, h_maxval's: the highest bin there is
-	started  bool   // origin is set
-	single   bool   // histogram.windows 1: a clear forgets the previous window too
+	// h_maxN ≤ 2^24 (Config.Validate), and head, the index of the ring's
+	// oldest element (circular only), is below it.
+	maxN      int32
+	head      int32
+	maxIdx    uint32 // the clamp bin, h_maxval's: the highest bin there is
+	started   bool   // origin is set
+	single    bool   // histogram.windows 1: a clear forgets the previous window too
+	searchAll bool   // the bin search's reading is SearchAll (else SearchPopulated)
 
 	bins   []bin
 	n      int // values counted
@@ -55,19 +58,18 @@ type histogram struct {
 	prevN    int
 	winStart time.Duration
 
-	ring []ringElem // circular only: capacity maxN
-	head int        // index of the oldest element
+	ring []ringElem // circular only: capacity maxN, oldest at head
 }
 
 func newHistogram(c HistogramConfig) histogram {
 	h := histogram{
-		strategy: c.Strategy,
-		reading:  c.Search,
-		binWidth: c.BinWidth.D(),
-		maxValue: c.MaxValue.D(),
-		ttl:      c.TTL.D(),
-		maxN:     c.MaxRecords,
-		single:   c.Windows == 1,
+		strategy:  c.Strategy,
+		searchAll: c.Search == SearchAll,
+		binWidth:  c.BinWidth.D(),
+		maxValue:  c.MaxValue.D(),
+		ttl:       c.TTL.D(),
+		maxN:      int32(c.MaxRecords),
+		single:    c.Windows == 1,
 	}
 	h.maxIdx = h.binOf(h.maxValue)
 	if h.strategy == Circular {
@@ -139,11 +141,11 @@ func (h *histogram) add(v, start, end time.Duration) {
 	switch h.strategy {
 	case Clearing:
 		h.maintain(end)
-		if h.n-h.prevN >= h.maxN {
+		if h.n-h.prevN >= int(h.maxN) {
 			h.rotate(start)
 		}
 	case Circular:
-		if len(h.ring) == h.maxN {
+		if len(h.ring) == int(h.maxN) {
 			old := h.ring[h.head]
 			h.decrement(old.idx)
 			h.ring[h.head] = ringElem{idx: idx, start: start}
@@ -200,8 +202,9 @@ func (h *histogram) decrement(idx uint32) {
 // search is the PerfBound bin search (docs/model.md §2.2 step 3). Walking the bins
 // from the highest down and accumulating their counts, it picks the lowest
 // bin whose accumulated count is still ≤ budget and answers that bin's
-// middle. Which bins are candidates is h.reading (docs/model.md §2.5 names both
-// readings; docs/predictors.md "Bin search"):
+// middle. Which bins are candidates is the reading, h.searchAll
+// (docs/model.md §2.5 names both readings; docs/predictors.md "Bin
+// search"):
 //
 //   - SearchPopulated: the populated bins only (the map-like structure of
 //     paper 000 §3.2 stores only those); empty bins between two populated
@@ -221,7 +224,7 @@ func (h *histogram) search(budget float64) time.Duration {
 	// Counts are integers, so "accumulated ≤ N" is "accumulated ≤ ⌊N⌋".
 	total := uint64(h.n)
 	if budget >= float64(total) {
-		if h.reading == SearchAll {
+		if h.searchAll {
 			return h.binWidth / 2 // every record fits: bin 0
 		}
 		return h.middle(0) // every record fits: the lowest populated bin
@@ -253,7 +256,7 @@ func (h *histogram) search(budget float64) time.Duration {
 		top := h.bins[len(h.bins)-1].idx
 		return time.Duration(top+1) * h.binWidth
 	}
-	if h.reading == SearchAll {
+	if h.searchAll {
 		// total > limit, so chosen > 0 and bin chosen−1 overflows.
 		return h.middleOf(h.bins[chosen-1].idx + 1)
 	}

@@ -62,6 +62,9 @@ type hybrid struct {
 	deepen   bool    // ρD < ρF: Deep Sleep is worth a hold
 
 	hold time.Duration // PerfBound's hold for its last answer
+	// corrected is a PerfBoundCorrect's hold for its last corrected
+	// t_PDT (PerfBoundCorrect.Predict).
+	corrected time.Duration
 
 	// The last decision's D, and its suffix entries: suf[i] for
 	// lo ≤ i < len(suf) holds C_i and T_i (lo = len(suf): none, the
@@ -91,12 +94,13 @@ func newHybrid(c Config) *hybrid {
 		return nil
 	}
 	h := &hybrid{
-		fastWake: float64(c.WakeTime),
-		delta:    float64(hc.DeepWakeTime - c.WakeTime),
-		gainF:    1 - hc.FastWakePower,
-		gainD:    hc.FastWakePower - hc.DeepSleepPower,
-		deepen:   hc.DeepSleepPower < hc.FastWakePower,
-		hold:     NeverHold,
+		fastWake:  float64(c.WakeTime),
+		delta:     float64(hc.DeepWakeTime - c.WakeTime),
+		gainF:     1 - hc.FastWakePower,
+		gainD:     hc.FastWakePower - hc.DeepSleepPower,
+		deepen:    hc.DeepSleepPower < hc.FastWakePower,
+		hold:      NeverHold,
+		corrected: NeverHold,
 	}
 	h.suf = h.sufStore[:0]
 	return h
@@ -126,7 +130,7 @@ func (p *PerfBound) predictHybrid(now time.Duration) time.Duration {
 	// Locals: stores into suf could alias h, so h's fields would be
 	// reloaded every bin.
 	fastWake, delta, gainF, gainD, deepen := h.fastWake, h.delta, h.gainF, h.gainD, h.deepen
-	all := p.hist.reading == SearchAll
+	all := p.hist.searchAll
 	top := bins[nb-1].idx
 	aboveTop := all && top < p.hist.maxIdx // SearchAll: bin top+1 exists, C = 0
 	best := -1
@@ -225,7 +229,7 @@ func (p *PerfBound) holdFor(t time.Duration) time.Duration {
 		return NeverHold
 	}
 	width := p.hist.binWidth
-	all := p.hist.reading == SearchAll
+	all := p.hist.searchAll
 	// j: the first populated bin whose middle is ≥ t; with SearchAll, the
 	// plateau of bin e, the first bin whose middle is ≥ t.
 	var e uint32
@@ -298,7 +302,7 @@ func (p *PerfBoundCorrect) Hold() (time.Duration, bool) {
 	if p.pb.hy == nil {
 		return 0, false
 	}
-	return p.hold, true
+	return p.pb.hy.corrected, true
 }
 
 // Hold returns the hold that goes with the last corrected t_PDT; ok is

@@ -19,11 +19,10 @@ type PerfBound struct {
 	wake    time.Duration
 
 	// Observed hop counts: packets per hop count (1..len-1; longer paths
-	// count in farPackets with their Σ packets/h in farWeighted). Integer
-	// counts make recording a packet an add and reports batchable exactly;
-	// Σ p_i/h_i is formed when a decision needs it (hopDirty).
+	// count in hopPackets only, with their Σ packets/h in farWeighted).
+	// Integer counts make recording a packet an add and reports batchable
+	// exactly; Σ p_i/h_i is formed when a decision needs it (hopDirty).
 	hopCounts   [16]uint64
-	farPackets  uint64
 	farWeighted float64
 	hopPackets  uint64
 	hopDirty    bool
@@ -132,7 +131,6 @@ func (p *PerfBound) ObserveHops(hops int, packets uint64) {
 	if hops < len(p.hopCounts) {
 		p.hopCounts[hops] += packets
 	} else {
-		p.farPackets += packets
 		p.farWeighted += float64(packets) / float64(hops)
 	}
 	p.hopPackets += packets
@@ -160,7 +158,7 @@ func (p *PerfBound) Predict(now time.Duration) time.Duration {
 func (p *PerfBound) StateBytes() int {
 	b := int(p.counterBytes) * p.hist.storedBins()
 	if p.hist.strategy == Circular {
-		b += p.hist.maxN * int(p.elementBytes)
+		b += int(p.hist.maxN) * int(p.elementBytes)
 	}
 	return b
 }
@@ -203,6 +201,7 @@ type PerfBoundCorrect struct {
 	cfDirty   bool
 	logRatios []float64
 	cf        float64 // CorrectionFactor, valid while !cfDirty
+	// In hybrid mode the hold for the last corrected t_PDT is pb.hy.corrected.
 
 	pb PerfBound
 
@@ -210,8 +209,6 @@ type PerfBoundCorrect struct {
 	// predictor is one allocation and a decision touches few cache lines.
 	inlineOutcomes [(inlineHistory + 63) / 64]uint64
 	inlineLogs     [inlineHistory]float64
-
-	hold time.Duration // hybrid mode: the hold for the last corrected t_PDT
 }
 
 // inlineHistory is the longest outcome register stored inside the
@@ -243,10 +240,7 @@ func InitPerfBoundCorrect(p *PerfBoundCorrect, cfg Config) error {
 
 // init builds p in place from a defaulted, valid configuration.
 func (p *PerfBoundCorrect) init(c Config) {
-	*p = PerfBoundCorrect{
-		nR:   int32(c.History),
-		hold: NeverHold,
-	}
+	*p = PerfBoundCorrect{nR: int32(c.History)}
 	p.pb.init(c)
 	if c.History <= inlineHistory {
 		p.outcomes = p.inlineOutcomes[:]
@@ -331,7 +325,7 @@ func (p *PerfBoundCorrect) CorrectionFactor() float64 {
 func (p *PerfBoundCorrect) Predict(now time.Duration) time.Duration {
 	t := correct(p.pb.Predict(now), p.CorrectionFactor(), p.pb.hist.maxValue)
 	if p.pb.hy != nil {
-		p.hold = p.pb.holdFor(t)
+		p.pb.hy.corrected = p.pb.holdFor(t)
 	}
 	return t
 }

@@ -90,7 +90,7 @@ func (p *PerfBoundCorrectWeighted) CorrectionFactor() float64 {
 func (p *PerfBoundCorrectWeighted) Predict(now time.Duration) time.Duration {
 	t := correct(p.pbc.pb.Predict(now), p.CorrectionFactor(), p.pbc.pb.hist.maxValue)
 	if p.pbc.pb.hy != nil {
-		p.pbc.hold = p.pbc.pb.holdFor(t)
+		p.pbc.pb.hy.corrected = p.pbc.pb.holdFor(t)
 	}
 	return t
 }

@@ -91,8 +91,12 @@ type ctlSlot struct {
 	ctl controller.Port
 	_   [(64 - unsafe.Sizeof(controller.Port{})%64) % 64]byte
 	pbc predictor.PerfBoundCorrect
-	_   [(64 - unsafe.Sizeof(predictor.PerfBoundCorrect{})%64) % 64]byte
+	// No padding field after pbc: one of size 0 would still add 8 bytes.
+	// The predictor is whole cache lines (the index below fails to compile
+	// otherwise).
 }
+
+var _ = [1]struct{}{}[unsafe.Sizeof(ctlSlot{})%64]
 
 // slotChunk is the number of slots per chunk of ctlSlots.
 const (
