@@ -82,7 +82,7 @@ func BenchmarkSearchWorstCase(b *testing.B) {
 	for _, bins := range []int{16, 256, 4096} {
 		b.Run(fmt.Sprintf("bins=%d", bins), func(b *testing.B) {
 			h := newHistogram(Config{}.WithDefaults().Histogram)
-			h.strategy = Unbounded
+			h.strategy = unbounded
 			for i := 0; i < 4*bins; i++ {
 				v := time.Duration(i%bins) * DefaultBinWidth
 				h.add(v, 0, v)

@@ -35,7 +35,6 @@ type ringElem struct {
 // previous window kept, the search always sees between h_maxN and 2·h_maxN
 // records (after the first window) over the span they cover.
 type histogram struct {
-	strategy Strategy
 	binWidth time.Duration
 	maxValue time.Duration
 	ttl      time.Duration
@@ -47,6 +46,7 @@ type histogram struct {
 	started   bool   // origin is set
 	single    bool   // histogram.windows 1: a clear forgets the previous window too
 	searchAll bool   // the bin search's reading is SearchAll (else SearchPopulated)
+	strategy  histStrategy
 
 	bins   []bin
 	n      int // values counted
@@ -61,9 +61,28 @@ type histogram struct {
 	ring []ringElem // circular only: capacity maxN, oldest at head
 }
 
+// histStrategy is a histogram's Strategy, in a byte beside its flags.
+type histStrategy uint8
+
+const (
+	unbounded histStrategy = iota
+	clearing
+	circular
+)
+
+func strategyOf(s Strategy) histStrategy {
+	switch s {
+	case Clearing:
+		return clearing
+	case Circular:
+		return circular
+	}
+	return unbounded
+}
+
 func newHistogram(c HistogramConfig) histogram {
 	h := histogram{
-		strategy:  c.Strategy,
+		strategy:  strategyOf(c.Strategy),
 		searchAll: c.Search == SearchAll,
 		binWidth:  c.BinWidth.D(),
 		maxValue:  c.MaxValue.D(),
@@ -72,7 +91,7 @@ func newHistogram(c HistogramConfig) histogram {
 		single:    c.Windows == 1,
 	}
 	h.maxIdx = h.binOf(h.maxValue)
-	if h.strategy == Circular {
+	if h.strategy == circular {
 		h.ring = make([]ringElem, 0, h.maxN)
 	}
 	return h
@@ -93,7 +112,7 @@ func (h *histogram) binOf(v time.Duration) uint32 {
 // that expired becomes the previous one; if a whole TTL has passed since,
 // with no value, the previous window is the empty one that followed it.
 func (h *histogram) maintain(now time.Duration) {
-	if h.strategy != Clearing || !h.started || now-h.winStart < h.ttl {
+	if h.strategy != clearing || !h.started || now-h.winStart < h.ttl {
 		return
 	}
 	k := (now - h.winStart) / h.ttl
@@ -139,12 +158,12 @@ func (h *histogram) add(v, start, end time.Duration) {
 	}
 	idx := h.binOf(v)
 	switch h.strategy {
-	case Clearing:
+	case clearing:
 		h.maintain(end)
 		if h.n-h.prevN >= int(h.maxN) {
 			h.rotate(start)
 		}
-	case Circular:
+	case circular:
 		if len(h.ring) == int(h.maxN) {
 			old := h.ring[h.head]
 			h.decrement(old.idx)
@@ -273,7 +292,7 @@ func (h *histogram) middleOf(idx uint32) time.Duration {
 // storedBins is the populated bins the strategy stores: with clearing, the
 // previous window's plus the current window's (bins is their sum).
 func (h *histogram) storedBins() int {
-	if h.strategy != Clearing {
+	if h.strategy != clearing {
 		return len(h.bins)
 	}
 	n, j := len(h.prev), 0

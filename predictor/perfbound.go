@@ -18,11 +18,12 @@ type PerfBound struct {
 	bound   float64
 	wake    time.Duration
 
-	// Observed hop counts: packets per hop count (1..len-1; longer paths
-	// count in hopPackets only, with their Σ packets/h in farWeighted).
+	// Observed hop counts: packets per hop count h at hopCounts[h-1]
+	// (1..len; longer paths count in hopPackets only, with their
+	// Σ packets/h in farWeighted).
 	// Integer counts make recording a packet an add and reports batchable
 	// exactly; Σ p_i/h_i is formed when a decision needs it (hopDirty).
-	hopCounts   [16]uint64
+	hopCounts   [15]uint64
 	farWeighted float64
 	hopPackets  uint64
 	hopDirty    bool
@@ -91,8 +92,8 @@ func (p *PerfBound) HopFactor() float64 {
 	}
 	if p.hopDirty {
 		sum := p.farWeighted
-		for h := 1; h < len(p.hopCounts); h++ {
-			if c := p.hopCounts[h]; c != 0 {
+		for h := 1; h <= len(p.hopCounts); h++ {
+			if c := p.hopCounts[h-1]; c != 0 {
 				sum += float64(c) / float64(h)
 			}
 		}
@@ -128,8 +129,8 @@ func (p *PerfBound) ObserveHops(hops int, packets uint64) {
 		return
 	}
 	hops = min(max(hops, 1), maxHops)
-	if hops < len(p.hopCounts) {
-		p.hopCounts[hops] += packets
+	if hops <= len(p.hopCounts) {
+		p.hopCounts[hops-1] += packets
 	} else {
 		p.farWeighted += float64(packets) / float64(hops)
 	}
@@ -157,7 +158,7 @@ func (p *PerfBound) Predict(now time.Duration) time.Duration {
 // the previous window plus those of the current one.
 func (p *PerfBound) StateBytes() int {
 	b := int(p.counterBytes) * p.hist.storedBins()
-	if p.hist.strategy == Circular {
+	if p.hist.strategy == circular {
 		b += int(p.hist.maxN) * int(p.elementBytes)
 	}
 	return b
@@ -178,8 +179,8 @@ func (p *PerfBound) Records() int { return p.hist.n }
 //	cf    = miss_rate × geometric_mean(t_inac/t_PDT of the misses)
 //	t_PDT = min(t_PB × (1 + cf), h_maxval)
 //
-// over the last n_R outcomes. It holds slices into its own inline storage,
-// so it is used by pointer and never copied. Readings (docs/model.md §2.3): with t_PDT = 0 a miss's
+// over the last n_R outcomes. Its PerfBound holds slices into its own
+// inline storage, so it is used by pointer and never copied. Readings (docs/model.md §2.3): with t_PDT = 0 a miss's
 // ratio is taken against t_w; a ratio below 1 (possible only then) counts
 // as 1, since the correction only ever lengthens t_PDT.
 //
@@ -188,20 +189,22 @@ func (p *PerfBound) Records() int { return p.hist.n }
 // they are int32.
 type PerfBoundCorrect struct {
 	// Outcome shift register of n_R bits (1 = miss), as a ring.
-	outcomes []uint64
-	nR       int32
-	head     int32 // oldest outcome
-	count    int32
-	misses   int32
+	nR     int32
+	head   int32 // oldest outcome
+	count  int32
+	misses int32
 
 	// FIFO of ln(ratio) for the misses in the register, in step with it.
 	// Logs make the geometric mean a sum; summing the ≤ n_R values when the
 	// register changes keeps it exact (no drift from incremental updates).
-	logHead   int32
-	cfDirty   bool
-	logRatios []float64
-	cf        float64 // CorrectionFactor, valid while !cfDirty
+	logHead int32
+	cfDirty bool
+	cf      float64 // CorrectionFactor, valid while !cfDirty
 	// In hybrid mode the hold for the last corrected t_PDT is pb.hy.corrected.
+
+	// long holds the register and the FIFO when n_R > inlineHistory; nil
+	// when they are inlineOutcomes and inlineLogs.
+	long *longRegister
 
 	pb PerfBound
 
@@ -209,6 +212,13 @@ type PerfBoundCorrect struct {
 	// predictor is one allocation and a decision touches few cache lines.
 	inlineOutcomes [(inlineHistory + 63) / 64]uint64
 	inlineLogs     [inlineHistory]float64
+}
+
+// longRegister is the outcome register (n_R bits) and the FIFO of miss
+// logs (n_R entries) of a PerfBoundCorrect too long to hold them inline.
+type longRegister struct {
+	outcomes []uint64
+	logs     []float64
 }
 
 // inlineHistory is the longest outcome register stored inside the
@@ -242,28 +252,51 @@ func InitPerfBoundCorrect(p *PerfBoundCorrect, cfg Config) error {
 func (p *PerfBoundCorrect) init(c Config) {
 	*p = PerfBoundCorrect{nR: int32(c.History)}
 	p.pb.init(c)
-	if c.History <= inlineHistory {
-		p.outcomes = p.inlineOutcomes[:]
-		p.logRatios = p.inlineLogs[:c.History]
-	} else {
-		p.outcomes = make([]uint64, (c.History+63)/64)
-		p.logRatios = make([]float64, c.History)
+	if c.History > inlineHistory {
+		p.long = &longRegister{
+			outcomes: make([]uint64, (c.History+63)/64),
+			logs:     make([]float64, c.History),
+		}
 	}
+}
+
+// outcomes is the register's words: inline unless n_R > inlineHistory.
+func (p *PerfBoundCorrect) outcomes() []uint64 {
+	if p.long != nil {
+		return p.long.outcomes
+	}
+	return p.inlineOutcomes[:]
+}
+
+// logRatios is the FIFO of miss logs: inline unless n_R > inlineHistory.
+func (p *PerfBoundCorrect) logRatios() []float64 {
+	if p.long != nil {
+		return p.long.logs
+	}
+	return p.inlineLogs[:]
 }
 
 // Observe feeds the histogram and the outcome register.
 func (p *PerfBoundCorrect) Observe(ip IdlePeriod) {
 	p.pb.Observe(ip)
+	words, logs := p.inlineOutcomes[:], p.inlineLogs[:]
+	if p.long != nil {
+		words, logs = p.long.outcomes, p.long.logs
+	}
 	if p.count == p.nR { // shift the oldest outcome out
-		if p.bit(p.head) {
+		if words[uint(p.head)/64]&(1<<(uint(p.head)%64)) != 0 {
 			p.misses--
 			p.logHead = wrap(p.logHead+1, p.nR)
 		}
 		p.head = wrap(p.head+1, p.nR)
 		p.count--
 	}
-	pos := wrap(p.head+p.count, p.nR)
-	p.setBit(pos, ip.Missed)
+	pos := uint(wrap(p.head+p.count, p.nR))
+	if ip.Missed {
+		words[pos/64] |= 1 << (pos % 64)
+	} else {
+		words[pos/64] &^= 1 << (pos % 64)
+	}
 	p.count++
 	p.cfDirty = true
 	if ip.Missed {
@@ -272,20 +305,13 @@ func (p *PerfBoundCorrect) Observe(ip IdlePeriod) {
 			ref = p.pb.wake
 		}
 		ratio := float64(ip.Length) / float64(ref)
-		p.logRatios[wrap(p.logHead+p.misses, p.nR)] = math.Log(max(ratio, 1))
+		logs[wrap(p.logHead+p.misses, p.nR)] = math.Log(max(ratio, 1))
 		p.misses++
 	}
 }
 
-func (p *PerfBoundCorrect) bit(i int32) bool { return p.outcomes[uint(i)/64]&(1<<(uint(i)%64)) != 0 }
-
-func (p *PerfBoundCorrect) setBit(i int32, v bool) {
-	if v {
-		p.outcomes[uint(i)/64] |= 1 << (uint(i) % 64)
-	} else {
-		p.outcomes[uint(i)/64] &^= 1 << (uint(i) % 64)
-	}
-}
+// bit is outcome i of the register (1 = miss).
+func (p *PerfBoundCorrect) bit(i int32) bool { return p.outcomes()[uint(i)/64]&(1<<(uint(i)%64)) != 0 }
 
 // BudgetRate is PerfBound's hop factor l (Bounded).
 func (p *PerfBoundCorrect) BudgetRate() float64 { return p.pb.HopFactor() }
@@ -307,9 +333,10 @@ func (p *PerfBoundCorrect) CorrectionFactor() float64 {
 	if p.misses == 0 {
 		return 0
 	}
+	logs := p.logRatios()
 	var sum float64
 	for i, j := int32(0), p.logHead; i < p.misses; i++ {
-		sum += p.logRatios[j]
+		sum += logs[j]
 		if j++; j == p.nR {
 			j = 0
 		}

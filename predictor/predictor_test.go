@@ -405,7 +405,7 @@ func TestSearchMatchesNaiveWalk(t *testing.T) {
 		hc := Config{}.WithDefaults().Histogram
 		hc.Search = SearchPopulated // the literal walk below is this reading's
 		h := newHistogram(hc)
-		h.strategy = Unbounded
+		h.strategy = unbounded
 		for i, n := 0, 1+rng.IntN(60); i < n; i++ {
 			v := time.Duration(rng.IntN(40)) * DefaultBinWidth
 			h.add(v, 0, v)

@@ -64,12 +64,13 @@ func (p *PerfBoundCorrectWeighted) CorrectionFactor() float64 {
 		return 0
 	}
 	d := p.decay
+	logs := r.logRatios()
 	var all, missW, logW float64
 	for i, pos, j := int32(0), r.head, r.logHead; i < r.count; i++ {
 		all = all*d + 1
 		if r.bit(pos) {
 			missW = missW*d + 1
-			logW = logW*d + r.logRatios[j]
+			logW = logW*d + logs[j]
 			j = wrap(j+1, r.nR)
 		} else {
 			missW *= d

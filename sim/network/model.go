@@ -99,8 +99,8 @@ type ctlSlot struct {
 var _ = [1]struct{}{}[unsafe.Sizeof(ctlSlot{})%64]
 
 // slotChunk is the number of slots per chunk of ctlSlots: 128 slots of
-// 1216 B are 19 whole 8 KiB pages (the runtime rounds a large allocation up
-// to whole pages; 64 would waste half a page a chunk).
+// 1152 B are 18 whole 8 KiB pages (the runtime rounds a large allocation up
+// to whole pages).
 const (
 	slotShift = 7
 	slotChunk = 1 << slotShift
