@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/ringbuf"
 
 	"github.com/lpictl/lpictl/bpf"
 	"github.com/lpictl/lpictl/hwlink/eeectl"
@@ -237,35 +236,7 @@ func checkLinkStatus(t *testing.T, ports [2]*Port, now uint64) {
 func BenchmarkEmulatorLinkPerPacket(b *testing.B) {
 	now := uint64(observe.MonotonicNow())
 	p := newTestLinkEnd(b, nil, 0, emuTiming{wakeDS: 1}, ModeDeepSleep, 0, 0, 0, now, now)
-	rd, err := ringbuf.NewReader(p.evMap)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer rd.Close()
-	rd.SetDeadline(time.Unix(0, 1))
-	var rec ringbuf.Record
-	frame := ipv4Frame(64)
-	b.ReportAllocs()
-	b.ResetTimer()
-	var total time.Duration
-	for done := 0; done < b.N; {
-		n := min(b.N-done, benchChunk)
-		_, per, err := p.prog.Benchmark(frame, n, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		total += per * time.Duration(n)
-		done += n
-		b.StopTimer()
-		for rd.AvailableBytes() > 0 && rd.ReadInto(&rec) == nil {
-		}
-		b.StartTimer()
-	}
-	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "ns/packet")
-	var st bpf.EeeemuEmuState
-	if err := p.readState(&st); err != nil {
-		b.Fatal(err)
-	}
+	st := benchPackets(b, p)
 	if st.Wakeups < st.Packets*9/10 || st.EventsLost != 0 {
 		b.Fatalf("did not run the wake-up path, or lost events: %+v", st)
 	}
