@@ -243,36 +243,40 @@ func (b *Backend) SetEEE(ctx context.Context, ifname string, set eeectl.EEESet) 
 // SetHold sets an emulated port's hybrid hold (Port.SetHold).
 // Real NICs have no such register: ifname must be emulated.
 func (b *Backend) SetHold(ctx context.Context, ifname string, hold time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p, err := b.emulated(ifname)
-	if err != nil {
-		return err
-	}
-	if err := p.SetHold(hold); err != nil {
-		return err
-	}
-	b.log.Debug("emulated hybrid hold set", "device", ifname, "hold", hold)
-	return nil
+	return b.withEmulated(ctx, ifname, func(p *Port) error {
+		if err := p.SetHold(hold); err != nil {
+			return err
+		}
+		b.log.Debug("emulated hybrid hold set", "device", ifname, "hold", hold)
+		return nil
+	})
 }
 
 // Status reports an emulated port's state times, transitions and energy up
 // to now (CLOCK_MONOTONIC), e.g. for the agent's low-power time and LPI
 // entry counters (Times.FastWake + Times.DeepSleep, Wakeups).
 func (b *Backend) Status(ctx context.Context, ifname string, now time.Duration) (Status, error) {
+	var st Status
+	err := b.withEmulated(ctx, ifname, func(p *Port) (err error) {
+		st, err = p.Status(now)
+		return err
+	})
+	return st, err
+}
+
+// withEmulated runs f on ifname's emulated port with b.mu held: the one
+// way the emulator-only registers (hold, ledger, status) are reached.
+func (b *Backend) withEmulated(ctx context.Context, ifname string, f func(*Port) error) error {
 	if err := ctx.Err(); err != nil {
-		return Status{}, err
+		return err
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	p, err := b.emulated(ifname)
 	if err != nil {
-		return Status{}, err
+		return err
 	}
-	return p.Status(now)
+	return f(p)
 }
 
 // emulated is ifname's emulated port, ErrNotEmulated when it has none;

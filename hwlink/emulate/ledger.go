@@ -125,16 +125,7 @@ func (p *Port) ledgerConfig() (l Ledger, rate, reserve, start uint64) {
 // SetLedger programs an emulated port's delay ledger
 // (Port.SetLedger); ifname must be emulated.
 func (b *Backend) SetLedger(ctx context.Context, ifname string, l Ledger) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p, err := b.emulated(ifname)
-	if err != nil {
-		return err
-	}
-	return p.SetLedger(l)
+	return b.withEmulated(ctx, ifname, func(p *Port) error { return p.SetLedger(l) })
 }
 
 // MissCost is the largest wait one miss can cost on the port in its mode
