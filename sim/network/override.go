@@ -84,31 +84,17 @@ func (n *Network) firstPacket(i int32, now, ready int64) {
 }
 
 // openWait is the outcome of an idle period of length with timer pdt
-// (ps) on a link idle all along (docs/model.md §1.1): missed once it
-// outlasts pdt; the packet that ends it waits for the rest of going down
-// (the handshakes and t_s) and then t_w of the state it finds — in hybrid
-// mode Deep Sleep's after the hold.
+// (ps) on a link idle all along: the link model's own answer (eee.Link.Need
+// on a link idle since length ago, with the port's hybrid hold), without
+// the end-to-end gate, which this period before the run never charged.
 func (n *Network) openWait(c *controller.Port, length, pdt int64) (missed bool, wait int64) {
-	p := &n.p.EEE
-	if pdt >= eee.Never || length < pdt {
-		return false, 0
+	p := n.p.EEE
+	p.Gate = nil
+	var l eee.Link
+	l.Start(0, pdt) // the period's start as the origin: times stay far from Never
+	if h, ok := c.Hold(); ok {
+		l.SetHold(toPS(h))
 	}
-	sleepS, wakeW := p.SleepDS, p.WakeDS
-	if p.Mode == eee.FastWake || p.Mode == eee.Hybrid {
-		sleepS, wakeW = p.SleepFW, p.WakeFW
-	}
-	down := pdt + 2*p.Handshake + sleepS
-	if length < down {
-		return true, down - length + wakeW
-	}
-	if p.Mode == eee.Hybrid {
-		hold := p.HybridHold
-		if h, ok := c.Hold(); ok {
-			hold = toPS(h)
-		}
-		if length-down >= hold {
-			return true, p.WakeDS
-		}
-	}
-	return true, wakeW
+	ready, missed := l.Need(&p, length, 0)
+	return missed, ready - length
 }
