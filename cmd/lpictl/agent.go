@@ -11,6 +11,7 @@ import (
 	"github.com/lpictl/lpictl/agent"
 	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/agent/simbackend"
+	"github.com/lpictl/lpictl/configs"
 )
 
 // agentFlagKeys maps the agent's flags to config keys (flags override the
@@ -56,7 +57,7 @@ SIGHUP reloads the configuration; SIGTERM/SIGINT restore the ports and stop.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			load := func() (agent.Loaded, error) {
 				ld, err := agent.Load(agent.LoadOptions{File: file, Flags: cmd.Flags(), FlagKeys: agentFlagKeys, Sets: sets})
-				return ld, badInput(err)
+				return ld, configs.BadInput(err)
 			}
 			ld, err := load()
 			if err != nil {
@@ -126,7 +127,7 @@ func runAgent(ctx context.Context, cfg agent.Config, load func() (agent.Loaded, 
 	}
 	be, err := newAgentBackend(ctx, cfg, log)
 	if err != nil {
-		return badInput(err)
+		return configs.BadInput(err)
 	}
 	a, err := agent.New(agent.Options{Config: cfg, Backend: be, Logger: log, Level: level,
 		Notify: func(s string) { _, _ = daemon.SdNotify(false, s) },
@@ -137,7 +138,7 @@ func runAgent(ctx context.Context, cfg agent.Config, load func() (agent.Loaded, 
 		Version: version})
 	if err != nil {
 		be.Close()
-		return badInput(err)
+		return configs.BadInput(err)
 	}
 	hup, stop := reloads(ctx)
 	defer stop()
@@ -152,7 +153,7 @@ func checkAgent(cmd *cobra.Command, ld agent.Loaded, jsonOut bool) error {
 	// no link events without privileges) would only clutter it.
 	be, err := newAgentBackend(cmd.Context(), cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
-		return badInput(err)
+		return configs.BadInput(err)
 	}
 	plan, warnings, err := agent.Plan(cmd.Context(), cfg, be, agent.PlanOptions{Actuation: agent.ActuationPath(cfg)})
 	be.Close()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/agent/portview"
+	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/hwlink"
 	"github.com/lpictl/lpictl/hwlink/emulate"
 	"github.com/lpictl/lpictl/hwlink/observe"
@@ -34,7 +35,7 @@ func newEmulateCommand() *cobra.Command {
 
 // args wraps a cobra argument check so that a wrong count is bad input.
 func args(check cobra.PositionalArgs) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, a []string) error { return badInput(check(cmd, a)) }
+	return func(cmd *cobra.Command, a []string) error { return configs.BadInput(check(cmd, a)) }
 }
 
 // emulateAttachLong is `lpictl emulate attach --help`'s description.
@@ -85,7 +86,7 @@ func newEmulateAttachCommand() *cobra.Command {
 				return err
 			}
 			if err := cfg.Validate(); err != nil {
-				return badInput(fmt.Errorf("%s: %w", args[0], err))
+				return configs.BadInput(fmt.Errorf("%s: %w", args[0], err))
 			}
 			if check {
 				c, err := emulate.Check(cfg)
@@ -147,7 +148,7 @@ func newEmulateStatusCommand() *cobra.Command {
 			if cmd.Flags().Changed("netns") {
 				var err error
 				if nsIno, err = hwlink.NetNS(netns).Inode(); err != nil {
-					return badInput(fmt.Errorf("--netns: %w", err))
+					return configs.BadInput(fmt.Errorf("--netns: %w", err))
 				}
 			}
 			out, err := hwbackend.EmulatorStatuses(bpffs, nsIno, args...)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
+
+	"github.com/lpictl/lpictl/configs"
 )
 
 // newGenManCommand is the hidden `lpictl gen-man DIR`: one man page (section 1) per
@@ -28,7 +30,7 @@ func newGenManCommand() *cobra.Command {
 			if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
 				sec, err := strconv.ParseInt(s, 10, 64)
 				if err != nil {
-					return badInput(fmt.Errorf("SOURCE_DATE_EPOCH %q: want seconds since 1970", s))
+					return configs.BadInput(fmt.Errorf("SOURCE_DATE_EPOCH %q: want seconds since 1970", s))
 				}
 				date = time.Unix(sec, 0).UTC()
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/lpictl/lpictl/agent/hwbackend"
 	"github.com/lpictl/lpictl/agent/portview"
 	"github.com/lpictl/lpictl/agent/whatif"
+	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/hwlink"
 	"github.com/lpictl/lpictl/hwlink/emulate"
 	"github.com/lpictl/lpictl/hwlink/netdev"
@@ -55,7 +56,7 @@ func newPortsCommand() *cobra.Command {
 			} else {
 				for _, f := range []string{"max-delay", "preset", "fallback-preset", "fixed-pdt", "observe", "port", "bpffs"} {
 					if cmd.Flags().Changed(f) {
-						return badInput(fmt.Errorf("--%s needs --what-if DURATION", f))
+						return configs.BadInput(fmt.Errorf("--%s needs --what-if DURATION", f))
 					}
 				}
 			}
@@ -64,7 +65,7 @@ func newPortsCommand() *cobra.Command {
 			ports, err := netdev.Discover(ctx, netdev.DiscoverOptions{NetNS: hwlink.NetNS(netns), All: all})
 			if err != nil {
 				if errors.Is(err, os.ErrNotExist) {
-					return badInput(fmt.Errorf("--netns %q: %w", netns, err))
+					return configs.BadInput(fmt.Errorf("--netns %q: %w", netns, err))
 				}
 				return err
 			}

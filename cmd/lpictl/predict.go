@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lpictl/lpictl/agent"
+	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/controller/replay"
 	"github.com/lpictl/lpictl/predictor"
@@ -82,7 +83,7 @@ the optimum each reaches (--json: an array of objects; see docs/predictors.md).`
   lpictl predict --compare --mode hybrid configs/predict/gaps-demo.txt`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return badInput(fmt.Errorf("predict: want exactly one FILE of idle periods (or - for stdin), got %d", len(args)))
+				return configs.BadInput(fmt.Errorf("predict: want exactly one FILE of idle periods (or - for stdin), got %d", len(args)))
 			}
 			return nil
 		},
@@ -202,18 +203,18 @@ func loadPredictConfig(flags *pflag.FlagSet, o predictOptions) (predictFile, rep
 func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 	pf, timing, err := loadPredictConfig(cmd.Flags(), o)
 	if err != nil {
-		return badInput(err)
+		return configs.BadInput(err)
 	}
 	pred, err := predictor.New(pf.Predictor)
 	if err != nil {
-		return badInput(err)
+		return configs.BadInput(err)
 	}
 	if pf.Controller.MissCost == 0 { // the ledger's miss cost: one power-down cycle
 		pf.Controller.MissCost = predictor.Duration(timing.Cycle())
 	}
 	port, err := controller.NewPort(pf.Controller, pred, 0)
 	if err != nil {
-		return badInput(err)
+		return configs.BadInput(err)
 	}
 	var start time.Duration // when the controllers start (an agent trace's Opened)
 
@@ -221,7 +222,7 @@ func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 	if file != "-" {
 		fh, err := os.Open(file)
 		if err != nil {
-			return badInput(err)
+			return configs.BadInput(err)
 		}
 		defer fh.Close()
 		in, name = fh, file
@@ -236,10 +237,10 @@ func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 	if ctl, ok := replay.AgentTraceHeader(head); ok && !predictorChosen(cmd.Flags(), o) {
 		ti, err := agent.ReadTraceInfo(bytes.NewReader(ctl))
 		if err != nil {
-			return badInput(fmt.Errorf("%s: %w", name, err))
+			return configs.BadInput(fmt.Errorf("%s: %w", name, err))
 		}
 		if port, err = ti.NewController(); err != nil {
-			return badInput(fmt.Errorf("%s: port trace header: %w", name, err))
+			return configs.BadInput(fmt.Errorf("%s: port trace header: %w", name, err))
 		}
 		pf.Predictor, pf.Controller, start = ti.Spec.Predictor, ti.Spec.Controller, ti.Opened
 	}
@@ -258,7 +259,7 @@ func runPredict(cmd *cobra.Command, o predictOptions, file string) error {
 		err = replayPredict(&out, in, name, o, pf, timing, port)
 	}
 	if err != nil {
-		return badInput(err)
+		return configs.BadInput(err)
 	}
 	_, err = out.WriteTo(cmd.OutOrStdout())
 	return err

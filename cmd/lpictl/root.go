@@ -28,9 +28,6 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
-// badInput marks err as bad input (configs.BadInput: exit status 2).
-func badInput(err error) error { return configs.BadInput(err) }
-
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "lpictl",
@@ -44,7 +41,7 @@ func newRootCommand() *cobra.Command {
 	}
 	// --version prints the same line as `lpictl version`.
 	root.SetVersionTemplate(versionLine() + "\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return badInput(err) })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return configs.BadInput(err) })
 	root.AddCommand(
 		newVersionCommand(),
 		newPredictCommand(),

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/scenario"
 )
@@ -104,7 +105,7 @@ energy savings against the baseline.`,
 			}
 			fixed, err := predictor.ParseDuration(o.fixed)
 			if err != nil {
-				return badInput(fmt.Errorf("--fixed-pdt: %w", err))
+				return configs.BadInput(fmt.Errorf("--fixed-pdt: %w", err))
 			}
 			tty := scenario.IsTerminal(cmd.ErrOrStderr())
 			rows, err := scenario.Compare(cmd.Context(), s, scenario.DefaultVariants(s, predictor.Duration(fixed)), func(name string) {

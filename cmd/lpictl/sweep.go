@@ -11,6 +11,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/sim/scenario"
 	"github.com/lpictl/lpictl/sim/sweep"
 )
@@ -58,10 +59,10 @@ of the finished ones; run again to resume.`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
-				return badInput(errors.New("-o DIR is required"))
+				return configs.BadInput(errors.New("-o DIR is required"))
 			}
 			if jobs < 1 {
-				return badInput(fmt.Errorf("-j %d: want at least 1", jobs))
+				return configs.BadInput(fmt.Errorf("-j %d: want at least 1", jobs))
 			}
 			unlock, err := sweep.Lock(out)
 			if err != nil {
@@ -158,7 +159,7 @@ exits 1 if the run fails (the failure is recorded in its status.json).`,
 			}
 			i, err := sweep.TaskIndex(len(plan.Points), args[1:]...)
 			if err != nil {
-				return badInput(fmt.Errorf("%s: %w", filepath.Join(dir, sweep.PlanFile), err))
+				return configs.BadInput(fmt.Errorf("%s: %w", filepath.Join(dir, sweep.PlanFile), err))
 			}
 			pt := plan.Points[i]
 			st, ran, err := sweep.RunPoint(cmd.Context(), dir, pt)
@@ -238,13 +239,13 @@ lpictl sweep collect DIR when the array has finished.`,
 		Args: args(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slurm {
-				return badInput(errors.New("--slurm is required (Slurm is the only scheduler lpictl submits to)"))
+				return configs.BadInput(errors.New("--slurm is required (Slurm is the only scheduler lpictl submits to)"))
 			}
 			if out == "" {
-				return badInput(errors.New("-o DIR is required"))
+				return configs.BadInput(errors.New("-o DIR is required"))
 			}
 			if o.MaxParallel < 0 || o.CPUsPerTask < 0 {
-				return badInput(errors.New("--max-parallel and --cpus-per-task: want ≥ 1"))
+				return configs.BadInput(errors.New("--max-parallel and --cpus-per-task: want ≥ 1"))
 			}
 			po.Check, po.Dir = true, out
 			plan, err := sweep.OpenPlan(args[0], po)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/sim/sweep/plot"
 )
 
@@ -44,7 +45,7 @@ The title is the sweep's name (DIR/plan.json) unless --title is given.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
 			if o.Figure == "" {
-				return badInput(fmt.Errorf("--figure is required (one of %s)", strings.Join(plot.Figures(), ", ")))
+				return configs.BadInput(fmt.Errorf("--figure is required (one of %s)", strings.Join(plot.Figures(), ", ")))
 			}
 			var err error
 			if o.Where, err = plot.ParseWhere(where); err != nil {

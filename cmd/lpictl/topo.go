@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/sim/power"
 	"github.com/lpictl/lpictl/sim/topo"
 )
@@ -36,11 +37,11 @@ count, and the power breakdown idle and at full load in the layout of paper 000 
 			}
 			t, err := topo.Build(s.Topology)
 			if err != nil {
-				return badInput(err)
+				return configs.BadInput(err)
 			}
 			pre, err := power.Load(s.Power.Preset)
 			if err != nil {
-				return badInput(fmt.Errorf("power.preset: %w", err))
+				return configs.BadInput(fmt.Errorf("power.preset: %w", err))
 			}
 			d := topo.Describe(t)
 			b := power.Breakdown(t, pre)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/workload"
 	"github.com/lpictl/lpictl/sim/workload/traces"
@@ -103,7 +104,7 @@ func newWorkloadExportCommand() *cobra.Command {
 
 func runWorkloadDescribe(cmd *cobra.Command, o workloadOptions) error {
 	if o.ranks && !o.ideal {
-		return badInput(errors.New("workload describe: --ranks comes from the ideal replay; drop --ideal=false"))
+		return configs.BadInput(errors.New("workload describe: --ranks comes from the ideal replay; drop --ideal=false"))
 	}
 	w, nodes, err := workload.LoadFile(o.config, o.sets)
 	if err != nil {
@@ -117,10 +118,10 @@ func runWorkloadDescribe(cmd *cobra.Command, o workloadOptions) error {
 		host := workload.NewIdealHost()
 		lat, err := predictor.ParseDuration(o.idealL)
 		if err != nil || lat < 0 {
-			return badInput(fmt.Errorf("--ideal-latency %q: want a duration ≥ 0, e.g. 550ns or 0", o.idealL))
+			return configs.BadInput(fmt.Errorf("--ideal-latency %q: want a duration ≥ 0, e.g. 550ns or 0", o.idealL))
 		}
 		if !(o.idealB >= 0) || math.IsInf(o.idealB, 0) {
-			return badInput(fmt.Errorf("--ideal-bandwidth %v: want bit/s ≥ 0 (0: infinite)", o.idealB))
+			return configs.BadInput(fmt.Errorf("--ideal-bandwidth %v: want bit/s ≥ 0 (0: infinite)", o.idealB))
 		}
 		host.Latency, host.Bandwidth = int64(lat)*1000, o.idealB
 		if err := d.Replay(w, host, o.ranks); err != nil {
@@ -135,7 +136,7 @@ func runWorkloadDescribe(cmd *cobra.Command, o workloadOptions) error {
 
 func runWorkloadConvert(cmd *cobra.Command, o workloadOptions) error {
 	if o.to != "vef" {
-		return badInput(fmt.Errorf("workload convert: --to %q: the one target format is vef", o.to))
+		return configs.BadInput(fmt.Errorf("workload convert: --to %q: the one target format is vef", o.to))
 	}
 	w, _, err := workload.LoadFile(o.config, o.sets)
 	if err != nil {
@@ -149,7 +150,7 @@ func runWorkloadConvert(cmd *cobra.Command, o workloadOptions) error {
 
 func runWorkloadExport(cmd *cobra.Command, o workloadOptions) error {
 	if !o.vef {
-		return badInput(errors.New("workload export: say the format: --vef"))
+		return configs.BadInput(errors.New("workload export: say the format: --vef"))
 	}
 	w, _, err := workload.LoadFile(o.config, o.sets)
 	if err != nil {
