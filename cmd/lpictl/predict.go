@@ -25,9 +25,6 @@ import (
 	"github.com/lpictl/lpictl/sim/scenario"
 )
 
-// predictFile is the schema of configs/predict/*.yaml.
-type predictFile = replaycfg.File
-
 type predictOptions struct {
 	config  string
 	sets    []string
@@ -176,18 +173,18 @@ func checkPredictFlags(flags *pflag.FlagSet, o predictOptions, kind predictor.Ki
 
 // loadPredictConfig merges file < LPICTL_PREDICT_* < flags < --set
 // (sim/replaycfg) and resolves the replayed port's timing.
-func loadPredictConfig(flags *pflag.FlagSet, o predictOptions) (predictFile, replay.Timing, error) {
+func loadPredictConfig(flags *pflag.FlagSet, o predictOptions) (replaycfg.File, replay.Timing, error) {
 	keys := replaycfg.FlagKeys()
 	if flags.Changed("predictor") && !o.optimal() {
 		k, err := predictor.ParseKind(o.kind)
 		if err != nil {
-			return predictFile{}, replay.Timing{}, fmt.Errorf("--predictor: %w, or %s (the offline optimum)", err, optimalKind)
+			return replaycfg.File{}, replay.Timing{}, fmt.Errorf("--predictor: %w, or %s (the offline optimum)", err, optimalKind)
 		}
 		keys["predictor"] = "predictor.kind"
 		_ = flags.Set("predictor", string(k))
 	}
 	if err := replaycfg.CheckFlags(flags); err != nil {
-		return predictFile{}, replay.Timing{}, err
+		return replaycfg.File{}, replay.Timing{}, err
 	}
 	pf, err := replaycfg.Load(replaycfg.Options{File: o.config, Sets: o.sets, Flags: flags, FlagKeys: keys})
 	if err != nil {
@@ -283,7 +280,7 @@ func predictorChosen(flags *pflag.FlagSet, o predictOptions) bool {
 
 // replayPredict replays the input through port and writes the trace (with
 // --trace) and the summary to w.
-func replayPredict(w io.Writer, in io.Reader, name string, o predictOptions, pf predictFile, timing replay.Timing, port *controller.Port) error {
+func replayPredict(w io.Writer, in io.Reader, name string, o predictOptions, pf replaycfg.File, timing replay.Timing, port *controller.Port) error {
 	var row func(cells ...string)
 	var tw *replay.TraceTable // the --trace table, streamed through a spool
 	if o.trace {
@@ -310,7 +307,7 @@ func replayPredict(w io.Writer, in io.Reader, name string, o predictOptions, pf 
 
 // whatIfPredict estimates every policy × mode over the input
 // (estimate.WhatIf) and adds the offline optimum's rows.
-func whatIfPredict(w io.Writer, in io.Reader, name string, flags *pflag.FlagSet, o predictOptions, pf predictFile) error {
+func whatIfPredict(w io.Writer, in io.Reader, name string, flags *pflag.FlagSet, o predictOptions, pf replaycfg.File) error {
 	cfg, err := pf.Estimate(flags)
 	if err != nil {
 		return err

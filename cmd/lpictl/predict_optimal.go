@@ -11,6 +11,7 @@ import (
 
 	"github.com/lpictl/lpictl/controller/replay"
 	"github.com/lpictl/lpictl/sim/estimate"
+	"github.com/lpictl/lpictl/sim/replaycfg"
 )
 
 // optimalKind is --predictor's name for the offline optimum.
@@ -51,7 +52,7 @@ func checkOptimalFlags(flags *pflag.FlagSet, o predictOptions) error {
 }
 
 // optimalPredict prints the offline optimum of the input.
-func optimalPredict(w io.Writer, in io.Reader, name string, o predictOptions, pf predictFile, timing replay.Timing) error {
+func optimalPredict(w io.Writer, in io.Reader, name string, o predictOptions, pf replaycfg.File, timing replay.Timing) error {
 	oi, err := estimate.OptimumInput(pf.Predictor, pf.Preset, pf.Mode, timing)
 	if err != nil {
 		return err
@@ -68,7 +69,7 @@ func optimalPredict(w io.Writer, in io.Reader, name string, o predictOptions, pf
 
 // comparePredict replays the input through every predictor kind and the
 // offline optimum, in one pass, and prints one table.
-func comparePredict(w io.Writer, in io.Reader, name string, o predictOptions, pf predictFile, timing replay.Timing, start time.Duration) error {
+func comparePredict(w io.Writer, in io.Reader, name string, o predictOptions, pf replaycfg.File, timing replay.Timing, start time.Duration) error {
 	oi, err := estimate.OptimumInput(pf.Predictor, pf.Preset, pf.Mode, timing)
 	if err != nil {
 		return err

@@ -32,9 +32,6 @@ type simOptions struct {
 	fixed         string
 }
 
-// loadScenario loads -c and --set (scenario.Load; its errors are bad input).
-func loadScenario(o *simOptions) (*scenario.Scenario, error) { return scenario.Load(o.config, o.sets) }
-
 func newSimRunCommand() *cobra.Command {
 	var o simOptions
 	cmd := &cobra.Command{
@@ -56,7 +53,7 @@ stderr and exits 130.`,
   lpictl sim run -c configs/sim/apps/mlwf.yaml --set predictor.kind=fixed --set predictor.pdt=0`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := loadScenario(&o)
+			s, err := scenario.Load(o.config, o.sets)
 			if err != nil {
 				return err
 			}
@@ -99,7 +96,7 @@ energy savings against the baseline.`,
   lpictl sim compare -c configs/sim/quick.yaml --fixed-pdt 1us --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := loadScenario(&o)
+			s, err := scenario.Load(o.config, o.sets)
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/sim/power"
+	"github.com/lpictl/lpictl/sim/scenario"
 	"github.com/lpictl/lpictl/sim/topo"
 )
 
@@ -31,7 +32,7 @@ count, and the power breakdown idle and at full load in the layout of paper 000 
   lpictl topo describe --set topology.kind=rlft --set topology.radix=26 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := loadScenario(&o)
+			s, err := scenario.Load(o.config, o.sets)
 			if err != nil {
 				return err
 			}
