@@ -36,7 +36,7 @@ func newPOWARTorus(t *topo.Torus, c *POWAR) *powarTorus {
 		halves = 2
 	}
 	width := t.Trunk() / halves
-	return &powarTorus{t: t, agg: powar.NewAggregates(t.Switches(), torusAggregates*halves, width),
+	return &powarTorus{t: t, agg: powar.NewAggregates(t.Switches(), torusAggregates*halves, width, c.Initial),
 		width: width, halves: halves, adaptive: c.TorusAdaptive}
 }
 

@@ -56,15 +56,24 @@ type Switch struct {
 	_     uint16 // padding
 }
 
-// NewSwitch is a switch at cycle 0 with sel selectable ports (≥ 1).
-func NewSwitch(sel int) Switch { return Switch{Sel: uint8(max(1, sel))} }
+// NewSwitch is a switch at cycle 0 with sel selectable ports (at least
+// 1, at most 255; [Switch.Advance] lowers it to the group's size): 1 is
+// the selectable set at its smallest, a number ≥ the group every port
+// selectable (the paper leaves the initial count open).
+func NewSwitch(sel int) Switch { return Switch{Sel: uint8(min(255, max(1, sel)))} }
 
 // Advance brings the switch to checking cycle now (≥ its current cycle),
 // applying Step once per elapsed cycle: with Count for the cycle it was
 // counted in and zero for the cycles after it (nothing was forwarded in
 // them), lazily, as if each cycle's check had run at its end. group is the
 // size of the adaptive group, capacity a port's bytes per cycle.
+//
+// A selectable count above group (a switch started with every port
+// selectable, [NewSwitch]) is first lowered to group.
 func (s *Switch) Advance(t Thresholds, now int64, group int, capacity float64) {
+	if int(s.Sel) > group {
+		s.Sel = uint8(max(1, group))
+	}
 	if now <= s.Cycle {
 		return
 	}

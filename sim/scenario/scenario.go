@@ -165,6 +165,17 @@ type RoutingPOWAR struct {
 	TOff    *float64            `yaml:"t_off" json:"t_off,omitempty"`
 	Cycle   *predictor.Duration `yaml:"cycle" json:"cycle,omitempty"`
 	FirstOn bool                `yaml:"first_on" json:"first_on,omitempty"`
+	// RoundRobin: the paper's power-oblivious Round-Robin selection
+	// (network.POWAR.RoundRobin).
+	RoundRobin bool `yaml:"round_robin" json:"round_robin,omitempty"`
+	// InitialSelectable: the selectable count switches start with; unset:
+	// every port (network.POWAR.Initial).
+	InitialSelectable *int `yaml:"initial_selectable" json:"initial_selectable,omitempty"`
+	// Queue: with no free selectable port, queue at once instead of the
+	// paper's wait and retry (network.POWAR.Queue).
+	Queue bool `yaml:"queue" json:"queue,omitempty"`
+	// Retry: the retry period of a waiting packet (network.POWAR.Retry).
+	Retry *predictor.Duration `yaml:"retry" json:"retry,omitempty"`
 	// NonMinimal: Megafly only, non-minimal candidates (network.POWAR).
 	NonMinimal bool `yaml:"non_minimal" json:"non_minimal,omitempty"`
 	// TorusAdaptive: torus3d only, P spans every minimal aggregate
@@ -191,7 +202,8 @@ func (r *RoutingPOWAR) check(rk network.Routing, topoKind string) error {
 		for _, k := range []struct {
 			name string
 			set  bool
-		}{{"t_on", r.TOn != nil}, {"t_off", r.TOff != nil}, {"cycle", r.Cycle != nil}, {"first_on", r.FirstOn}, {"non_minimal", r.NonMinimal}, {"torus_adaptive", r.TorusAdaptive}} {
+		}{{"t_on", r.TOn != nil}, {"t_off", r.TOff != nil}, {"cycle", r.Cycle != nil}, {"first_on", r.FirstOn}, {"non_minimal", r.NonMinimal}, {"torus_adaptive", r.TorusAdaptive},
+			{"round_robin", r.RoundRobin}, {"initial_selectable", r.InitialSelectable != nil}, {"queue", r.Queue}, {"retry", r.Retry != nil}} {
 			if k.set {
 				return fmt.Errorf("routing.powar.%s: used only with routing.kind powar (routing.kind is %s)", k.name, rk)
 			}
@@ -200,6 +212,9 @@ func (r *RoutingPOWAR) check(rk network.Routing, topoKind string) error {
 	}
 	if r.NonMinimal && topoKind != topo.KindMegafly {
 		return fmt.Errorf("routing.powar.non_minimal: only the megafly has non-minimal paths (topology.kind is %s)", topoKind)
+	}
+	if r.RoundRobin && (topoKind == topo.KindTorus3D || r.NonMinimal) {
+		return fmt.Errorf("routing.powar.round_robin: fat trees and the megafly's minimal paths only (topology.kind is %s)", topoKind)
 	}
 	if r.TorusAdaptive && topoKind != topo.KindTorus3D {
 		return fmt.Errorf("routing.powar.torus_adaptive: only for topology.kind torus3d (topology.kind is %s)", topoKind)
@@ -225,6 +240,14 @@ func (r *RoutingPOWAR) params() network.POWAR {
 		c.Cycle = ps(*r.Cycle)
 	}
 	c.FirstOn = r.FirstOn
+	c.RoundRobin = r.RoundRobin
+	if r.InitialSelectable != nil {
+		c.Initial = *r.InitialSelectable
+	}
+	c.Queue = r.Queue
+	if r.Retry != nil {
+		c.Retry = ps(*r.Retry)
+	}
 	c.NonMinimal = r.NonMinimal
 	c.TorusAdaptive = r.TorusAdaptive
 	m := r.Model
