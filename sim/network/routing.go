@@ -370,7 +370,7 @@ func (n *Network) selectPOWAR(sw int32, c []int, now int64, size int32, wait boo
 	}
 	var eligible, awake uint64
 	if s.rr {
-		eligible = n.freePorts(sw, sel)
+		eligible = n.freePorts(sw, sel, now)
 		awake = eligible
 	} else {
 		eligible, awake = n.freeAwake(sw, sel, now)
@@ -395,11 +395,11 @@ func (n *Network) selectPOWAR(sw int32, c []int, now int64, size int32, wait boo
 
 // freePorts is the subset of the ports set (bits: switch-local ports of switch
 // sw) that are not busy.
-func (n *Network) freePorts(sw int32, set uint64) uint64 {
+func (n *Network) freePorts(sw int32, set uint64, now int64) uint64 {
 	base := n.swBase[sw]
 	var free uint64
 	for r := set; r != 0; r &= r - 1 {
-		if !n.portBusy(base + int32(bits.TrailingZeros64(r))) {
+		if !n.portBusy(base+int32(bits.TrailingZeros64(r)), now) {
 			free |= r & -r
 		}
 	}
@@ -413,7 +413,7 @@ func (n *Network) freeAwake(sw int32, set uint64, now int64) (free, awake uint64
 	base := n.swBase[sw]
 	for r := set; r != 0; r &= r - 1 {
 		g := base + int32(bits.TrailingZeros64(r))
-		if n.portBusy(g) {
+		if n.portBusy(g, now) {
 			continue
 		}
 		b := r & -r
@@ -427,9 +427,23 @@ func (n *Network) freeAwake(sw int32, set uint64, now int64) (free, awake uint64
 
 // portBusy: switch port g transmits, has a queue, holds bytes past the
 // crossbar, or has packets routed to it waiting for the crossbar.
-func (n *Network) portBusy(g int32) bool {
+//
+// With the paper's wait (decisions at the head of the input buffer), busy
+// is the paper's "currently transmitting a packet", with the flow control
+// the paper's credits stand for: the port transmits or is paused, or it
+// has packets (queued, past the crossbar or granted) while its link can
+// carry them; a port whose packets wait for its link to wake up is not
+// busy, so more packets join them and share the wake-up.
+func (n *Network) portBusy(g int32, now int64) bool {
 	po := &n.ports[g]
-	return n.pw.pending[g] > 0 || po.bytes > 0 || po.head >= 0 || po.flags&txBusy != 0
+	queued := n.pw.pending[g] > 0 || po.bytes > 0 || po.head >= 0
+	if !n.pw.wait {
+		return queued || po.flags&txBusy != 0
+	}
+	if po.flags&(txBusy|paused) != 0 {
+		return true
+	}
+	return queued && n.links[po.link].ReadyAt <= now
 }
 
 // portAwake: port g's link would carry a packet now without waiting
