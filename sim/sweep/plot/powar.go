@@ -44,6 +44,10 @@ func selectionLabel(_, v string) string {
 		return "First-On"
 	case strings.Contains(v, "kind: powar"):
 		return "POWAR"
+	case strings.Contains(v, "kind: ecmp"):
+		return "ECMP"
+	case strings.Contains(v, "kind: minimal"):
+		return "minimal (DOR, D-mod-k)"
 	}
 	return v
 }
