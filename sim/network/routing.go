@@ -135,6 +135,14 @@ type POWAR struct {
 	// order, awake or not (no Algorithm 2, no preference for awake
 	// ports). Fat trees and the Megafly's minimal paths.
 	RoundRobin bool
+	// Alonso is the paper's "Alonso" configuration (Alonso et al.'s
+	// dynamic on/off links on fat trees): the selectable up ports are the
+	// switched-on ones, managed by Algorithm 2's thresholds, the routing is
+	// unchanged (round-robin among them, no preference for awake ports),
+	// and no link uses LPI (power.mode always-on; the links Alonso switches
+	// off are charged as off in the powar_model block, each up link on for
+	// the time it was in its switch's selectable set). Fat trees only.
+	Alonso bool
 	// Initial is the selectable count every switch (every aggregate of a
 	// torus) starts with, lowered to the group's size: 1, or AllSelectable
 	// (the default) for every port. The paper leaves it open.
@@ -195,6 +203,12 @@ func (c *POWAR) validate(p *Params) error {
 		if c.RoundRobin && c.FirstOn {
 			return errors.New("routing.powar.round_robin: cannot be combined with routing.powar.first_on (two selection functions); choose one")
 		}
+		if c.Alonso && (c.RoundRobin || c.FirstOn) {
+			return errors.New("routing.powar.alonso: cannot be combined with routing.powar.round_robin or first_on (another selection function); choose one")
+		}
+		if c.Alonso && p.EEE.Mode != eee.AlwaysOn {
+			return fmt.Errorf("routing.powar.alonso: needs power.mode always-on (Alonso's links are switched on and off by its thresholds, without LPI), got %s", p.EEE.Mode)
+		}
 		if p.EndToEnd.Bound > 0 && p.EEE.Mode != eee.AlwaysOn {
 			return errors.New("routing.kind: powar cannot be combined with power.end_to_end.enabled (POWAR's awake test does not model the end-to-end gate); disable one of them")
 		}
@@ -216,12 +230,23 @@ type powarState struct {
 	cycle    int64
 	capacity float64 // bytes a port forwards in a checking cycle
 	firstOn  bool
-	rr       bool          // power-oblivious round-robin (POWAR.RoundRobin)
-	wait     bool          // NULL: the packet waits and retries (not POWAR.Queue)
-	retry    int64         // retry period (ps)
-	mf       *powarMegafly // Megafly with non-minimal candidates, else nil
-	tr       *powarTorus   // torus3d (Algorithm 3), else nil
-	stats    POWARRouting
+	rr       bool // no preference for awake ports (POWAR.RoundRobin, POWAR.Alonso)
+	// wait: decisions at the head of the input buffer, and with no free
+	// selectable port (NULL) the packet waits and retries (not
+	// POWAR.Queue); pending then counts the packets that requested the
+	// crossbar, else those routed to the port at arrival.
+	wait  bool
+	retry int64 // retry period (ps)
+	// alonso: POWAR.Alonso's on-time per port (ps, up ports only: the time
+	// in the selectable set up to its switch's last decision) and per
+	// switch its up ports (first, count; count < 2: none adaptive).
+	alonso  bool
+	on      []int64
+	upFirst []int32
+	upCount []uint8
+	mf      *powarMegafly // Megafly with non-minimal candidates, else nil
+	tr      *powarTorus   // torus3d (Algorithm 3), else nil
+	stats   POWARRouting
 }
 
 func newPOWAR(t topo.Topology, p *Params, ports int) (*powarState, error) {
@@ -234,10 +259,15 @@ func newPOWAR(t topo.Topology, p *Params, ports int) (*powarState, error) {
 	s := &powarState{
 		sw: make([]powar.Switch, t.Switches()), pending: make([]int32, ports),
 		th: c.Thresholds, cycle: c.Cycle, capacity: float64(c.Cycle) * p.RateBps / 8e12, firstOn: c.FirstOn || c.RoundRobin,
-		rr: c.RoundRobin, retry: c.Retry,
+		rr: c.RoundRobin || c.Alonso, retry: c.Retry, alonso: c.Alonso,
 	}
 	for i := range s.sw {
 		s.sw[i] = powar.NewSwitch(c.Initial)
+	}
+	if c.Alonso {
+		if err := s.alonsoPorts(t, ports); err != nil {
+			return nil, err
+		}
 	}
 	if m, ok := t.(*topo.Megafly); ok && c.NonMinimal {
 		mf, err := newPOWARMegafly(m, p)
@@ -256,6 +286,32 @@ func newPOWAR(t topo.Topology, p *Params, ports int) (*powarState, error) {
 	// torus and non-minimal paths decide at arrival and queue).
 	s.wait = !c.Queue && s.mf == nil && s.tr == nil
 	return s, nil
+}
+
+// alonsoPorts finds every switch's up ports (its minimal candidates
+// towards the farthest of a few nodes; they must be consecutive, as a fat
+// tree's are) for POWAR.Alonso's on-times.
+func (s *powarState) alonsoPorts(t topo.Topology, ports int) error {
+	ft, ok := t.(*topo.FatTree)
+	if !ok {
+		return fmt.Errorf("routing.powar.alonso: needs a fat tree (fattree, rlft); %s is not one", t.Name())
+	}
+	s.on = make([]int64, ports)
+	s.upFirst, s.upCount = make([]int32, t.Switches()), make([]uint8, t.Switches())
+	buf := make([]int, 0, 64)
+	for sw := range t.Switches() {
+		for _, dst := range []int{0, t.Nodes() / 2, t.Nodes() - 1} {
+			c := ft.MinimalPorts(sw, dst, buf)
+			if len(c) <= int(s.upCount[sw]) {
+				continue
+			}
+			if c[len(c)-1]-c[0] != len(c)-1 {
+				return fmt.Errorf("routing.powar.alonso: switch %d's up ports %v are not consecutive", sw, c)
+			}
+			s.upFirst[sw], s.upCount[sw] = int32(c[0]), uint8(len(c))
+		}
+	}
+	return nil
 }
 
 // POWARRouting counts POWAR's adaptive decisions (summary powar_routing).
@@ -360,7 +416,12 @@ func (n *Network) selectPOWAR(sw int32, c []int, now int64, size int32, wait boo
 	s := n.pw
 	st := &s.sw[sw]
 	nsel := len(c)
-	if !s.firstOn {
+	switch {
+	case s.alonso:
+		g := n.swBase[sw] + int32(c[0])
+		st.AdvanceOn(s.th, now/s.cycle, len(c), s.capacity, s.cycle, s.on[g:g+int32(len(c))])
+		nsel = min(int(st.Sel), len(c))
+	case !s.firstOn:
 		st.Advance(s.th, now/s.cycle, len(c), s.capacity)
 		nsel = min(int(st.Sel), len(c))
 	}
@@ -497,6 +558,7 @@ func (n *Network) powarModel(secs, util float64) *PowarModel {
 	var floor, bare, ideal []float64
 	var on, onIdeal float64
 	ports := 0
+	alonso := n.alonsoLinkOn(secs)
 	for s := range n.t.Switches() {
 		var sum, sumIdeal float64
 		k := 0
@@ -505,7 +567,11 @@ func (n *Network) powarModel(secs, util float64) *PowarModel {
 			if li < 0 {
 				continue
 			}
-			sum += linkOn(&n.links[li])
+			if alonso != nil {
+				sum += alonso[li]
+			} else {
+				sum += linkOn(&n.links[li])
+			}
 			if secs > 0 && n.txPS != nil {
 				sumIdeal += min(1, float64(n.txPS[g])*psToS/secs)
 			}
@@ -533,6 +599,44 @@ func (n *Network) powarModel(secs, util float64) *PowarModel {
 	r.WNetIdeal = m.NetPower(ideal)
 	r.ENetIdealS, r.EClusterIdealS = r.WNetIdeal*secs, m.ClusterPower(r.WNetIdeal, r.WNodes)*secs
 	return r
+}
+
+// alonsoLinkOn is, with POWAR.Alonso, each link's on fraction of the run:
+// an up link (and so both its ends) the time it was in its switch's
+// selectable set, brought to the end of the run here on copies of the
+// state; every other link 1. Nil without Alonso.
+func (n *Network) alonsoLinkOn(secs float64) []float64 {
+	s := n.pw
+	if s == nil || !s.alonso {
+		return nil
+	}
+	u := make([]float64, len(n.links))
+	for i := range u {
+		u[i] = 1
+	}
+	end := n.endTime
+	if secs <= 0 || end <= 0 {
+		return u
+	}
+	for sw := range n.t.Switches() {
+		k := int(s.upCount[sw])
+		if k < 2 {
+			continue
+		}
+		g := n.swBase[sw] + s.upFirst[sw]
+		on := append([]int64(nil), s.on[g:g+int32(k)]...)
+		st := s.sw[sw]
+		st.AdvanceOn(s.th, end/s.cycle, k, s.capacity, s.cycle, on)
+		for j := range min(int(st.Sel), k) {
+			on[j] += end - end/s.cycle*s.cycle // the cycle under way
+		}
+		for j, t := range on {
+			if li := n.ports[g+int32(j)].link; li >= 0 {
+				u[li] = min(1, float64(t)/float64(end))
+			}
+		}
+	}
+	return u
 }
 
 // linkOn is the fraction of a link's accounted time it was not low.

@@ -87,3 +87,32 @@ func (s *Switch) Advance(t Thresholds, now int64, group int, capacity float64) {
 	sel -= int(idle)
 	s.Sel, s.Cycle, s.Count = uint8(sel), now, 0
 }
+
+// AdvanceOn is [Switch.Advance] that also adds to on[j], for every port j
+// of the selectable prefix, the time (ps, cycle per checking cycle) of each
+// checking cycle it completes: the time each port spent in the selectable
+// set (Alonso's set of switched-on ports, which the paper's Alonso
+// configuration powers on and off by these thresholds). on has one entry
+// per port of the group, in order.
+func (s *Switch) AdvanceOn(t Thresholds, now int64, group int, capacity float64, cycle int64, on []int64) {
+	if int(s.Sel) > group {
+		s.Sel = uint8(max(1, group))
+	}
+	if now <= s.Cycle {
+		return
+	}
+	for j := range min(int(s.Sel), len(on)) {
+		on[j] += cycle // the counted cycle
+	}
+	sel := t.Step(int(s.Sel), group, float64(s.Count), capacity)
+	// Idle cycle k (0 ≤ k < idle) runs with max(1, sel−k) selectable.
+	idle := now - s.Cycle - 1
+	for j := range min(sel, len(on)) {
+		n := idle
+		if j > 0 {
+			n = min(idle, int64(sel-j))
+		}
+		on[j] += n * cycle
+	}
+	s.Advance(t, now, group, capacity)
+}

@@ -168,6 +168,8 @@ type RoutingPOWAR struct {
 	// RoundRobin: the paper's power-oblivious Round-Robin selection
 	// (network.POWAR.RoundRobin).
 	RoundRobin bool `yaml:"round_robin" json:"round_robin,omitempty"`
+	// Alonso: the paper's Alonso configuration (network.POWAR.Alonso).
+	Alonso bool `yaml:"alonso" json:"alonso,omitempty"`
 	// InitialSelectable: the selectable count switches start with; unset:
 	// every port (network.POWAR.Initial).
 	InitialSelectable *int `yaml:"initial_selectable" json:"initial_selectable,omitempty"`
@@ -203,7 +205,7 @@ func (r *RoutingPOWAR) check(rk network.Routing, topoKind string) error {
 			name string
 			set  bool
 		}{{"t_on", r.TOn != nil}, {"t_off", r.TOff != nil}, {"cycle", r.Cycle != nil}, {"first_on", r.FirstOn}, {"non_minimal", r.NonMinimal}, {"torus_adaptive", r.TorusAdaptive},
-			{"round_robin", r.RoundRobin}, {"initial_selectable", r.InitialSelectable != nil}, {"queue", r.Queue}, {"retry", r.Retry != nil}} {
+			{"round_robin", r.RoundRobin}, {"alonso", r.Alonso}, {"initial_selectable", r.InitialSelectable != nil}, {"queue", r.Queue}, {"retry", r.Retry != nil}} {
 			if k.set {
 				return fmt.Errorf("routing.powar.%s: used only with routing.kind powar (routing.kind is %s)", k.name, rk)
 			}
@@ -215,6 +217,9 @@ func (r *RoutingPOWAR) check(rk network.Routing, topoKind string) error {
 	}
 	if r.RoundRobin && (topoKind == topo.KindTorus3D || r.NonMinimal) {
 		return fmt.Errorf("routing.powar.round_robin: fat trees and the megafly's minimal paths only (topology.kind is %s)", topoKind)
+	}
+	if r.Alonso && topoKind != topo.KindFatTree && topoKind != topo.KindRLFT {
+		return fmt.Errorf("routing.powar.alonso: fat trees only (topology.kind is %s)", topoKind)
 	}
 	if r.TorusAdaptive && topoKind != topo.KindTorus3D {
 		return fmt.Errorf("routing.powar.torus_adaptive: only for topology.kind torus3d (topology.kind is %s)", topoKind)
@@ -241,6 +246,7 @@ func (r *RoutingPOWAR) params() network.POWAR {
 	}
 	c.FirstOn = r.FirstOn
 	c.RoundRobin = r.RoundRobin
+	c.Alonso = r.Alonso
 	if r.InitialSelectable != nil {
 		c.Initial = *r.InitialSelectable
 	}

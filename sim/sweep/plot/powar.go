@@ -6,7 +6,7 @@ import "strings"
 // the run-time overhead, (b) the network energy E_net and (c) the system
 // energy E_cluster of the paper's normalised power model, both over the
 // reference run's (the baseline: always on), one series per selection
-// function (the routing column: Round-Robin, First-On, POWAR), a row of
+// function (the routing column: Round-Robin, First-On, POWAR, Alonso), a row of
 // panels per workload (the name column, if the sweep has one). The dashed
 // line of each series is the paper's "ideal" marker: the reference run's
 // energy with every port on only while it transmits.
@@ -38,6 +38,8 @@ func powarFigure(t *Table, rows []int) (*figure, error) {
 // selectionLabel names a routing value by paper 002's selection functions.
 func selectionLabel(_, v string) string {
 	switch {
+	case strings.Contains(v, "alonso: true"):
+		return "Alonso"
 	case strings.Contains(v, "round_robin: true"):
 		return "Round-Robin"
 	case strings.Contains(v, "first_on: true"):
