@@ -157,6 +157,12 @@ type POWAR struct {
 	Queue bool
 	// Retry is the period (ps) of the retries of a waiting packet.
 	Retry int64
+	// TorusWait applies the wait on a torus3d too (default false: a torus
+	// decides at arrival and queues). Without virtual channels a waiting
+	// packet blocks its whole input, where the paper's blocks one VC:
+	// measured, the wait makes a torus all-to-all slower
+	// (docs/reproducing.md, "POWAR on the paper's setting").
+	TorusWait bool
 	// NonMinimal adds non-minimal candidates on the Megafly (paths through
 	// an intermediate group, powar_megafly.go).
 	NonMinimal bool
@@ -233,8 +239,9 @@ type powarState struct {
 	rr       bool // no preference for awake ports (POWAR.RoundRobin, POWAR.Alonso)
 	// wait: decisions at the head of the input buffer, and with no free
 	// selectable port (NULL) the packet waits and retries (not
-	// POWAR.Queue); pending then counts the packets that requested the
-	// crossbar, else those routed to the port at arrival.
+	// POWAR.Queue; on a torus only with POWAR.TorusWait); pending then
+	// counts the packets that requested the crossbar, else those routed to
+	// the port at arrival.
 	wait  bool
 	retry int64 // retry period (ps)
 	// alonso: POWAR.Alonso's on-time per port (ps, up ports only: the time
@@ -282,9 +289,9 @@ func newPOWAR(t topo.Topology, p *Params, ports int) (*powarState, error) {
 		}
 		s.tr = newPOWARTorus(tt, &c)
 	}
-	// The paper's wait: fat trees and the Megafly's minimal paths (the
-	// torus and non-minimal paths decide at arrival and queue).
-	s.wait = !c.Queue && s.mf == nil && s.tr == nil
+	// The paper's wait: fat trees and the Megafly's minimal paths, the
+	// torus with TorusWait (non-minimal paths decide at arrival and queue).
+	s.wait = !c.Queue && s.mf == nil && (s.tr == nil || c.TorusWait)
 	return s, nil
 }
 
@@ -389,8 +396,15 @@ func (n *Network) decidePOWAR(in, k int32, now int64, retry bool) (out int32, ok
 		return pk.out, true
 	}
 	sw := n.in[in].sw
-	c := n.ecmp.mp.MinimalPorts(int(sw), int(pk.dst), n.ecmp.cand)
-	p, ok := n.selectPOWAR(sw, c, now, pk.size, true)
+	var g int32
+	if n.pw.tr != nil {
+		g, ok = n.selectPOWARTorus(sw, pk, now, n.pw.tr.t.RouteAggregate(int(sw), int(pk.dst)), true)
+	} else {
+		c := n.ecmp.mp.MinimalPorts(int(sw), int(pk.dst), n.ecmp.cand)
+		var p int
+		p, ok = n.selectPOWAR(sw, c, now, pk.size, true)
+		g = n.swBase[sw] + int32(p)
+	}
 	if !ok {
 		if retry {
 			n.pw.stats.Retries++
@@ -400,7 +414,6 @@ func (n *Network) decidePOWAR(in, k int32, now int64, retry bool) (out int32, ok
 		n.eng.ScheduleAux(now+n.pw.retry, evPOWARRetry, in, k, ^pk.out)
 		return 0, false
 	}
-	g := n.swBase[sw] + int32(p)
 	pk.out = g
 	return g, true
 }

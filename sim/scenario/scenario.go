@@ -178,6 +178,8 @@ type RoutingPOWAR struct {
 	Queue bool `yaml:"queue" json:"queue,omitempty"`
 	// Retry: the retry period of a waiting packet (network.POWAR.Retry).
 	Retry *predictor.Duration `yaml:"retry" json:"retry,omitempty"`
+	// TorusWait: the wait on a torus3d too (network.POWAR.TorusWait).
+	TorusWait bool `yaml:"torus_wait" json:"torus_wait,omitempty"`
 	// NonMinimal: Megafly only, non-minimal candidates (network.POWAR).
 	NonMinimal bool `yaml:"non_minimal" json:"non_minimal,omitempty"`
 	// TorusAdaptive: torus3d only, P spans every minimal aggregate
@@ -205,7 +207,7 @@ func (r *RoutingPOWAR) check(rk network.Routing, topoKind string) error {
 			name string
 			set  bool
 		}{{"t_on", r.TOn != nil}, {"t_off", r.TOff != nil}, {"cycle", r.Cycle != nil}, {"first_on", r.FirstOn}, {"non_minimal", r.NonMinimal}, {"torus_adaptive", r.TorusAdaptive},
-			{"round_robin", r.RoundRobin}, {"alonso", r.Alonso}, {"initial_selectable", r.InitialSelectable != nil}, {"queue", r.Queue}, {"retry", r.Retry != nil}} {
+			{"round_robin", r.RoundRobin}, {"alonso", r.Alonso}, {"initial_selectable", r.InitialSelectable != nil}, {"queue", r.Queue}, {"retry", r.Retry != nil}, {"torus_wait", r.TorusWait}} {
 			if k.set {
 				return fmt.Errorf("routing.powar.%s: used only with routing.kind powar (routing.kind is %s)", k.name, rk)
 			}
@@ -220,6 +222,9 @@ func (r *RoutingPOWAR) check(rk network.Routing, topoKind string) error {
 	}
 	if r.Alonso && topoKind != topo.KindFatTree && topoKind != topo.KindRLFT {
 		return fmt.Errorf("routing.powar.alonso: fat trees only (topology.kind is %s)", topoKind)
+	}
+	if r.TorusWait && topoKind != topo.KindTorus3D {
+		return fmt.Errorf("routing.powar.torus_wait: only for topology.kind torus3d (topology.kind is %s)", topoKind)
 	}
 	if r.TorusAdaptive && topoKind != topo.KindTorus3D {
 		return fmt.Errorf("routing.powar.torus_adaptive: only for topology.kind torus3d (topology.kind is %s)", topoKind)
@@ -251,6 +256,7 @@ func (r *RoutingPOWAR) params() network.POWAR {
 		c.Initial = *r.InitialSelectable
 	}
 	c.Queue = r.Queue
+	c.TorusWait = r.TorusWait
 	if r.Retry != nil {
 		c.Retry = ps(*r.Retry)
 	}
