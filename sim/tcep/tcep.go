@@ -20,6 +20,10 @@ const (
 	Shadow
 	// Inactive links are gated: no packet may cross them.
 	Inactive
+	// Waking links were ACKed for activation and are coming back from
+	// off (the preset's off.wake_time): routed as Inactive until
+	// CompleteActivation makes them Active.
+	Waking
 )
 
 // String returns the state's name.
@@ -31,6 +35,8 @@ func (s State) String() string {
 		return "shadow"
 	case Inactive:
 		return "inactive"
+	case Waking:
+		return "waking"
 	}
 	return fmt.Sprintf("state(%d)", uint8(s))
 }
@@ -44,6 +50,18 @@ type Config struct {
 	// NoIndirect turns indirect activation off (an ablation: the paper
 	// has it; Subnet.NoIndirect).
 	NoIndirect bool
+	// Window (ps) is how much traffic a utilisation reading covers: 0 or
+	// at most the activation epoch, each rule reads its own epoch's
+	// counters (the epochs as printed); longer, every rule reads an
+	// exponentially weighted average of the activation epochs' readings
+	// with time constant Window (docs/simulator.md "Consolidation").
+	// Paper 004's 1 µs epoch holds about 1000 of its single-flit packets;
+	// at 400 Gb/s with 9600 B packets it holds five, and a reading of
+	// five packets is noise.
+	Window int64
+	// Warmup (ps): the consolidation report's time-weighted link counts
+	// start here (the paper measures at steady state); 0 = the whole run.
+	Warmup int64
 }
 
 // DefaultConfig is the paper's: U_hwm 0.75, epochs of 1 µs and 10 µs.
@@ -60,6 +78,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("power.consolidation.activation_epoch: must be > 0, got %d ps", c.ActivationEpoch)
 	case c.DeactivationEpoch < c.ActivationEpoch:
 		return fmt.Errorf("power.consolidation.deactivation_epoch: must be ≥ activation_epoch (%d ps), got %d ps", c.ActivationEpoch, c.DeactivationEpoch)
+	case c.Window < 0:
+		return fmt.Errorf("power.consolidation.window: must be ≥ 0, got %d ps", c.Window)
+	case c.Warmup < 0:
+		return fmt.Errorf("power.consolidation.warmup: must be ≥ 0, got %d ps", c.Warmup)
 	}
 	return nil
 }
@@ -194,7 +216,7 @@ func (s *Subnet) Count() (active, shadow, inactive int) {
 				active++
 			case Shadow:
 				shadow++
-			default:
+			default: // Inactive, Waking
 				inactive++
 			}
 		}
@@ -375,16 +397,35 @@ func (s *Subnet) RespondActivation(reqs []Request) []Request {
 	return acked
 }
 
-// CompleteActivation makes ACKed links Active (the ACK has arrived).
-func (s *Subnet) CompleteActivation(acked []Request) {
+// BeginActivation makes ACKed Inactive links Waking (the ACK has arrived:
+// the link is switched on and comes back after its wake time). The link
+// counts as activated for its routers from here (no deactivation in the
+// same round).
+func (s *Subnet) BeginActivation(acked []Request) {
 	for _, q := range acked {
 		if s.State(q.From, q.To) != Inactive {
 			continue
 		}
-		s.set(q.From, q.To, Active)
+		s.set(q.From, q.To, Waking)
 		s.recent[q.From], s.recent[q.To] = q.To, q.From
 		s.activated[q.From], s.activated[q.To] = true, true
 		s.Stats.Activations++
+	}
+}
+
+// CompleteActivation makes ACKed links Active: Waking ones (back from
+// off) and Inactive ones (BeginActivation and its completion at once: a
+// link with no wake time), with the k−1 link-state broadcasts.
+func (s *Subnet) CompleteActivation(acked []Request) {
+	for _, q := range acked {
+		switch s.State(q.From, q.To) {
+		case Inactive:
+			s.BeginActivation([]Request{q})
+		case Waking:
+		default:
+			continue
+		}
+		s.set(q.From, q.To, Active)
 		s.Stats.Messages += uint64(s.K - 1)
 	}
 }
