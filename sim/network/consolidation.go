@@ -60,8 +60,13 @@ type tcepState struct {
 	// (tcep.Config.Window): per switch port, the exponentially weighted
 	// average of its activation epochs' readings (Min, NonMin, Virt,
 	// Detour) that every rule reads; alpha its weight of a new epoch.
-	ema   [][4]float64
+	ema   [][5]float64
 	alpha float64
+	// pausedFrom: per switch port, since when PFC holds it (−1: it does
+	// not); actPaused, deactPaused: the time it was held in the current
+	// activation and deactivation epochs (Use.Paused).
+	pausedFrom             []int64
+	actPaused, deactPaused []int64
 	// ugalOffset: PAL's adaptive choice keeps the Active minimal port
 	// while q_min ≤ 2·q_nm + ugalOffset (packets: what an output buffer
 	// and one input buffer hold, 2·⌊queue_size / MTU⌋).
@@ -124,6 +129,9 @@ func newTCEP(n *Network) (*tcepState, error) {
 				rows[key] = id
 				sub := tcep.NewSubnet(k)
 				sub.NoIndirect = tc.cfg.NoIndirect
+				if w, e := cfg.Window, cfg.ActivationEpoch; w > e {
+					sub.Settle = int((w + e - 1) / e)
+				}
 				tc.subs = append(tc.subs, sub)
 				tc.subDim = append(tc.subDim, i)
 				tc.subBase = append(tc.subBase, key[1])
@@ -141,8 +149,12 @@ func newTCEP(n *Network) (*tcepState, error) {
 	tc.act, tc.deact = make([][3]int64, total), make([][3]int64, total)
 	tc.routed = make([]int32, total)
 	tc.det = make([]int64, total)
+	tc.pausedFrom, tc.actPaused, tc.deactPaused = make([]int64, total), make([]int64, total), make([]int64, total)
+	for i := range tc.pausedFrom {
+		tc.pausedFrom[i] = -1
+	}
 	if cfg.Window > cfg.ActivationEpoch {
-		tc.ema = make([][4]float64, total)
+		tc.ema = make([][5]float64, total)
 		tc.alpha = float64(cfg.ActivationEpoch) / float64(cfg.Window)
 	}
 	tc.ugalOffset = 2 * (n.p.QueueBytes / n.p.MTU)
@@ -439,8 +451,15 @@ func (n *Network) tcepTick(now int64) {
 	tc := n.tc
 	capA := float64(tc.cfg.ActivationEpoch) * n.p.RateBps / 8e12
 	any := false
+	for g, from := range tc.pausedFrom {
+		if from >= 0 {
+			tc.actPaused[g] += now - from
+			tc.deactPaused[g] += now - from
+			tc.pausedFrom[g] = now
+		}
+	}
 	for si, sub := range tc.subs {
-		tc.uses(si, tc.act, tc.det, tc.acUse[si], capA)
+		tc.uses(si, tc.act, tc.det, tc.actPaused, tc.acUse[si], capA, tc.cfg.ActivationEpoch)
 		tc.smooth(si, tc.acUse[si])
 		tc.acReqs[si] = sub.ActivationEpoch(tc.acUse[si], tc.cfg.Hwm, tc.acReqs[si][:0])
 		any = any || len(tc.acReqs[si]) > 0
@@ -454,7 +473,7 @@ func (n *Network) tcepTick(now int64) {
 		capD := float64(tc.cfg.DeactivationEpoch) * n.p.RateBps / 8e12
 		any = false
 		for si, sub := range tc.subs {
-			tc.uses(si, tc.deact, nil, tc.deUse[si], capD)
+			tc.uses(si, tc.deact, nil, tc.deactPaused, tc.deUse[si], capD, tc.cfg.DeactivationEpoch)
 			if tc.ema != nil {
 				// Over the window: the average the activation epochs keep.
 				copy(tc.deUse[si], tc.acUse[si])
@@ -475,9 +494,22 @@ func (n *Network) tcepTick(now int64) {
 	n.tcepSchedule(now+tc.cfg.ActivationEpoch, tcepTick, 0, 0)
 }
 
-// uses fills subnetwork si's uses from the counters cnt and, if not nil,
-// the detour counters det (clearing them) over an epoch of capacity bytes.
-func (tc *tcepState) uses(si int, cnt [][3]int64, det []int64, u []tcep.Use, capacity float64) {
+// pfc: switch port g was paused (on) or resumed by PFC at now.
+func (tc *tcepState) pfc(g int32, on bool, now int64) {
+	if from := tc.pausedFrom[g]; from >= 0 {
+		tc.actPaused[g] += now - from
+		tc.deactPaused[g] += now - from
+	}
+	tc.pausedFrom[g] = -1
+	if on {
+		tc.pausedFrom[g] = now
+	}
+}
+
+// uses fills subnetwork si's uses from the counters cnt, the paused
+// times paused and, if not nil, the detour counters det (clearing them)
+// over an epoch of capacity bytes and length ps.
+func (tc *tcepState) uses(si int, cnt [][3]int64, det, paused []int64, u []tcep.Use, capacity float64, length int64) {
 	k := tc.subs[si].K
 	for a := range k {
 		for b := range k {
@@ -486,8 +518,10 @@ func (tc *tcepState) uses(si int, cnt [][3]int64, det []int64, u []tcep.Use, cap
 			}
 			g, _ := tc.portsOf(si, a, b)
 			c := &cnt[g]
-			u[a*k+b] = tcep.Use{Min: float64(c[0]) / capacity, NonMin: float64(c[1]) / capacity, Virt: float64(c[2]) / capacity}
+			u[a*k+b] = tcep.Use{Min: float64(c[0]) / capacity, NonMin: float64(c[1]) / capacity, Virt: float64(c[2]) / capacity,
+				Paused: float64(paused[g]) / float64(length)}
 			*c = [3]int64{}
+			paused[g] = 0
 			if det != nil {
 				u[a*k+b].Detour = float64(det[g]) / capacity
 				det[g] = 0
@@ -515,7 +549,8 @@ func (tc *tcepState) smooth(si int, u []tcep.Use) {
 			e[1] += a * (x.NonMin - e[1])
 			e[2] += a * (x.Virt - e[2])
 			e[3] += a * (x.Detour - e[3])
-			*x = tcep.Use{Min: e[0], NonMin: e[1], Virt: e[2], Detour: e[3]}
+			e[4] += a * (x.Paused - e[4])
+			*x = tcep.Use{Min: e[0], NonMin: e[1], Virt: e[2], Detour: e[3], Paused: e[4]}
 		}
 	}
 }

@@ -676,6 +676,9 @@ func (n *Network) Handle(e engine.Event) {
 		n.tryStart(e.Obj, now)
 	case evPFC:
 		po := &n.ports[e.Obj]
+		if n.tc != nil {
+			n.tc.pfc(e.Obj, e.Arg == 1, now)
+		}
 		if e.Arg == 1 {
 			po.flags |= paused
 		} else {

@@ -95,12 +95,17 @@ func (c Config) Validate() error {
 // whatever the link's state: PAL's adaptive choice detours around an
 // Active link too). Detour is read at activation epochs only (indirect
 // activation).
+//
+// Paused is the share of the epoch the link could not send because the
+// next router had no room (lossless flow control: PFC in lpictl): a link
+// held by flow control has no spare capacity, so it counts as used.
 type Use struct {
-	Min, NonMin, Virt, Detour float64
+	Min, NonMin, Virt, Detour, Paused float64
 }
 
-// Util is the link's utilisation.
-func (u Use) Util() float64 { return u.Min + u.NonMin }
+// Util is the link's utilisation: the traffic routed to it and the time
+// flow control held it.
+func (u Use) Util() float64 { return u.Min + u.NonMin + u.Paused }
 
 // Cand is one link in Algorithm 1's list: its utilisation, its minimally
 // routed part, and whether it may be deactivated (not a root link, not
@@ -174,9 +179,16 @@ type Subnet struct {
 	// NoIndirect: ActivationEpoch sends no indirect activation request
 	// (Config.NoIndirect).
 	NoIndirect bool
-	st         []State // K×K, symmetric
-	recent     []int   // per router: the neighbour of its most recently activated link (−1)
-	shadow     []int   // per router: the neighbour of its shadow link (−1)
+	// Settle is the number of activation epochs a router's readings take
+	// to show a link it had activated (the measurement window over the
+	// epoch, Config.Window): until then it sends no direct activation
+	// request for an inactive link (0: none, the epochs as printed).
+	Settle  int
+	epochs  int     // ActivationEpoch calls
+	lastAct []int   // per router: the epoch of its last activation (−Settle − 1: none)
+	st      []State // K×K, symmetric
+	recent  []int   // per router: the neighbour of its most recently activated link (−1)
+	shadow  []int   // per router: the neighbour of its shadow link (−1)
 	// activated: the router's link was activated since its last
 	// deactivation epoch (no deactivation then: activation has priority).
 	activated []bool
@@ -192,9 +204,10 @@ type Subnet struct {
 
 // NewSubnet returns a subnetwork of k routers with every link Active.
 func NewSubnet(k int) *Subnet {
-	s := &Subnet{K: k, st: make([]State, k*k), recent: make([]int, k), shadow: make([]int, k), activated: make([]bool, k)}
+	s := &Subnet{K: k, st: make([]State, k*k), recent: make([]int, k), shadow: make([]int, k), activated: make([]bool, k), lastAct: make([]int, k)}
 	for i := range k {
 		s.recent[i], s.shadow[i] = -1, -1
+		s.lastAct[i] = math.MinInt / 2
 	}
 	return s
 }
@@ -303,12 +316,13 @@ func (s *Subnet) ActivationEpoch(u []Use, hwm float64, reqs []Request) []Request
 	inbox := s.inbox
 	s.inbox, s.next = s.next[:0], inbox
 	start := len(reqs)
+	s.epochs++
 	for r := range s.K {
 		best := Request{From: r, To: -1}
 		if s.triggered(u, r, hwm) {
 			if j := s.shadow[r]; j >= 0 {
 				s.Reactivate(r, j)
-			} else {
+			} else if s.epochs-s.lastAct[r] > s.Settle {
 				for j := range s.K {
 					if j != r && s.State(r, j) == Inactive && use(u, s.K, r, j).Virt > best.Value {
 						best.To, best.Value = j, use(u, s.K, r, j).Virt
@@ -338,7 +352,7 @@ func (s *Subnet) ActivationEpoch(u []Use, hwm float64, reqs []Request) []Request
 		if s.NoIndirect {
 			break
 		}
-		if slices.ContainsFunc(reqs[start:], func(q Request) bool { return q.From == r }) {
+		if slices.ContainsFunc(reqs[start:], func(q Request) bool { return q.From == r }) || s.epochs-s.lastAct[r] <= s.Settle {
 			continue
 		}
 		t, tv := -1, 0.0
@@ -351,6 +365,7 @@ func (s *Subnet) ActivationEpoch(u []Use, hwm float64, reqs []Request) []Request
 			continue
 		}
 		if x := s.IndirectTarget(r, t); x >= 0 {
+			s.lastAct[r] = s.epochs // its readings are to show the new link too
 			s.inbox = append(s.inbox, Request{From: x, To: t, Value: tv})
 			s.Stats.Indirect++
 			s.Stats.Messages++
@@ -407,6 +422,7 @@ func (s *Subnet) BeginActivation(acked []Request) {
 			continue
 		}
 		s.set(q.From, q.To, Waking)
+		s.lastAct[q.From], s.lastAct[q.To] = s.epochs, s.epochs
 		s.recent[q.From], s.recent[q.To] = q.To, q.From
 		s.activated[q.From], s.activated[q.To] = true, true
 		s.Stats.Activations++
