@@ -90,6 +90,7 @@ type tcepState struct {
 	rerouted         uint64 // at an intermediate whose direct link was gated: via the hub
 	violations       uint64 // packets that crossed an Inactive link
 	drainWaits       uint64
+	bytes            int64 // delivered to the nodes (the carried load)
 	one              [1]tcep.Request
 	// trace, if set (tests), sees every link-state change.
 	trace func(at int64, si, a, b int, st tcep.State)
@@ -653,6 +654,12 @@ type Consolidation struct {
 	DrainWaits       uint64 `json:"drain_waits"`
 	// Violations counts packets that crossed an Inactive link: always 0.
 	Violations uint64 `json:"violations"`
+	// CarriedLoad is the traffic delivered per node over the run, as a
+	// fraction of the link rate; LowerBound, on a 1-D network, paper 004
+	// §VI-A's lower bound on ActiveRatio at that load under uniform
+	// traffic (tcep.LowerBound; Fig. 12).
+	CarriedLoad float64 `json:"carried_load"`
+	LowerBound  float64 `json:"lower_bound_ratio,omitempty"`
 }
 
 // consolidation computes the consolidation block for a run ending at end.
@@ -678,6 +685,12 @@ func (n *Network) consolidation(end int64) *Consolidation {
 	}
 	if tc.links > 0 {
 		c.ActiveRatio, c.PhysicalRatio = c.Active/float64(tc.links), (c.Active+c.Shadow)/float64(tc.links)
+	}
+	if end > 0 {
+		c.CarriedLoad = float64(tc.bytes) * 8e12 / (float64(end) * n.p.RateBps * float64(n.t.Nodes()))
+		if len(tc.dims) == 1 {
+			c.LowerBound = tcep.LowerBound(n.t.Nodes(), tc.dims[0], c.CarriedLoad)
+		}
 	}
 	return c
 }

@@ -1010,6 +1010,9 @@ func (n *Network) arrive(i, k int32, now int64) {
 	done := now + n.ser(pk.size)
 	if pi.sw < 0 { // a NIC: delivered when the last bit is in
 		n.delivered++
+		if n.tc != nil {
+			n.tc.bytes += int64(pk.size)
+		}
 		n.latencyOf(done - pk.created)
 		if pk.last {
 			n.msgsDone++

@@ -580,3 +580,19 @@ func (s *Subnet) Expire(a, b int) bool {
 	s.Stats.Gated++
 	return true
 }
+
+// LowerBound is paper 004 §VI-A's lower bound on the active-link ratio
+// C_on/C of a 1-D flattened butterfly of r routers and n nodes under
+// uniform random traffic at injection rate l (a fraction of the link
+// rate): the traffic crossing the bisection, n·l/2 · (x + 2(1 − x)) with
+// x = C_on/C the share routed minimally (the rest takes two hops), fits
+// the bandwidth of the active links across it, r²/2 · x; and C_on ≥ r − 1
+// (the root star). Solved: x ≥ 2·n·l / (r² + n·l).
+func LowerBound(n, r int, l float64) float64 {
+	if r < 2 || n <= 0 || !(l >= 0) {
+		return 0
+	}
+	c := float64(r * (r - 1) / 2)
+	nl := float64(n) * l
+	return min(1, max(float64(r-1)/c, 2*nl/(float64(r*r)+nl)))
+}
