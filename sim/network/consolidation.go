@@ -450,8 +450,29 @@ func (n *Network) linkOn(ga, gb int32, now int64) (ready int64) {
 // tick, unless nothing but the consolidation's events is left.
 func (n *Network) tcepTick(now int64) {
 	tc := n.tc
+	ac, de := n.tcepEpoch(now)
+	if ac {
+		n.tcepSchedule(now+2*tc.ctl, tcepAcRespond, 0, 0)
+	}
+	if de {
+		n.tcepSchedule(now+tc.ctl, tcepDeRespond, 0, 0)
+	}
+	// Only the consolidation's events left: the run is over (or, with
+	// packets still in flight, deadlocked: Run reports it).
+	if n.eng.Pending() == tc.pending {
+		tc.stopped = true
+		return
+	}
+	n.tcepSchedule(now+tc.cfg.ActivationEpoch, tcepTick, 0, 0)
+}
+
+// tcepEpoch reads every subnetwork's counters at the activation-epoch
+// boundary now (and at the deactivation one when due) and runs the
+// rules; it reports whether activation and deactivation requests were
+// sent (answered one and two control messages later).
+func (n *Network) tcepEpoch(now int64) (ac, de bool) {
+	tc := n.tc
 	capA := float64(tc.cfg.ActivationEpoch) * n.p.RateBps / 8e12
-	any := false
 	for g, from := range tc.pausedFrom {
 		if from >= 0 {
 			tc.actPaused[g] += now - from
@@ -463,16 +484,12 @@ func (n *Network) tcepTick(now int64) {
 		tc.uses(si, tc.act, tc.det, tc.actPaused, tc.acUse[si], capA, tc.cfg.ActivationEpoch)
 		tc.smooth(si, tc.acUse[si])
 		tc.acReqs[si] = sub.ActivationEpoch(tc.acUse[si], tc.cfg.Hwm, tc.acReqs[si][:0])
-		any = any || len(tc.acReqs[si]) > 0
+		ac = ac || len(tc.acReqs[si]) > 0
 		n.tcepSync(si, now) // shadow reactivations
-	}
-	if any {
-		n.tcepSchedule(now+2*tc.ctl, tcepAcRespond, 0, 0)
 	}
 	if now >= tc.nextDeact {
 		tc.nextDeact += tc.cfg.DeactivationEpoch
 		capD := float64(tc.cfg.DeactivationEpoch) * n.p.RateBps / 8e12
-		any = false
 		for si, sub := range tc.subs {
 			tc.uses(si, tc.deact, nil, tc.deactPaused, tc.deUse[si], capD, tc.cfg.DeactivationEpoch)
 			if tc.ema != nil {
@@ -480,19 +497,10 @@ func (n *Network) tcepTick(now int64) {
 				copy(tc.deUse[si], tc.acUse[si])
 			}
 			tc.deReqs[si] = sub.DeactivationEpoch(tc.deUse[si], tc.cfg.Hwm, tc.deReqs[si][:0])
-			any = any || len(tc.deReqs[si]) > 0
-		}
-		if any {
-			n.tcepSchedule(now+tc.ctl, tcepDeRespond, 0, 0)
+			de = de || len(tc.deReqs[si]) > 0
 		}
 	}
-	// Only the consolidation's events left: the run is over (or, with
-	// packets still in flight, deadlocked: Run reports it).
-	if n.eng.Pending() == tc.pending {
-		tc.stopped = true
-		return
-	}
-	n.tcepSchedule(now+tc.cfg.ActivationEpoch, tcepTick, 0, 0)
+	return ac, de
 }
 
 // pfc: switch port g was paused (on) or resumed by PFC at now.

@@ -338,3 +338,212 @@ func b2u(b bool) uint64 {
 }
 
 func b2u8(b bool) uint8 { return uint8(b2u(b)) }
+
+// offTimeline is TestTCEPTimeline's run: light traffic until 39 µs gates
+// 2–3 at 20 µs + 2d; 100 kB from switch 2 to 3 at 40 µs switch it on at
+// 41 µs + 4d, Active 1 µs later. It returns the network after the run,
+// its result and link 2–3's eee.Link.
+func offTimeline(t *testing.T, p Params) (*Network, Result, *eee.Link) {
+	t.Helper()
+	n := build(t, hyperx(t, []int{4}, 2), p)
+	for i := range 39 {
+		n.Inject(int64(i)*us, 0, 2, 1000)
+	}
+	n.Inject(40*us, 4, 6, 100_000)
+	r := run(t, n)
+	var l *eee.Link
+	if n.tc != nil {
+		ga, _ := n.tc.portsOf(0, 2, 3)
+		l = &n.links[n.ports[ga].link]
+	}
+	return n, r, l
+}
+
+// TestTCEPGatedLinkIsOff is the regression test of "TCEP saves nothing
+// when links are otherwise always on" and "the per-port predictor keeps
+// gated links awake": a gated link is Off (docs/model.md §1.3) from its
+// gating (20 µs + 2d) until the ACK of its activation (41 µs + 4d),
+// whatever the mode and t_PDT underneath (always on; deep sleep with a
+// t_PDT of 1 s, which never sleeps: before, EEE alone gated it and it
+// stayed awake), draws the off power (0 W) and goes
+// up for the off state's wake time (1 µs); with links always on, the
+// links' energy is the always-on energy less the off time's.
+func TestTCEPGatedLinkIsOff(t *testing.T) {
+	const d = 1280 + 10*ns
+	const off = (41*us + 4*d) - (20*us + 2*d)
+	for _, tc := range []struct {
+		name string
+		mode eee.Mode
+		pdt  time.Duration
+	}{
+		{"always-on", eee.AlwaysOn, 0},
+		{"deep-sleep-never-sleeps", eee.DeepSleep, time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := table6(tc.mode, tc.pdt)
+			p.TCEP = TCEP{Enabled: true, Config: tcep.DefaultConfig()}
+			n, r, l := offTimeline(t, p)
+			if l.Times[eee.Off] != off || l.Offs != 1 || l.Ons != 1 || l.Times[eee.GoingUp] < 1*us {
+				t.Fatalf("link 2–3: off %d ps (want %d), offs %d, ons %d, going up %d ps", l.Times[eee.Off], off, l.Offs, l.Ons, l.Times[eee.GoingUp])
+			}
+			if c := r.Consolidation; c.Gated != 1 || c.Activations != 1 || c.Violations != 0 {
+				t.Fatalf("consolidation %+v", c)
+			}
+			if tc.mode != eee.AlwaysOn {
+				return
+			}
+			// Every link draws 2 × 24 W while on, 0 while off.
+			links := float64(len(n.links))
+			want := 2 * 24 * (links*float64(n.endTime) - float64(off)) * 1e-12
+			if math.Abs(r.EnergyJ.Links-want) > 1e-9*want {
+				t.Errorf("links energy %.9g J, want %.9g J", r.EnergyJ.Links, want)
+			}
+			p.TCEP.Enabled = false
+			_, r0, _ := offTimeline(t, p)
+			if r.EnergyJ.Links >= r0.EnergyJ.Links {
+				t.Errorf("links energy %.9g J with TCEP, %.9g J without: no saving", r.EnergyJ.Links, r0.EnergyJ.Links)
+			}
+		})
+	}
+}
+
+// TestIdlePowerFraction: with Power.IdleFraction 0.75 (paper 004: p_idle
+// 23.44 against p_real 31.25 pJ/bit) an always-on link draws 0.75 of the
+// awake power when it does not transmit: one 1000 B message from node 0
+// to node 2 (switch 0 to 1) crosses three links once (20 ns each at
+// 400 Gb/s), so the links' energy is 0.75 × 2 × 24 W × the links' time
+// plus 0.25 × 24 W × 3 × 20 ns.
+func TestIdlePowerFraction(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		frac float64
+	}{{"idle-0.75", 0.75}, {"idle-1", 1}, {"unset", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := table6(eee.AlwaysOn, 0)
+			p.Power.IdleFraction = tc.frac
+			n := build(t, hyperx(t, []int{4}, 2), p)
+			n.Inject(0, 0, 2, 1000)
+			r := run(t, n)
+			f := tc.frac
+			if f == 0 {
+				f = 1
+			}
+			T := float64(len(n.links)) * float64(n.endTime) * 1e-12
+			want := f*2*24*T + (1-f)*24*3*20e-9
+			if math.Abs(r.EnergyJ.Links-want) > 1e-9*want {
+				t.Errorf("links energy %.12g J, want %.12g J", r.EnergyJ.Links, want)
+			}
+		})
+	}
+}
+
+// BenchmarkTCEPEpoch is the cost of one activation epoch of the whole
+// network (every tenth also a deactivation epoch): reading every switch
+// port's counters into the subnetworks' uses (with the 100 µs
+// measurement window), the activation and deactivation rules and their
+// answers, on paper 004's 1024-node 1-D flattened butterfly (one
+// subnetwork of 32 routers) and its 512-node 2-D one (16 of 8), half the
+// non-root links gated, counters filled with a fixed pattern (a third of
+// the ports above U_hwm, mostly non-minimal) before each epoch.
+func BenchmarkTCEPEpoch(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		dims  []int
+		nodes int
+	}{{"fbfly-1024-1d", []int{32}, 32}, {"fbfly-512-2d", []int{8, 8}, 8}} {
+		b.Run(bc.name, func(b *testing.B) {
+			tp, err := topo.Build(topo.Config{Kind: topo.KindFBFly, Dims: bc.dims, NodesPerSwitch: bc.nodes})
+			if err != nil {
+				b.Fatal(err)
+			}
+			p := table6(eee.AlwaysOn, 0)
+			cfg := tcep.DefaultConfig()
+			cfg.Hwm, cfg.Window = 0.99, 100*us
+			p.TCEP = TCEP{Enabled: true, Config: cfg}
+			n := build(b, tp, p)
+			tc := n.tc
+			for si, sub := range tc.subs {
+				for a := 1; a < sub.K; a++ {
+					for c := a + 1; c < sub.K; c += 2 {
+						sub.CompleteDeactivation([]tcep.Request{{From: a, To: c}})
+						sub.Expire(a, c)
+					}
+				}
+				n.tcepSync(si, 0)
+			}
+			capA := int64(float64(cfg.ActivationEpoch) * p.RateBps / 8e12)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				for g := range tc.act {
+					if tc.state[g] == tcep.Active {
+						tc.act[g] = [3]int64{capA / 8, capA * int64(g%3) / 2, 0}
+					} else {
+						tc.act[g][2] = capA / 4
+					}
+					tc.deact[g] = tc.act[g]
+				}
+				now := int64(i+1) * cfg.ActivationEpoch
+				n.tcepEpoch(now)
+				for si, sub := range tc.subs {
+					tc.acReqs[si] = sub.RespondActivation(tc.acReqs[si])
+					if len(tc.deReqs[si]) > 0 {
+						tc.deReqs[si] = sub.RespondDeactivation(tc.deReqs[si], tc.deUse[si], cfg.Hwm)
+					}
+					tc.deReqs[si] = tc.deReqs[si][:0]
+				}
+			}
+		})
+	}
+}
+
+// TestTCEPWindow is the regression test of "TCEP never settles near
+// Fig. 12's bound": a 1 µs epoch holds five 9600 B packets at 400 Gb/s, so
+// a reading of one epoch is noise. TestTCEPTimeline's run (2–3 gated at
+// 20 µs + 2d), then from 40 µs switch 2 sends to switch 3 either a burst
+// (100 kB: eleven packets, 0.96 of one epoch) or a sustained stream (a
+// node after another, 2 MB: 42 µs at the link rate). With the epochs'
+// own counters (window 0) the burst activates 2–3 at once; with a
+// measurement window of 20 µs (an exponentially weighted average, the
+// router settling 20 epochs after a request) the burst does not, and the
+// stream does once its average passes U_hwm: with weight α = 1/20 per
+// epoch and readings near 1, the average is about 1 − 0.95^n after n
+// epochs, above 0.75 from n = 27: the tick at 67 µs (ACK at 67 µs + 4d).
+func TestTCEPWindow(t *testing.T) {
+	const d = 1280 + 10*ns
+	for _, tc := range []struct {
+		name   string
+		window int64
+		bytes  int64
+		on     int64 // when 2–3 is switched on (−1: never)
+	}{
+		{"no-window-burst", 0, 100_000, 41*us + 4*d},
+		{"window-burst", 20 * us, 100_000, -1},
+		{"window-stream", 20 * us, 2_000_000, 67*us + 4*d},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := table6(eee.AlwaysOn, 0)
+			cfg := tcep.DefaultConfig()
+			cfg.Window = tc.window
+			p.TCEP = TCEP{Enabled: true, Config: cfg}
+			n := build(t, hyperx(t, []int{4}, 2), p)
+			var at int64 = -1
+			n.tc.trace = func(now int64, si, a, b int, st tcep.State) {
+				if a == 2 && b == 3 && st == tcep.Waking && at < 0 {
+					at = now
+				}
+			}
+			for i := range 39 {
+				n.Inject(int64(i)*us, 0, 2, 1000)
+			}
+			n.Inject(40*us, 4, 6, tc.bytes)
+			r := run(t, n)
+			if c := r.Consolidation; c.Gated != 1 || (c.Activations == 1) != (tc.on >= 0) || c.Violations != 0 {
+				t.Fatalf("consolidation %+v", c)
+			}
+			if at != tc.on {
+				t.Errorf("2–3 switched on at %d ps, want %d", at, tc.on)
+			}
+		})
+	}
+}

@@ -79,7 +79,7 @@ func run(t *testing.T, n *Network) Result {
 	return n.Result()
 }
 
-func build(t *testing.T, tp topo.Topology, p Params) *Network {
+func build(t testing.TB, tp topo.Topology, p Params) *Network {
 	t.Helper()
 	n, err := New(tp, p)
 	if err != nil {
