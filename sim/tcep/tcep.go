@@ -200,6 +200,10 @@ type Subnet struct {
 	Stats       Stats
 	cand        []Cand
 	nb          []int
+	// Scratch of the answers (no allocation per epoch): per router,
+	// changed or matched; per ordered pair, asked.
+	mark  []bool
+	asked []bool
 }
 
 // NewSubnet returns a subnetwork of k routers with every link Active.
@@ -399,7 +403,7 @@ func (s *Subnet) RespondActivation(reqs []Request) []Request {
 		}
 		return cmp.Compare(a.To, b.To)
 	})
-	changed := make(map[int]bool, 2*len(reqs))
+	changed := s.scratch()
 	acked := reqs[:0]
 	for _, q := range reqs {
 		s.Stats.Messages++ // ACK or NACK
@@ -410,6 +414,15 @@ func (s *Subnet) RespondActivation(reqs []Request) []Request {
 		acked = append(acked, q)
 	}
 	return acked
+}
+
+// scratch returns the per-router marks, all false.
+func (s *Subnet) scratch() []bool {
+	if s.mark == nil {
+		s.mark = make([]bool, s.K)
+	}
+	clear(s.mark)
+	return s.mark
 }
 
 // BeginActivation makes ACKed Inactive links Waking (the ACK has arrived:
@@ -508,11 +521,19 @@ func (s *Subnet) DeactivationEpoch(u []Use, hwm float64, reqs []Request) []Reque
 // activated flags (a new deactivation epoch).
 func (s *Subnet) RespondDeactivation(reqs []Request, u []Use, hwm float64) []Request {
 	s.Stats.Messages += uint64(len(reqs)) // an ACK or a NACK each
-	asked := make(map[[2]int]bool, len(reqs))
-	for _, q := range reqs {
-		asked[[2]int{q.From, q.To}] = true
+	if s.asked == nil {
+		s.asked = make([]bool, s.K*s.K)
 	}
-	matched := make([]bool, s.K)
+	asked := s.asked
+	for _, q := range reqs {
+		asked[q.From*s.K+q.To] = true
+	}
+	defer func() {
+		for _, q := range reqs {
+			asked[q.From*s.K+q.To] = false
+		}
+	}()
+	matched := s.scratch()
 	var acked []Request
 	for b := range s.K {
 		if matched[b] || s.shadow[b] >= 0 || s.activated[b] {
@@ -530,7 +551,7 @@ func (s *Subnet) RespondDeactivation(reqs []Request, u []Use, hwm float64) []Req
 				cand, nb, boundary = s.partition(u, b, hwm)
 			}
 			for i, j := range nb {
-				mutual := asked[[2]int{b, j}]
+				mutual := asked[b*s.K+j]
 				if j == q.From && (i >= boundary || mutual) && cand[i].Eligible && cand[i].MinUtil < bestMin {
 					best, bestMin = qi, cand[i].MinUtil
 				}
