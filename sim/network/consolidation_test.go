@@ -390,6 +390,11 @@ func TestTCEPGatedLinkIsOff(t *testing.T) {
 				t.Fatalf("consolidation %+v", c)
 			}
 			if tc.mode != eee.AlwaysOn {
+				// No packet waited for the link coming back from off
+				// (model §1.3): with a t_PDT of 1 s nothing is a miss.
+				if r.Misses != 0 {
+					t.Errorf("%d misses: a packet waited for a link", r.Misses)
+				}
 				return
 			}
 			// Every link draws 2 × 24 W while on, 0 while off.
