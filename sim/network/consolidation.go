@@ -27,6 +27,7 @@ const (
 	tcepAcComplete        // their ACKs arrive: active
 	tcepExpire            // a shadow link's epoch is over: gated once drained
 	tcepAwake             // an activated link is back from off: active
+	tcepCtl               // a control packet is in at a switch (Arg: its message, consolidation_ctl.go)
 )
 
 // tcepState is the network's consolidation: the subnetworks, per switch
@@ -92,6 +93,13 @@ type tcepState struct {
 	drainWaits       uint64
 	bytes            int64 // delivered to the nodes (the carried load)
 	one              [1]tcep.Request
+	// Control packets (consolidation_ctl.go): the messages in flight and
+	// free slots; per subnetwork the requests of its batch still in
+	// flight and a copy of the activation batch as sent.
+	msgs           []ctlMsg
+	msgFree        []int32
+	acWait, deWait []int
+	acSent         [][]tcep.Request
 	// trace, if set (tests), sees every link-state change.
 	trace func(at int64, si, a, b int, st tcep.State)
 }
@@ -160,6 +168,8 @@ func newTCEP(n *Network) (*tcepState, error) {
 	}
 	tc.ugalOffset = 2 * (n.p.QueueBytes / n.p.MTU)
 	tc.cand = make([]int32, 0, 64)
+	tc.acWait, tc.deWait = make([]int, len(tc.subs)), make([]int, len(tc.subs))
+	tc.acSent = make([][]tcep.Request, len(tc.subs))
 	tc.active = tc.links
 	// Check the port layout against the topology's cabling.
 	for s := range S {
@@ -354,6 +364,8 @@ func (n *Network) tcepEvent(now int64, obj, arg int32) {
 			}
 			tc.acReqs[si] = tc.acReqs[si][:0]
 		}
+	case tcepCtl:
+		n.ctlDone(arg, now)
 	case tcepAwake:
 		sub := tc.subs[obj]
 		tc.one[0] = tcep.Request{From: int(arg) / sub.K, To: int(arg) % sub.K}
@@ -483,9 +495,15 @@ func (n *Network) tcepEpoch(now int64) (ac, de bool) {
 	for si, sub := range tc.subs {
 		tc.uses(si, tc.act, tc.det, tc.actPaused, tc.acUse[si], capA, tc.cfg.ActivationEpoch)
 		tc.smooth(si, tc.acUse[si])
+		if tc.acWait[si] > 0 {
+			continue // control packets: the last batch is still in flight
+		}
 		tc.acReqs[si] = sub.ActivationEpoch(tc.acUse[si], tc.cfg.Hwm, tc.acReqs[si][:0])
 		ac = ac || len(tc.acReqs[si]) > 0
 		n.tcepSync(si, now) // shadow reactivations
+		if tc.cfg.ControlPackets {
+			n.ctlSendBatches(si, true, false, now)
+		}
 	}
 	if now >= tc.nextDeact {
 		tc.nextDeact += tc.cfg.DeactivationEpoch
@@ -496,9 +514,18 @@ func (n *Network) tcepEpoch(now int64) (ac, de bool) {
 				// Over the window: the average the activation epochs keep.
 				copy(tc.deUse[si], tc.acUse[si])
 			}
+			if tc.deWait[si] > 0 {
+				continue // control packets: the last batch is still in flight
+			}
 			tc.deReqs[si] = sub.DeactivationEpoch(tc.deUse[si], tc.cfg.Hwm, tc.deReqs[si][:0])
 			de = de || len(tc.deReqs[si]) > 0
+			if tc.cfg.ControlPackets {
+				n.ctlSendBatches(si, false, true, now)
+			}
 		}
+	}
+	if tc.cfg.ControlPackets {
+		return false, false // the packets carry them
 	}
 	return ac, de
 }

@@ -100,39 +100,43 @@ func TestTCEPTimeline(t *testing.T) {
 // adaptive choice included, do not deadlock), none across an inactive
 // link, and the same seed gives the same JSON. At 100 % the adaptive
 // choice detours around Active minimal ports; at 10 % links are gated.
+// Both with control messages as delays and as packets.
 func TestTCEPOverloadInvariant(t *testing.T) {
 	tp := hyperx(t, []int{4, 4}, 2)
-	for _, pattern := range []string{"uniform", "tornado", "bitreverse"} {
-		for _, load := range []float64{0.1, 1} {
-			runOnce := func() ([]byte, Result) {
-				p := table6(eee.DeepSleep, 1*time.Microsecond)
-				p.TCEP = TCEP{Enabled: true, Config: tcep.DefaultConfig()}
-				n := build(t, tp, p)
-				attachConfig(t, n, synthetic(pattern, 9600, load, 60*time.Microsecond), 7)
-				r := run(t, n)
-				b, err := json.Marshal(r)
-				if err != nil {
-					t.Fatal(err)
+	for _, ctlPackets := range []bool{false, true} {
+		for _, pattern := range []string{"uniform", "tornado", "bitreverse"} {
+			for _, load := range []float64{0.1, 1} {
+				runOnce := func() ([]byte, Result) {
+					p := table6(eee.DeepSleep, 1*time.Microsecond)
+					p.TCEP = TCEP{Enabled: true, Config: tcep.DefaultConfig()}
+					p.TCEP.ControlPackets = ctlPackets
+					n := build(t, tp, p)
+					attachConfig(t, n, synthetic(pattern, 9600, load, 60*time.Microsecond), 7)
+					r := run(t, n)
+					b, err := json.Marshal(r)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return b, r
 				}
-				return b, r
-			}
-			a, r := runOnce()
-			c := r.Consolidation
-			if c == nil || c.Violations != 0 || r.Dropped != 0 {
-				t.Fatalf("%s %v: consolidation %+v, dropped %d", pattern, load, c, r.Dropped)
-			}
-			if r.Packets == 0 {
-				t.Fatalf("%s %v: nothing delivered", pattern, load)
-			}
-			if load < 0.5 && c.Gated == 0 {
-				t.Errorf("%s %v: nothing gated: %+v", pattern, load, c)
-			}
-			if load == 1 && c.Adaptive == 0 {
-				t.Errorf("%s %v: no adaptive detour: %+v", pattern, load, c)
-			}
-			t.Logf("%s %v: %d packets, %+v", pattern, load, r.Packets, *c)
-			if b, _ := runOnce(); !bytes.Equal(a, b) {
-				t.Errorf("%s %v: same seed, different JSON", pattern, load)
+				a, r := runOnce()
+				c := r.Consolidation
+				if c == nil || c.Violations != 0 || r.Dropped != 0 {
+					t.Fatalf("%s %v: consolidation %+v, dropped %d", pattern, load, c, r.Dropped)
+				}
+				if r.Packets == 0 {
+					t.Fatalf("%s %v: nothing delivered", pattern, load)
+				}
+				if load < 0.5 && c.Gated == 0 {
+					t.Errorf("%s %v: nothing gated: %+v", pattern, load, c)
+				}
+				if load == 1 && c.Adaptive == 0 {
+					t.Errorf("%s %v: no adaptive detour: %+v", pattern, load, c)
+				}
+				t.Logf("%s %v: %d packets, %+v", pattern, load, r.Packets, *c)
+				if b, _ := runOnce(); !bytes.Equal(a, b) {
+					t.Errorf("%s %v: same seed, different JSON", pattern, load)
+				}
 			}
 		}
 	}
@@ -550,5 +554,47 @@ func TestTCEPWindow(t *testing.T) {
 				t.Errorf("2–3 switched on at %d ps, want %d", at, tc.on)
 			}
 		})
+	}
+}
+
+// TestTCEPControlPackets: TestTCEPTimeline's run with the requests and
+// answers as packets (power.consolidation.control_packets). Every packet
+// finds its output queue empty and its link awake (always on), so each
+// crossing takes one control message's time d, as the delays do: the
+// same changes at the same times. The control packets are not delivered
+// to nodes (the packet count is the data's) and cost link time: more
+// energy-relevant transmissions, the same data latency here.
+func TestTCEPControlPackets(t *testing.T) {
+	const d = 1280 + 10*ns
+	p := table6(eee.AlwaysOn, 0)
+	cfg := tcep.DefaultConfig()
+	cfg.ControlPackets = true
+	p.TCEP = TCEP{Enabled: true, Config: cfg}
+	n := build(t, hyperx(t, []int{4}, 2), p)
+	var got []change
+	n.tc.trace = func(at int64, si, a, b int, st tcep.State) { got = append(got, change{at, a, b, st}) }
+	for i := range 39 {
+		n.Inject(int64(i)*us, 0, 2, 1000)
+	}
+	n.Inject(40*us, 4, 6, 100_000)
+	r := run(t, n)
+	want := []change{
+		{10*us + 2*d, 2, 3, tcep.Shadow},
+		{20*us + 2*d, 2, 3, tcep.Inactive},
+		{41*us + 4*d, 2, 3, tcep.Waking},
+		{42*us + 4*d, 2, 3, tcep.Active},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("changes %+v, want %+v", got, want)
+	}
+	c := r.Consolidation
+	if c.Deactivations != 1 || c.Gated != 1 || c.Activations != 1 || c.Violations != 0 || c.ControlMessages != 9+6+5 {
+		t.Fatalf("consolidation %+v", c)
+	}
+	if r.Packets != 39+11 {
+		t.Errorf("packets %d", r.Packets)
+	}
+	if len(n.tc.msgs) == 0 || len(n.tc.msgFree) != len(n.tc.msgs) {
+		t.Errorf("control messages: %d slots, %d free at the end", len(n.tc.msgs), len(n.tc.msgFree))
 	}
 }

@@ -1007,6 +1007,10 @@ func (n *Network) txEnd(i int32, now int64) {
 func (n *Network) arrive(i, k int32, now int64) {
 	pi := &n.in[i]
 	pk := &n.pkts[k]
+	if pk.dst < 0 { // a consolidation control packet (consolidation_ctl.go)
+		n.ctlArrive(k, now)
+		return
+	}
 	done := now + n.ser(pk.size)
 	if pi.sw < 0 { // a NIC: delivered when the last bit is in
 		n.delivered++

@@ -100,6 +100,9 @@ type Consolidation struct {
 	Window *predictor.Duration `yaml:"window" json:"window,omitempty"`
 	// Warmup: the consolidation report's link counts start here.
 	Warmup *predictor.Duration `yaml:"warmup" json:"warmup,omitempty"`
+	// ControlPackets: requests and answers as packets (default false:
+	// fixed delays).
+	ControlPackets *bool `yaml:"control_packets" json:"control_packets,omitempty"`
 }
 
 // check validates the section against the topology kind (one-line errors
@@ -112,7 +115,7 @@ func (c *Consolidation) check(topoKind string) error {
 			name string
 			set  bool
 		}{{"hwm", c.Hwm != nil}, {"activation_epoch", c.ActivationEpoch != nil}, {"deactivation_epoch", c.DeactivationEpoch != nil}, {"indirect_activation", c.IndirectActivation != nil},
-			{"window", c.Window != nil}, {"warmup", c.Warmup != nil}} {
+			{"window", c.Window != nil}, {"warmup", c.Warmup != nil}, {"control_packets", c.ControlPackets != nil}} {
 			if k.set {
 				return fmt.Errorf("power.consolidation.%s: used only with power.consolidation.kind tcep", k.name)
 			}
@@ -147,6 +150,7 @@ func (c *Consolidation) params() network.TCEP {
 	if c.Warmup != nil {
 		t.Warmup = ps(*c.Warmup)
 	}
+	t.ControlPackets = c.ControlPackets != nil && *c.ControlPackets
 	return t
 }
 

@@ -62,6 +62,11 @@ type Config struct {
 	// Warmup (ps): the consolidation report's time-weighted link counts
 	// start here (the paper measures at steady state); 0 = the whole run.
 	Warmup int64
+	// ControlPackets sends the activation and deactivation requests and
+	// their answers as packets through the network (queued, serialised,
+	// waking sleeping links) instead of fixed delays of one control
+	// message per hop.
+	ControlPackets bool
 }
 
 // DefaultConfig is the paper's: U_hwm 0.75, epochs of 1 µs and 10 µs.
