@@ -138,6 +138,7 @@ func newTCEP(n *Network) (*tcepState, error) {
 				rows[key] = id
 				sub := tcep.NewSubnet(k)
 				sub.NoIndirect = tc.cfg.NoIndirect
+				sub.InnerMin = tc.cfg.InnerMin
 				if w, e := cfg.Window, cfg.ActivationEpoch; w > e {
 					sub.Settle = int((w + e - 1) / e)
 				}

@@ -103,6 +103,9 @@ type Consolidation struct {
 	// ControlPackets: requests and answers as packets (default false:
 	// fixed delays).
 	ControlPackets *bool `yaml:"control_packets" json:"control_packets,omitempty"`
+	// InnerMin: Algorithm 1's boundary first tested with 2 inner links
+	// (as printed, default) or 1.
+	InnerMin *int `yaml:"inner_min" json:"inner_min,omitempty"`
 }
 
 // check validates the section against the topology kind (one-line errors
@@ -115,7 +118,8 @@ func (c *Consolidation) check(topoKind string) error {
 			name string
 			set  bool
 		}{{"hwm", c.Hwm != nil}, {"activation_epoch", c.ActivationEpoch != nil}, {"deactivation_epoch", c.DeactivationEpoch != nil}, {"indirect_activation", c.IndirectActivation != nil},
-			{"window", c.Window != nil}, {"warmup", c.Warmup != nil}, {"control_packets", c.ControlPackets != nil}} {
+			{"window", c.Window != nil}, {"warmup", c.Warmup != nil}, {"control_packets", c.ControlPackets != nil},
+			{"inner_min", c.InnerMin != nil}} {
 			if k.set {
 				return fmt.Errorf("power.consolidation.%s: used only with power.consolidation.kind tcep", k.name)
 			}
@@ -151,6 +155,9 @@ func (c *Consolidation) params() network.TCEP {
 		t.Warmup = ps(*c.Warmup)
 	}
 	t.ControlPackets = c.ControlPackets != nil && *c.ControlPackets
+	if c.InnerMin != nil {
+		t.InnerMin = *c.InnerMin
+	}
 	return t
 }
 

@@ -62,6 +62,11 @@ type Config struct {
 	// Warmup (ps): the consolidation report's time-weighted link counts
 	// start here (the paper measures at steady state); 0 = the whole run.
 	Warmup int64
+	// InnerMin is the number of inner links Algorithm 1 first tests the
+	// boundary with: 0 or 2 as printed (every non-hub router keeps its
+	// links to routers 0 and 1), 1 with link 0 alone (the prose's reading:
+	// down to the root star).
+	InnerMin int
 	// ControlPackets sends the activation and deactivation requests and
 	// their answers as packets through the network (queued, serialised,
 	// waking sleeping links) instead of fixed delays of one control
@@ -87,6 +92,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("power.consolidation.window: must be ≥ 0, got %d ps", c.Window)
 	case c.Warmup < 0:
 		return fmt.Errorf("power.consolidation.warmup: must be ≥ 0, got %d ps", c.Warmup)
+	case c.InnerMin != 0 && c.InnerMin != 1 && c.InnerMin != 2:
+		return fmt.Errorf("power.consolidation.inner_min: must be 1 or 2, got %d", c.InnerMin)
 	}
 	return nil
 }
@@ -125,7 +132,12 @@ type Cand struct {
 // their spare capacity max(0, hwm − util) covers the outer links'
 // utilisation, the test first made with links 0 and 1 inner (Algorithm 1
 // as printed). len(links) means no outer link.
-func Boundary(links []Cand, hwm float64) int {
+func Boundary(links []Cand, hwm float64) int { return BoundaryFrom(links, hwm, 2) }
+
+// BoundaryFrom is Boundary with the test first made with innerMin inner
+// links: 2 as printed, 1 with link 0 alone (the prose's reading: inner
+// links are added until their budget covers the outer links).
+func BoundaryFrom(links []Cand, hwm float64, innerMin int) int {
 	if len(links) < 2 {
 		return len(links)
 	}
@@ -133,6 +145,9 @@ func Boundary(links []Cand, hwm float64) int {
 	outer := 0.0
 	for _, l := range links[1:] {
 		outer += l.Util
+	}
+	if innerMin == 1 && budget >= outer-1e-12 {
+		return 1
 	}
 	for i := 1; i < len(links); i++ {
 		budget += spare(links[i].Util, hwm)
@@ -149,8 +164,13 @@ func spare(util, hwm float64) float64 { return max(0, hwm-util) }
 // SelectDeactivation is Algorithm 1: the eligible outer link with the least
 // minimally routed traffic (the first of equals), or −1.
 func SelectDeactivation(links []Cand, hwm float64) int {
+	return selectFrom(links, Boundary(links, hwm))
+}
+
+// selectFrom is SelectDeactivation over the outer links from boundary on.
+func selectFrom(links []Cand, boundary int) int {
 	best, bestMin := -1, math.Inf(1)
-	for i := Boundary(links, hwm); i < len(links); i++ {
+	for i := boundary; i < len(links); i++ {
 		if l := links[i]; l.Eligible && l.MinUtil < bestMin {
 			best, bestMin = i, l.MinUtil
 		}
@@ -188,12 +208,15 @@ type Subnet struct {
 	// to show a link it had activated (the measurement window over the
 	// epoch, Config.Window): until then it sends no direct activation
 	// request for an inactive link (0: none, the epochs as printed).
-	Settle  int
-	epochs  int     // ActivationEpoch calls
-	lastAct []int   // per router: the epoch of its last activation (−Settle − 1: none)
-	st      []State // K×K, symmetric
-	recent  []int   // per router: the neighbour of its most recently activated link (−1)
-	shadow  []int   // per router: the neighbour of its shadow link (−1)
+	Settle int
+	// InnerMin is the number of inner links Algorithm 1's boundary is
+	// first tested with (Config.InnerMin; 0 or 2: as printed).
+	InnerMin int
+	epochs   int     // ActivationEpoch calls
+	lastAct  []int   // per router: the epoch of its last activation (−Settle − 1: none)
+	st       []State // K×K, symmetric
+	recent   []int   // per router: the neighbour of its most recently activated link (−1)
+	shadow   []int   // per router: the neighbour of its shadow link (−1)
 	// activated: the router's link was activated since its last
 	// deactivation epoch (no deactivation then: activation has priority).
 	activated []bool
@@ -479,7 +502,7 @@ func (s *Subnet) partition(u []Use, r int, hwm float64) (cand []Cand, nb []int, 
 		nb = append(nb, j)
 	}
 	s.cand, s.nb = cand, nb
-	boundary = Boundary(cand, hwm)
+	boundary = BoundaryFrom(cand, hwm, s.InnerMin)
 	if rc := s.recent[r]; rc >= 0 {
 		hot := false
 		for i := range min(boundary, len(cand)) {
@@ -505,8 +528,8 @@ func (s *Subnet) DeactivationEpoch(u []Use, hwm float64, reqs []Request) []Reque
 		if s.shadow[r] >= 0 || s.activated[r] {
 			continue
 		}
-		cand, nb, _ := s.partition(u, r, hwm)
-		if i := SelectDeactivation(cand, hwm); i >= 0 {
+		cand, nb, boundary := s.partition(u, r, hwm)
+		if i := selectFrom(cand, boundary); i >= 0 {
 			reqs = append(reqs, Request{From: r, To: nb[i], Value: cand[i].MinUtil})
 			s.Stats.Messages++
 		}

@@ -399,3 +399,29 @@ func b2i(b bool) int {
 	}
 	return 0
 }
+
+// TestBoundaryFrom: with link 0 alone able to cover the outer links
+// (spare 0.75 − 0.1 = 0.65 ≥ 0.2 + 0.3), the boundary is 1 when first
+// tested with one inner link, 2 as printed; when link 0 cannot (0.65 <
+// 0.7 + 0.3) both readings grow the inner set alike.
+func TestBoundaryFrom(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		utils    []float64
+		innerMin int
+		want     int
+	}{
+		{"one-covers", []float64{0.1, 0.2, 0.3}, 1, 1},
+		{"printed-covers", []float64{0.1, 0.2, 0.3}, 2, 2},
+		{"one-short", []float64{0.1, 0.7, 0.3}, 1, 2},
+		{"printed-short", []float64{0.1, 0.7, 0.3}, 2, 2},
+	} {
+		links := make([]Cand, len(tc.utils))
+		for i, u := range tc.utils {
+			links[i] = Cand{Util: u, MinUtil: u, Eligible: i > 0}
+		}
+		if got := BoundaryFrom(links, 0.75, tc.innerMin); got != tc.want {
+			t.Errorf("%s: boundary %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
