@@ -76,6 +76,9 @@ func TestConsolidationSection(t *testing.T) {
 		{[]string{hx, "power.consolidation.window=10us"}, "small.yaml: power.consolidation.window: used only with power.consolidation.kind tcep"},
 		{[]string{hx, "power.consolidation.warmup=10us"}, "small.yaml: power.consolidation.warmup: used only with power.consolidation.kind tcep"},
 		{[]string{hx, "power.consolidation={kind: tcep, hwm: 1}"}, "small.yaml: power.consolidation.hwm: must be in (0, 1), got 1"},
+		{[]string{hx, "power.consolidation={kind: tcep, inner_min: 3}"}, "small.yaml: power.consolidation.inner_min: must be 1 or 2, got 3"},
+		{[]string{hx, "power.consolidation.inner_min=1"}, "small.yaml: power.consolidation.inner_min: used only with power.consolidation.kind tcep"},
+		{[]string{hx, "power.consolidation.control_packets=true"}, "small.yaml: power.consolidation.control_packets: used only with power.consolidation.kind tcep"},
 		{[]string{hx, "power.consolidation.kind=tcep", "routing.kind=ecmp"}, "small.yaml: power.consolidation.kind: tcep routes with PAL and needs routing.kind minimal, not ecmp"},
 	} {
 		_, err := Parse([]byte(small), "small.yaml", tc.sets)
