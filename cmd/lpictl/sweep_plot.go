@@ -35,7 +35,7 @@ Figures (paper 000):
               (Figs. 8, 14, 17)
   idle-hist   per run (role point): idle-time share per idle-period length bin and its
               cumulative share, from DIR/points/<id>/idle_hist.csv, class --class (Fig. 1)
-  generic     --y columns (one panel each) against --x, one series per --series value
+  generic     --y columns (one panel each; A+B: B dashed in A's panel) against --x, one series per --series value
 
 The title is the sweep's name (DIR/plan.json) unless --title is given.`,
 		Example: `  lpictl sweep plot out/lammps-pdt --figure pdt-sweep

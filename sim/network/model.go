@@ -190,6 +190,7 @@ type Network struct {
 	in      []inPort
 	hints   portHints  // what Prefetch reads instead of the port
 	links   []eee.Link // per link, or per direction (eee.PerDirection: 2·link + end)
+	txPS    []int64    // per entry of links, time its ends transmitted (ps); only with Power.IdleFraction < 1 (model §1.3)
 	nLinks  int        // the topology's links
 	swBase  []int32
 	classes []string
@@ -385,6 +386,9 @@ func (n *Network) cableLinks() error {
 		n.links = make([]eee.Link, 2*len(links))
 	} else {
 		n.links = make([]eee.Link, len(links))
+	}
+	if f := n.p.Power.IdleFraction; f > 0 && f < 1 {
+		n.txPS = make([]int64, len(n.links))
 	}
 	for li, l := range links {
 		a, b := n.portOf(l.A), n.portOf(l.B)
@@ -672,6 +676,9 @@ func (n *Network) Handle(e engine.Event) {
 		n.tryStart(e.Obj, now)
 	case evPFC:
 		po := &n.ports[e.Obj]
+		if n.tc != nil {
+			n.tc.pfc(e.Obj, e.Arg == 1, now)
+		}
 		if e.Arg == 1 {
 			po.flags |= paused
 		} else {
@@ -923,6 +930,9 @@ func (n *Network) tryStart(i int32, now int64) {
 		po.pendHops |= uint64(pk.hops) << ((bits.Len64(po.pendHops) + 7) &^ 7)
 	}
 	pk.hops--
+	if n.txPS != nil {
+		n.txPS[po.link] += n.ser(pk.size)
+	}
 	n.eng.Schedule(now+n.p.Propagation, evArrive, po.peer, k)
 	n.eng.ScheduleAux(now+n.ser(pk.size), evTxEnd, i, 0, po.head)
 }
@@ -997,9 +1007,16 @@ func (n *Network) txEnd(i int32, now int64) {
 func (n *Network) arrive(i, k int32, now int64) {
 	pi := &n.in[i]
 	pk := &n.pkts[k]
+	if pk.dst < 0 { // a consolidation control packet (consolidation_ctl.go)
+		n.ctlArrive(k, now)
+		return
+	}
 	done := now + n.ser(pk.size)
 	if pi.sw < 0 { // a NIC: delivered when the last bit is in
 		n.delivered++
+		if n.tc != nil {
+			n.tc.bytes += int64(pk.size)
+		}
 		n.latencyOf(done - pk.created)
 		if pk.last {
 			n.msgsDone++
