@@ -48,6 +48,11 @@ type PortCompare struct {
 	Measured *float64 `json:"measured"`
 	Predict  *float64 `json:"predict"`
 	Sim      *float64 `json:"sim"`
+	// SimMin and SimMax are the range of the simulator's figure over its
+	// ensemble (SimResult.Phases runs; misses and sleep share), nil
+	// elsewhere.
+	SimMin *float64 `json:"sim_min"`
+	SimMax *float64 `json:"sim_max"`
 	// PredictRel and SimRel are (predicted − measured) / measured (nil
 	// when measured is 0 or a side is missing).
 	PredictRel     *float64 `json:"predict_rel"`
@@ -138,21 +143,26 @@ func comparePorts(run, base *RunReport, rep []PortReplay, sim *SimResult) []Port
 			}
 			return fp(f(sp))
 		}
+		misses := newCompare(p.Port, "misses", "", fp(float64(st.Misses)),
+			pv(func(r *PortReplay) float64 { return float64(r.Misses) }),
+			sv(func(s *SimPort) float64 { return float64(s.Misses) }))
+		sleep := newCompare(p.Port, "sleep share", "%", fp(100*(st.Fractions.FastWake+st.Fractions.DeepSleep)),
+			pv(func(r *PortReplay) float64 {
+				if r.SpanS <= 0 {
+					return math.NaN()
+				}
+				return 100 * r.AsleepS / r.SpanS
+			}),
+			sv(func(s *SimPort) float64 { return 100 * s.SleepShare }))
+		if sp != nil {
+			misses.SimMin, misses.SimMax = fp(float64(sp.MissesMin)), fp(float64(sp.MissesMax))
+			sleep.SimMin, sleep.SimMax = fp(100*sp.SleepShareMin), fp(100*sp.SleepShareMax)
+		}
 		out = append(out,
 			newCompare(p.Port, "idle periods", "", fp(float64(st.IdlePeriods)),
 				pv(func(r *PortReplay) float64 { return float64(r.IdlePeriods) }),
 				sv(func(s *SimPort) float64 { return float64(s.IdlePeriods) })),
-			newCompare(p.Port, "misses", "", fp(float64(st.Misses)),
-				pv(func(r *PortReplay) float64 { return float64(r.Misses) }),
-				sv(func(s *SimPort) float64 { return float64(s.Misses) })),
-			newCompare(p.Port, "sleep share", "%", fp(100*(st.Fractions.FastWake+st.Fractions.DeepSleep)),
-				pv(func(r *PortReplay) float64 {
-					if r.SpanS <= 0 {
-						return math.NaN()
-					}
-					return 100 * r.AsleepS / r.SpanS
-				}),
-				sv(func(s *SimPort) float64 { return 100 * s.SleepShare })),
+			misses, sleep,
 			newCompare(p.Port, "wake-up delay", "ms", measuredDelay(pr, st.DelayTotal.Seconds()-baseDelay),
 				pv(func(r *PortReplay) float64 { return 1e3 * r.DelayS }),
 				sv(func(s *SimPort) float64 { return 1e3 * s.DelayS })),
@@ -223,14 +233,18 @@ func writePortCompare(bw *bufio.Writer, c *SimToReal) error {
 	if len(c.Ports) == 0 {
 		return nil
 	}
-	fmt.Fprintf(bw, "\nper port, %s (wake-up delay: the waits of the packets that ended idle periods; sim: %s; tolerance ±%.0f %%, or ±%d where a count is below %d, ±%.0f point below %.0f %%, ±%.0f ms below %.0f ms):\n",
-		c.Run, c.SimLPI, 100*RelTolerance, AbsCount, SmallCount, AbsPoints, SmallShare, AbsDelayMs, SmallDelayMs)
+	fmt.Fprintf(bw, "\nper port, %s (wake-up delay: the waits of the packets that ended idle periods; sim: %s, the mean of %d runs over the agents' round phase, its range beside it; tolerance ±%.0f %%, or ±%d where a count is below %d, ±%.0f point below %.0f %%, ±%.0f ms below %.0f ms):\n",
+		c.Run, c.SimLPI, simPhases(c.Sim), 100*RelTolerance, AbsCount, SmallCount, AbsPoints, SmallShare, AbsDelayMs, SmallDelayMs)
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "port\tmetric\tunit\tmeasured\tpredict\tΔ\tverdict\tsim\tΔ\tverdict\t")
+	fmt.Fprintln(tw, "port\tmetric\tunit\tmeasured\tpredict\tΔ\tverdict\tsim\tsim range\tΔ\tverdict\t")
 	for _, r := range c.Ports {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Port, r.Metric, r.Unit,
+		rng := "—"
+		if r.SimMin != nil && r.SimMax != nil {
+			rng = fmtOpt(r.SimMin, r.Unit) + "–" + fmtOpt(r.SimMax, r.Unit)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Port, r.Metric, r.Unit,
 			fmtOpt(r.Measured, r.Unit), fmtOpt(r.Predict, r.Unit), fmtRel(r.PredictRel), r.PredictVerdict,
-			fmtOpt(r.Sim, r.Unit), fmtRel(r.SimRel), r.SimVerdict)
+			fmtOpt(r.Sim, r.Unit), rng, fmtRel(r.SimRel), r.SimVerdict)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -247,4 +261,12 @@ func writePortCompare(bw *bufio.Writer, c *SimToReal) error {
 		fmt.Fprintf(bw, "  - %s\n", u)
 	}
 	return nil
+}
+
+// simPhases is how many simulations the sim column averages (0 without one).
+func simPhases(s *SimResult) int {
+	if s == nil {
+		return 0
+	}
+	return s.Phases
 }

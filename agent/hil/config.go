@@ -34,6 +34,8 @@ const (
 	DefaultTCPBytes   = 16 << 20
 	DefaultTimeout    = 100 * time.Millisecond
 	DefaultSimMTU     = 1500
+	DefaultSimPhases  = 8 // sim.phases
+	MaxSimPhases      = 64
 	DefaultSeed       = 1
 	// LineHops is the hop count of every path of the line (a–s–b).
 	LineHops = 2
@@ -105,9 +107,10 @@ type PortConfig struct {
 	// default), before the agent changes it.
 	InitialPDT *predictor.Duration `yaml:"initial_pdt" json:"initial_pdt"`
 	HybridHold *predictor.Duration `yaml:"hybrid_hold" json:"hybrid_hold"`
-	// LPI is the emulated ports' symmetry (model §1.2): per-direction
-	// (the default), each egress port deciding alone, or per-link, the
-	// two egress ports of each cable one emulated link (emulate.PerLink).
+	// LPI is the emulated ports' symmetry (model §1.2): preset (the
+	// default: the preset's PHY's), per-direction, each egress port
+	// deciding alone, or per-link, the two egress ports of each cable one
+	// emulated link (emulate.PerLink).
 	LPI string `yaml:"lpi" json:"lpi"`
 }
 
@@ -160,6 +163,10 @@ type SimConfig struct {
 	// or per-link; default the emulated ports' (port.lpi), so both sides
 	// run one link model.
 	LPI string `yaml:"lpi" json:"lpi"`
+	// Phases is how many simulations the column averages: the agents'
+	// round phase relative to the traffic is shifted by k × agent.interval
+	// / Phases (k = 0 … Phases−1) from the phase measured (simEnsemble).
+	Phases *int `yaml:"phases" json:"phases"`
 }
 
 // Load reads an experiment file (empty path: the shipped
@@ -224,6 +231,13 @@ func (c *Config) normalize() error {
 	}
 	if s.MTU < 64 || s.MTU > 65536 {
 		return bad("sim.mtu", "must be in 64..65536 bytes, got %d", s.MTU)
+	}
+	if s.Phases == nil {
+		n := DefaultSimPhases
+		s.Phases = &n
+	}
+	if *s.Phases < 1 || *s.Phases > MaxSimPhases {
+		return bad("sim.phases", "must be in 1..%d simulations, got %d", MaxSimPhases, *s.Phases)
 	}
 	if s.LPI == "" {
 		s.LPI = c.Port.LPI
@@ -304,8 +318,10 @@ func (p *PortConfig) normalize(c *Config) error {
 	if p.HybridHold == nil {
 		p.HybridHold = durp(10 * time.Microsecond)
 	}
-	if p.LPI == "" {
-		p.LPI = string(power.PerDirection)
+	// The preset's PHY decides by default (model §1.2), as for the
+	// simulator's power.lpi and emulate attach --lpi preset.
+	if p.LPI == "" || p.LPI == "preset" {
+		p.LPI = string(pre.Symmetry())
 	}
 	l, err := power.ParseLPI(p.LPI)
 	if err != nil {

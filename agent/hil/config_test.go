@@ -113,6 +113,8 @@ func TestConfigErrors(t *testing.T) {
 		{"traffic: {duration: 60s, flows: [{kind: probe}, {kind: poisson, rate: 50000}]}\n", nil, "bad.yaml: traffic.flows[1]: about 3000000 datagrams"},
 		{"traffic: {flows: [{kind: probe, count: -1}]}\n", nil, "bad.yaml: traffic.flows[0].count: must be in 0..200000"},
 		{"sim: {mtu: 10}\n" + flows, nil, "bad.yaml: sim.mtu: must be in 64..65536"},
+		{"sim: {phases: 0}\n" + flows, nil, "bad.yaml: sim.phases: must be in 1..64 simulations, got 0"},
+		{flows, []string{"sim.phases=65"}, "bad.yaml: sim.phases: must be in 1..64 simulations, got 65"},
 		{"seed: 1.5\n" + flows, nil, "bad.yaml: line 1: seed: want an integer"},
 	} {
 		_, err := Parse([]byte(tc.text), "bad.yaml", tc.sets)

@@ -8,8 +8,10 @@ import (
 	"github.com/lpictl/lpictl/sim/power"
 )
 
-// TestPortLPI: port.lpi takes per-direction (the default) and per-link,
-// sim.lpi follows it unless set, and the cables name the links.
+// TestPortLPI: port.lpi takes preset (the default: the preset's PHY's,
+// eee-1000base-t per link, eee-100base-tx per direction), per-direction
+// and per-link, sim.lpi follows it unless set, and the cables name the
+// links.
 func TestPortLPI(t *testing.T) {
 	for _, c := range []struct {
 		sets     []string
@@ -18,7 +20,10 @@ func TestPortLPI(t *testing.T) {
 		wantErr  string
 		linkNote bool
 	}{
-		{nil, power.PerDirection, power.PerDirection, "", false},
+		{nil, power.PerLink, power.PerLink, "", true},
+		{[]string{"port.lpi=preset"}, power.PerLink, power.PerLink, "", true},
+		{[]string{"port.preset=eee-100base-tx", "port.rate=100M"}, power.PerDirection, power.PerDirection, "", false},
+		{[]string{"port.lpi=per-direction"}, power.PerDirection, power.PerDirection, "", false},
 		{[]string{"port.lpi=per-link"}, power.PerLink, power.PerLink, "", true},
 		{[]string{"port.lpi=per-link", "sim.lpi=per-direction"}, power.PerLink, power.PerDirection, "", true},
 		{[]string{"port.lpi=sideways"}, "", "", "port.lpi: unknown lpi", false},
@@ -56,7 +61,7 @@ func TestMissCostPerLink(t *testing.T) {
 		sets []string
 		want time.Duration
 	}{
-		{[]string{"port.rate=1G"}, 1985 * time.Microsecond},
+		{[]string{"port.rate=1G", "port.lpi=per-direction"}, 1985 * time.Microsecond},
 		{[]string{"port.rate=1G", "port.lpi=per-link"}, 1985*time.Microsecond + 1044*time.Nanosecond},
 	} {
 		cfg, err := Parse([]byte("port: {preset: eee-1000base-t, mode: deep-sleep, scale: 10}\ntraffic: {flows: [{kind: probe}]}\n"), "t.yaml", c.sets)

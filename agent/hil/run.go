@@ -168,7 +168,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 				sb, err = cfg.simulate(ctx, simDir, string(p.kind)+"-always-on", p.kind, power.AlwaysOn, vefPath, lead, nil)
 			}
 			if err == nil {
-				sp, err = cfg.simulate(ctx, simDir, string(p.kind), p.kind, cfg.mode, vefPath, lead, phases)
+				sp, err = cfg.simEnsemble(ctx, simDir, string(p.kind), p.kind, vefPath, lead, phases)
 			}
 			if err != nil {
 				if ctx.Err() != nil {
@@ -497,7 +497,7 @@ func standingNotes(cfg *Config, rep *Report) []string {
 		"energy and counters of the emulated ports cover the traffic phase; the agents' traces cover their whole run (replayed whole, counted within the traffic phase when the trace's clock allows)",
 	}
 	n = append(n, "the ports apply the agents' delay ledger themselves, per idle period (held: periods kept awake past t_PDT), from the agent's first timer write; predict replays the agents' controllers (no ledger) and models the ports: each decision armed from the agent's next round (every agent.interval from its start), extended by the port's ledger (bpf/eeeemu.c's rule, replay.AgentPort); the round times are the interval's, not the agent's actual ticks, so a row may arm a timer one round early or late",
-		"the simulator runs its own controllers on the simulated idle periods (recompute every agent.interval, the decision armed at once, not at the agent's next round) under the ledger per idle period, started with the traffic (the ports' started with the agents, traffic.settle earlier, and held nothing before the agents' first write): with an adaptive predictor the ledger pins each port's wait to l·T, so which idle periods are slept — misses and sleep share — depends on the timing of each decision, and differs by chance of the order of the tolerance on ports that sleep a few per cent of the time")
+		fmt.Sprintf("the simulator runs the agents' controllers on the simulated idle periods as the agents drive the ports: decisions armed at the agent's rounds (every agent.interval, in each agent's measured phase), the idle period before the traffic observed at the first packet, the delay ledger per idle period as the ports apply it; with an adaptive predictor the ledger paces each port's wait to l·T, so which idle periods are slept — misses and sleep share — turns on when the rounds fall, and the agents' ticks jitter: the sim column is the mean of %d runs with the rounds shifted by agent.interval/%d (sim.phases), each port's range beside it", *cfg.Sim.Phases, *cfg.Sim.Phases))
 	if hasTCP(cfg) {
 		n = append(n, "TCP is closed loop: the ports' waits slow its sender, its segments and ACKs are captured after the emulated port held them and enter the simulation open loop at those times (a held segment may pay a wake-up again there), and its segment trains make few, long idle periods; rows of the ports that carry it (a0, s1 for a→b; b0, s0 for its ACKs) include that difference")
 	}

@@ -406,8 +406,11 @@ type SimResult struct {
 	Misses      uint64  `json:"misses"`
 	Wakeups     uint64  `json:"wakeups"`
 	// LPI is the symmetry the simulator ran (model §1.2).
-	LPI   string    `json:"lpi"`
-	Ports []SimPort `json:"ports"`
+	LPI string `json:"lpi"`
+	// Phases is how many simulations the figures are the mean of
+	// (simEnsemble; counts rounded), 1 for a single run.
+	Phases int       `json:"phases"`
+	Ports  []SimPort `json:"ports"`
 }
 
 // SimPort is one simulated port, named as the emulated port it stands for.
@@ -418,6 +421,88 @@ type SimPort struct {
 	SleepShare  float64 `json:"sleep_share"` // of the port's time, Fast Wake or Deep Sleep (its direction's, per direction)
 	DelayS      float64 `json:"delay_s"`     // the waits of the packets that ended its idle periods
 	Saving      float64 `json:"energy_saving"`
+	// The range over the ensemble's simulations (simEnsemble): how much
+	// the agents' round phase alone moves the figures.
+	MissesMin     uint64  `json:"misses_min"`
+	MissesMax     uint64  `json:"misses_max"`
+	SleepShareMin float64 `json:"sleep_share_min"`
+	SleepShareMax float64 `json:"sleep_share_max"`
+}
+
+// simEnsemble runs the simulated line sim.phases times, each port's
+// agent phase (phases, simSpec) shifted by k × agent.interval / sim.phases
+// from the one measured, and gives the mean of the runs (counts rounded to
+// the nearest whole number) with each port's range of misses and sleep
+// share. Why: which idle periods a ledger-paced port sleeps is decided by
+// when its agent's rounds fall relative to the traffic; the agents' ticks
+// jitter and that phase is not reproducible, and on a few seconds of
+// traffic it alone moves a port's misses and sleep share by ±10 % or more
+// (docs/hil.md "What is compared"). The mean over the phases is the
+// simulator's prediction; the range says how far one run may stray.
+func (c *Config) simEnsemble(ctx context.Context, dir, name string, kind predictor.Kind, vefPath string, lead time.Duration, phases map[string]PortPhase) (SimResult, error) {
+	n := *c.Sim.Phases
+	runs := make([]SimResult, 0, n)
+	for k := range n {
+		shift := time.Duration(int64(c.Agent.Interval.D()) * int64(k) / int64(n))
+		ph := make(map[string]PortPhase, len(phases))
+		for port, p := range phases {
+			p.Lead += shift
+			ph[port] = p
+		}
+		r, err := c.simulate(ctx, dir, name, kind, c.mode, vefPath, lead+shift, ph)
+		if err != nil {
+			return SimResult{}, err
+		}
+		runs = append(runs, r)
+	}
+	return meanSim(runs), nil
+}
+
+// meanSim is the mean of runs of one scenario (same traffic and ports).
+func meanSim(runs []SimResult) SimResult {
+	out := runs[0]
+	out.Phases = len(runs)
+	out.Ports = slices.Clone(runs[0].Ports)
+	n := float64(len(runs))
+	avg := func(f func(*SimResult) float64) float64 {
+		var t float64
+		for i := range runs {
+			t += f(&runs[i])
+		}
+		return t / n
+	}
+	count := func(f func(*SimResult) uint64) uint64 {
+		return uint64(math.Round(avg(func(r *SimResult) float64 { return float64(f(r)) })))
+	}
+	out.ExecTimeS = avg(func(r *SimResult) float64 { return r.ExecTimeS })
+	out.Latency.Mean = avg(func(r *SimResult) float64 { return r.Latency.Mean })
+	out.Latency.P50 = avg(func(r *SimResult) float64 { return r.Latency.P50 })
+	out.Latency.P99 = avg(func(r *SimResult) float64 { return r.Latency.P99 })
+	for _, r := range runs {
+		out.Latency.Max = max(out.Latency.Max, r.Latency.Max)
+	}
+	out.LinkEnergyJ = avg(func(r *SimResult) float64 { return r.LinkEnergyJ })
+	out.SleepShare = avg(func(r *SimResult) float64 { return r.SleepShare })
+	out.Hits = count(func(r *SimResult) uint64 { return r.Hits })
+	out.Misses = count(func(r *SimResult) uint64 { return r.Misses })
+	out.Wakeups = count(func(r *SimResult) uint64 { return r.Wakeups })
+	for i := range out.Ports {
+		p := &out.Ports[i]
+		port := func(r *SimResult) *SimPort { return &r.Ports[i] }
+		p.IdlePeriods = count(func(r *SimResult) uint64 { return port(r).IdlePeriods })
+		p.Misses = count(func(r *SimResult) uint64 { return port(r).Misses })
+		p.SleepShare = avg(func(r *SimResult) float64 { return port(r).SleepShare })
+		p.DelayS = avg(func(r *SimResult) float64 { return port(r).DelayS })
+		p.Saving = avg(func(r *SimResult) float64 { return port(r).Saving })
+		p.MissesMin, p.MissesMax = p.Misses, p.Misses
+		p.SleepShareMin, p.SleepShareMax = p.SleepShare, p.SleepShare
+		for k := range runs {
+			q := port(&runs[k])
+			p.MissesMin, p.MissesMax = min(p.MissesMin, q.Misses), max(p.MissesMax, q.Misses)
+			p.SleepShareMin, p.SleepShareMax = min(p.SleepShareMin, q.SleepShare), max(p.SleepShareMax, q.SleepShare)
+		}
+	}
+	return out
 }
 
 // simPorts maps the line's emulated ports to the simulated line's
@@ -509,7 +594,7 @@ func (c *Config) simulate(ctx context.Context, dir, name string, kind predictor.
 		Mode: string(mode), Predictor: pred, ExecTimeS: r.ExecTimeS, Messages: r.Messages, Packets: r.Packets,
 		Latency:     Dist{Count: int(r.Packets), Mean: lat.Mean, P50: lat.P50, P99: lat.P99, Max: lat.Max},
 		LinkEnergyJ: r.EnergyJ.Links, SleepShare: r.LinkStateFraction.FastWake + r.LinkStateFraction.DeepSleep,
-		Hits: r.Hits, Misses: r.Misses, Wakeups: r.Wakeups, LPI: string(c.SimLPI()), Ports: []SimPort{},
+		Hits: r.Hits, Misses: r.Misses, Wakeups: r.Wakeups, LPI: string(c.SimLPI()), Phases: 1, Ports: []SimPort{},
 	}
 	rows := map[int]network.PortRow{}
 	n.Ports(func(row *network.PortRow) { rows[row.Port] = *row })
@@ -544,6 +629,8 @@ func (c *Config) simulate(ctx context.Context, dir, name string, kind predictor.
 				p.Saving = 100 * (1 - row.EnergyJ/(wake*total))
 			}
 		}
+		p.MissesMin, p.MissesMax = p.Misses, p.Misses
+		p.SleepShareMin, p.SleepShareMax = p.SleepShare, p.SleepShare
 		res.Ports = append(res.Ports, p)
 	}
 	return res, nil

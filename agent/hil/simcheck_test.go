@@ -3,6 +3,7 @@ package hil
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -30,7 +31,7 @@ const handTrace = `start_ps,gap_ps,pdt_ps,outcome,delay_ps,sent
 
 func fixedConfig(t *testing.T) *Config {
 	t.Helper()
-	c, err := Parse([]byte("predictors: [fixed]\npredictor: {pdt: 100us}\ntraffic: {flows: [{kind: probe}]}\n"), "hand.yaml", nil)
+	c, err := Parse([]byte("predictors: [fixed]\npredictor: {pdt: 100us}\ntraffic: {flows: [{kind: probe}]}\n"), "hand.yaml", []string{"port.lpi=per-direction"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +128,69 @@ func TestSimulateLine(t *testing.T) {
 	}
 	if pre.DeepSleep.WakeTime.D() != c.ScaledWake() || pre.DeepSleep.SleepTime.D() != c.ScaledSleep() || pre.Name != "eee-1000base-t-x10" {
 		t.Errorf("scaled preset %+v %+v", pre, pre.DeepSleep)
+	}
+}
+
+// TestSimEnsemble: the sim column is the mean of sim.phases runs with the
+// agents' rounds shifted by agent.interval / sim.phases; its ranges hold
+// every run's figure and the mean lies within them. With one phase the
+// ensemble is the single run at the measured phase. meanSim is checked
+// by hand on two runs.
+func TestSimEnsemble(t *testing.T) {
+	c := fixedConfig(t)
+	dir := t.TempDir()
+	var b bytes.Buffer
+	if err := WriteVEF(&b, handMsgs); err != nil {
+		t.Fatal(err)
+	}
+	vefPath := filepath.Join(dir, "t.vef")
+	if err := os.WriteFile(vefPath, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	phases := map[string]PortPhase{"a0": {Lead: 3 * time.Millisecond}, "s1": {Lead: 3 * time.Millisecond},
+		"b0": {Lead: 7 * time.Millisecond}, "s0": {Lead: 7 * time.Millisecond}}
+	one := 1
+	c.Sim.Phases = &one
+	single, err := c.simEnsemble(ctx, dir, "one", predictor.KindFixed, vefPath, 5*time.Millisecond, phases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, err := c.simulate(ctx, dir, "direct", predictor.KindFixed, c.PowerMode(), vefPath, 5*time.Millisecond, phases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if single.Phases != 1 || !reflect.DeepEqual(single.Ports, direct.Ports) || single.Misses != direct.Misses {
+		t.Errorf("one phase: %+v, want the single run %+v", single, direct)
+	}
+	four := 4
+	c.Sim.Phases = &four
+	ens, err := c.simEnsemble(ctx, dir, "four", predictor.KindFixed, vefPath, 5*time.Millisecond, phases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ens.Phases != 4 || len(ens.Ports) != len(simPorts) {
+		t.Fatalf("four phases: %+v", ens)
+	}
+	for _, p := range ens.Ports {
+		if p.MissesMin > p.Misses || p.Misses > p.MissesMax || p.SleepShareMin > p.SleepShare || p.SleepShare > p.SleepShareMax {
+			t.Errorf("%s: mean outside its range: %+v", p.Port, p)
+		}
+	}
+
+	runs := []SimResult{
+		{Misses: 3, Hits: 10, SleepShare: 0.2, Latency: Dist{Mean: 1, Max: 5}, Ports: []SimPort{{Port: "a0", IdlePeriods: 10, Misses: 3, SleepShare: 0.2, DelayS: 1}}},
+		{Misses: 4, Hits: 10, SleepShare: 0.4, Latency: Dist{Mean: 3, Max: 4}, Ports: []SimPort{{Port: "a0", IdlePeriods: 11, Misses: 4, SleepShare: 0.4, DelayS: 3}}},
+	}
+	m := meanSim(runs)
+	p := m.Ports[0]
+	if m.Phases != 2 || m.Misses != 4 || m.Hits != 10 || math.Abs(m.SleepShare-0.3) > 1e-12 || m.Latency.Mean != 2 || m.Latency.Max != 5 ||
+		p.IdlePeriods != 11 || p.Misses != 4 || p.MissesMin != 3 || p.MissesMax != 4 ||
+		math.Abs(p.SleepShare-0.3) > 1e-12 || p.SleepShareMin != 0.2 || p.SleepShareMax != 0.4 || p.DelayS != 2 {
+		t.Errorf("meanSim: %+v %+v", m, p)
+	}
+	if runs[0].Ports[0].Misses != 3 {
+		t.Error("meanSim changed its input")
 	}
 }
 

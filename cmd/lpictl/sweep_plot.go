@@ -38,7 +38,7 @@ Figures (paper 000):
   powar       paper 002 Figs. 4, 5: run-time overhead, E_net and E_cluster over the reference
               (the powar_model columns; the ideal marker dashed) against predictor.pdt, one
               series per selection function (routing), a row per workload (name)
-  generic     --y columns (one panel each) against --x, one series per --series value
+  generic     --y columns (one panel each; A+B: B dashed in A's panel) against --x, one series per --series value
 
 The title is the sweep's name (DIR/plan.json) unless --title is given.`,
 		Example: `  lpictl sweep plot out/lammps-pdt --figure pdt-sweep

@@ -48,11 +48,15 @@ const (
 	LowFastWake
 	LowDeepSleep
 	GoingUp
+	// Off: switched off by consolidation (docs/model.md §1.3), not
+	// low-power idle; it ends only when the network switches the link on
+	// again (Link.PowerOn), after which it goes up for Params.WakeOff.
+	Off
 	NumStates
 )
 
 func (s State) String() string {
-	return [...]string{"wake", "going_down", "fast_wake", "deep_sleep", "going_up"}[s]
+	return [...]string{"wake", "going_down", "fast_wake", "deep_sleep", "going_up", "off"}[s]
 }
 
 // LPI is how the two directions of a link enter low-power idle (model
@@ -97,7 +101,10 @@ type Params struct {
 	// Gate, when set, is the application-level delay budget every link of
 	// the network shares (gate.go): a link sleeps only while it is open
 	// and is woken when it closes.
-	Gate           *Gate
+	Gate *Gate
+	// WakeOff is the time a link switched off (Off) takes to carry bits
+	// again once switched on (the preset's off.wake_time).
+	WakeOff        int64
 	firstS, firstW int64
 	firstLow       State
 }
@@ -139,12 +146,49 @@ type Link struct {
 	accounted int64 // state times are counted up to here
 	busy      uint8 // bit per end: output queue non-empty or transmitting
 	owner     uint8 // end that transmitted last: its PDT timer runs
+	off       bool  // switched off (PowerOff) until PowerOn
 	// Times is the time spent in each state (ps), up to the last event.
 	Times [NumStates]int64
 	// Downs counts power-down transitions, Ups wake-ups, Deepens hybrid
-	// Fast Wake → Deep Sleep steps.
+	// Fast Wake → Deep Sleep steps; Offs the times the link was switched
+	// off, Ons switched on again.
 	Downs, Ups, Deepens uint32
+	Offs, Ons           uint32
 }
+
+// PowerOff switches the idle link off at now (docs/model.md §1.3): its
+// states up to now are resolved as at the end of a run, then it is Off,
+// drawing the off power, whatever its t_PDT, until PowerOn. The caller
+// makes sure neither end holds or sends a packet, and that the owner's
+// t_PDT is set.
+func (l *Link) PowerOff(p *Params, now int64) {
+	if l.off {
+		return
+	}
+	l.Finish(p, now)
+	l.off = true
+	l.Offs++
+}
+
+// PowerOn switches an Off link on at now: it goes up for p.WakeOff and is
+// then idle, from the returned ready time, with end 0's t_PDT pdt running
+// (as after Start). No packet waits for it: the network routes none over
+// the link before ready.
+func (l *Link) PowerOn(p *Params, now, pdt int64) (ready int64) {
+	if !l.off {
+		return now
+	}
+	l.account(Off, now)
+	ready = now + p.WakeOff
+	l.account(GoingUp, ready)
+	l.off = false
+	l.Ons++
+	l.ReadyAt, l.idleFrom, l.owner, l.pdt, l.hold = ready, ready, 0, pdt, -1
+	return ready
+}
+
+// IsOff reports whether the link is switched off.
+func (l *Link) IsOff() bool { return l.off }
 
 // Start makes the link idle at time now with end 0's t_PDT running, as if a
 // transmission had just ended (so that a link nothing uses goes down).
@@ -200,6 +244,13 @@ func (l *Link) account(s State, until int64) {
 // in [D, D+t_s) waits the t_s remainder and t_w; a packet finding the link
 // low waits the t_w of that state.
 func (l *Link) Need(p *Params, now int64, end uint8) (ready int64, missed bool) {
+	if l.off {
+		// The network never sends over a link it switched off; if it
+		// did, the packet would wait for the link to come back.
+		ready = l.PowerOn(p, now, Never)
+		l.busy |= 1 << end
+		return ready, true
+	}
 	if l.busy != 0 {
 		l.busy |= 1 << end
 		if l.ReadyAt > now {
@@ -278,6 +329,10 @@ func (l *Link) SetHold(hold int64) { l.hold = hold }
 
 // Finish accounts the link's states up to the end of the run at now.
 func (l *Link) Finish(p *Params, now int64) {
+	if l.off {
+		l.account(Off, now)
+		return
+	}
 	if l.busy != 0 || p.Mode == AlwaysOn || l.pdt >= Never-l.idleFrom-4*p.Handshake {
 		l.account(Wake, now)
 		return

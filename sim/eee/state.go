@@ -16,6 +16,9 @@ package eee
 // loop's order), and the t_PDT of the idle period must be set (SetPDT)
 // if its owner decides it lazily.
 func (l *Link) AwakeAt(p *Params, now int64, end uint8) bool {
+	if l.off {
+		return false
+	}
 	if l.busy != 0 {
 		return l.ReadyAt <= now
 	}

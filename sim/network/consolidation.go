@@ -3,6 +3,7 @@ package network
 import (
 	"fmt"
 
+	"github.com/lpictl/lpictl/sim/eee"
 	"github.com/lpictl/lpictl/sim/tcep"
 	"github.com/lpictl/lpictl/sim/topo"
 )
@@ -25,6 +26,8 @@ const (
 	tcepAcRespond         // activation requests arrive (over two hops): answered
 	tcepAcComplete        // their ACKs arrive: active
 	tcepExpire            // a shadow link's epoch is over: gated once drained
+	tcepAwake             // an activated link is back from off: active
+	tcepCtl               // a control packet is in at a switch (Arg: its message, consolidation_ctl.go)
 )
 
 // tcepState is the network's consolidation: the subnetworks, per switch
@@ -54,6 +57,17 @@ type tcepState struct {
 	// towards t over a detour in the current activation epoch (indirect
 	// activation).
 	det []int64
+	// ema, with a measurement window longer than the activation epoch
+	// (tcep.Config.Window): per switch port, the exponentially weighted
+	// average of its activation epochs' readings (Min, NonMin, Virt,
+	// Detour) that every rule reads; alpha its weight of a new epoch.
+	ema   [][5]float64
+	alpha float64
+	// pausedFrom: per switch port, since when PFC holds it (−1: it does
+	// not); actPaused, deactPaused: the time it was held in the current
+	// activation and deactivation epochs (Use.Paused).
+	pausedFrom             []int64
+	actPaused, deactPaused []int64
 	// ugalOffset: PAL's adaptive choice keeps the Active minimal port
 	// while q_min ≤ 2·q_nm + ugalOffset (packets: what an output buffer
 	// and one input buffer hold, 2·⌊queue_size / MTU⌋).
@@ -77,6 +91,15 @@ type tcepState struct {
 	rerouted         uint64 // at an intermediate whose direct link was gated: via the hub
 	violations       uint64 // packets that crossed an Inactive link
 	drainWaits       uint64
+	bytes            int64 // delivered to the nodes (the carried load)
+	one              [1]tcep.Request
+	// Control packets (consolidation_ctl.go): the messages in flight and
+	// free slots; per subnetwork the requests of its batch still in
+	// flight and a copy of the activation batch as sent.
+	msgs           []ctlMsg
+	msgFree        []int32
+	acWait, deWait []int
+	acSent         [][]tcep.Request
 	// trace, if set (tests), sees every link-state change.
 	trace func(at int64, si, a, b int, st tcep.State)
 }
@@ -87,6 +110,9 @@ func newTCEP(n *Network) (*tcepState, error) {
 		return nil, fmt.Errorf("power.consolidation: tcep needs topology.kind hyperx or fbfly (fully connected subnetworks), not %s", n.t.Name())
 	}
 	cfg := n.p.TCEP.Config
+	if n.p.EEE.WakeOff <= 0 {
+		return nil, fmt.Errorf("power.consolidation: tcep needs the power preset's off state (a wake time to come back from off)")
+	}
 	tc := &tcepState{cfg: cfg, h: h, dims: h.Dims(), ctl: n.handshake, nextDeact: cfg.DeactivationEpoch, swBase: n.swBase}
 	if 4*tc.ctl >= cfg.ActivationEpoch {
 		return nil, fmt.Errorf("power.consolidation.activation_epoch: %d ps is not longer than an activation handshake (4 control messages, %d ps)", cfg.ActivationEpoch, 4*tc.ctl)
@@ -112,6 +138,10 @@ func newTCEP(n *Network) (*tcepState, error) {
 				rows[key] = id
 				sub := tcep.NewSubnet(k)
 				sub.NoIndirect = tc.cfg.NoIndirect
+				sub.InnerMin = tc.cfg.InnerMin
+				if w, e := cfg.Window, cfg.ActivationEpoch; w > e {
+					sub.Settle = int((w + e - 1) / e)
+				}
 				tc.subs = append(tc.subs, sub)
 				tc.subDim = append(tc.subDim, i)
 				tc.subBase = append(tc.subBase, key[1])
@@ -129,8 +159,18 @@ func newTCEP(n *Network) (*tcepState, error) {
 	tc.act, tc.deact = make([][3]int64, total), make([][3]int64, total)
 	tc.routed = make([]int32, total)
 	tc.det = make([]int64, total)
+	tc.pausedFrom, tc.actPaused, tc.deactPaused = make([]int64, total), make([]int64, total), make([]int64, total)
+	for i := range tc.pausedFrom {
+		tc.pausedFrom[i] = -1
+	}
+	if cfg.Window > cfg.ActivationEpoch {
+		tc.ema = make([][5]float64, total)
+		tc.alpha = float64(cfg.ActivationEpoch) / float64(cfg.Window)
+	}
 	tc.ugalOffset = 2 * (n.p.QueueBytes / n.p.MTU)
 	tc.cand = make([]int32, 0, 64)
+	tc.acWait, tc.deWait = make([]int, len(tc.subs)), make([]int, len(tc.subs))
+	tc.acSent = make([][]tcep.Request, len(tc.subs))
 	tc.active = tc.links
 	// Check the port layout against the topology's cabling.
 	for s := range S {
@@ -205,7 +245,7 @@ func (n *Network) routePAL(sw int32, pk *packet) int32 {
 		// Shadow still carries it. If it was gated meanwhile, via the hub
 		// (whose links are root links).
 		pk.detour = false
-		if tc.state[g] != tcep.Inactive {
+		if st := tc.state[g]; st == tcep.Active || st == tcep.Shadow {
 			return tc.count(g, 1, pk.size)
 		}
 		tc.rerouted++
@@ -233,7 +273,7 @@ func (n *Network) routePAL(sw int32, pk *packet) int32 {
 		}
 		tc.adaptive++
 	case tcep.Shadow:
-		if po := &n.ports[gm]; po.flags&paused != 0 || po.bytes+pk.size > n.p.QueueBytes {
+		if n.ports[gm].flags&paused != 0 {
 			tc.subs[si].Reactivate(c, cd)
 			tc.palReactivations++
 			n.tcepSync(int(si), n.eng.Now())
@@ -288,7 +328,7 @@ func (tc *tcepState) count(g int32, kind int, size int32) int32 {
 func (n *Network) tcepCrossed(from int32) {
 	tc := n.tc
 	tc.routed[from]--
-	if tc.state[from] == tcep.Inactive {
+	if st := tc.state[from]; st == tcep.Inactive || st == tcep.Waking {
 		tc.violations++
 	}
 }
@@ -308,13 +348,30 @@ func (n *Network) tcepEvent(now int64, obj, arg int32) {
 		}
 		n.tcepSchedule(now+2*tc.ctl, tcepAcComplete, 0, 0)
 	case tcepAcComplete:
+		// The ACKs have arrived: the links are switched on and come back
+		// after the off state's wake time (routed as Inactive meanwhile).
 		for si, sub := range tc.subs {
 			if len(tc.acReqs[si]) > 0 {
-				sub.CompleteActivation(tc.acReqs[si])
+				sub.BeginActivation(tc.acReqs[si])
+				for _, q := range tc.acReqs[si] {
+					if sub.State(q.From, q.To) != tcep.Waking {
+						continue
+					}
+					ga, gb := tc.portsOf(si, q.From, q.To)
+					ready := n.linkOn(ga, gb, now)
+					n.tcepSchedule(ready, tcepAwake, int32(si), int32(q.From*sub.K+q.To))
+				}
 				n.tcepSync(si, now)
 			}
 			tc.acReqs[si] = tc.acReqs[si][:0]
 		}
+	case tcepCtl:
+		n.ctlDone(arg, now)
+	case tcepAwake:
+		sub := tc.subs[obj]
+		tc.one[0] = tcep.Request{From: int(arg) / sub.K, To: int(arg) % sub.K}
+		sub.CompleteActivation(tc.one[:])
+		n.tcepSync(int(obj), now)
 	case tcepDeRespond:
 		for si, sub := range tc.subs {
 			tc.deReqs[si] = sub.RespondDeactivation(tc.deReqs[si], tc.deUse[si], tc.cfg.Hwm)
@@ -340,7 +397,8 @@ func (n *Network) tcepEvent(now int64, obj, arg int32) {
 		if sub.State(a, b) != tcep.Shadow {
 			return
 		}
-		if ga, gb := n.tcepPorts(int(obj), a, b); tc.routed[ga]+tc.routed[gb] > 0 {
+		ga, gb := n.tcepPorts(int(obj), a, b)
+		if tc.routed[ga]+tc.routed[gb] > 0 || n.links[n.ports[ga].link].Busy() || n.links[n.ports[gb].link].Busy() {
 			// Packets routed to it are still to cross: drain first
 			// (unless nothing else can happen: a deadlock, Run reports it).
 			if n.eng.Pending() == tc.pending {
@@ -351,37 +409,66 @@ func (n *Network) tcepEvent(now int64, obj, arg int32) {
 			return
 		}
 		sub.Expire(a, b)
+		n.linkOff(ga, gb, now)
 		n.tcepSync(int(obj), now)
 	}
+}
+
+// linkOff switches off the link of switch ports ga and gb, both idle
+// (docs/model.md §1.3): each direction's pending t_PDT is decided first so
+// that the link's states up to now resolve, then the link is Off. The
+// idle period in progress is cut there: the controllers never see it.
+func (n *Network) linkOff(ga, gb int32, now int64) {
+	for _, i := range [2]int32{ga, gb} {
+		if o := n.linkOwner(i); o >= 0 {
+			n.decide(o)
+		}
+		n.links[n.ports[i].link].PowerOff(&n.p.EEE, now)
+	}
+}
+
+// linkOn switches on the Off link of switch ports ga and gb at now and
+// returns when it carries bits again. Each port starts an idle period
+// then, its t_PDT decided when first needed (as after a transmission).
+func (n *Network) linkOn(ga, gb int32, now int64) (ready int64) {
+	ready = now
+	for _, i := range [2]int32{ga, gb} {
+		po := &n.ports[i]
+		switch {
+		case n.p.EEE.Mode == eee.AlwaysOn:
+			po.pdt = eee.Never
+		case po.flags&extPDT != 0:
+			po.pdt = n.extPDTFor(i)
+		default:
+			po.flags |= decidePending
+		}
+	}
+	for _, i := range [2]int32{ga, gb} {
+		po := &n.ports[i]
+		owner := i
+		if n.p.EEE.LPI != eee.PerDirection && po.end != 0 {
+			owner = po.peer
+		}
+		if l := &n.links[po.link]; l.IsOff() {
+			ready = max(ready, l.PowerOn(&n.p.EEE, now, n.ports[owner].pdt))
+		}
+	}
+	for _, i := range [2]int32{ga, gb} {
+		n.ports[i].idleStart = ready
+	}
+	return ready
 }
 
 // tcepTick runs the epoch boundaries due at now and schedules the next
 // tick, unless nothing but the consolidation's events is left.
 func (n *Network) tcepTick(now int64) {
 	tc := n.tc
-	capA := float64(tc.cfg.ActivationEpoch) * n.p.RateBps / 8e12
-	any := false
-	for si, sub := range tc.subs {
-		tc.uses(si, tc.act, tc.det, tc.acUse[si], capA)
-		tc.acReqs[si] = sub.ActivationEpoch(tc.acUse[si], tc.cfg.Hwm, tc.acReqs[si][:0])
-		any = any || len(tc.acReqs[si]) > 0
-		n.tcepSync(si, now) // shadow reactivations
-	}
-	if any {
+	ac, de := n.tcepEpoch(now)
+	if ac {
 		n.tcepSchedule(now+2*tc.ctl, tcepAcRespond, 0, 0)
 	}
-	if now >= tc.nextDeact {
-		tc.nextDeact += tc.cfg.DeactivationEpoch
-		capD := float64(tc.cfg.DeactivationEpoch) * n.p.RateBps / 8e12
-		any = false
-		for si, sub := range tc.subs {
-			tc.uses(si, tc.deact, nil, tc.deUse[si], capD)
-			tc.deReqs[si] = sub.DeactivationEpoch(tc.deUse[si], tc.cfg.Hwm, tc.deReqs[si][:0])
-			any = any || len(tc.deReqs[si]) > 0
-		}
-		if any {
-			n.tcepSchedule(now+tc.ctl, tcepDeRespond, 0, 0)
-		}
+	if de {
+		n.tcepSchedule(now+tc.ctl, tcepDeRespond, 0, 0)
 	}
 	// Only the consolidation's events left: the run is over (or, with
 	// packets still in flight, deadlocked: Run reports it).
@@ -392,9 +479,74 @@ func (n *Network) tcepTick(now int64) {
 	n.tcepSchedule(now+tc.cfg.ActivationEpoch, tcepTick, 0, 0)
 }
 
-// uses fills subnetwork si's uses from the counters cnt and, if not nil,
-// the detour counters det (clearing them) over an epoch of capacity bytes.
-func (tc *tcepState) uses(si int, cnt [][3]int64, det []int64, u []tcep.Use, capacity float64) {
+// tcepEpoch reads every subnetwork's counters at the activation-epoch
+// boundary now (and at the deactivation one when due) and runs the
+// rules; it reports whether activation and deactivation requests were
+// sent (answered one and two control messages later).
+func (n *Network) tcepEpoch(now int64) (ac, de bool) {
+	tc := n.tc
+	capA := float64(tc.cfg.ActivationEpoch) * n.p.RateBps / 8e12
+	for g, from := range tc.pausedFrom {
+		if from >= 0 {
+			tc.actPaused[g] += now - from
+			tc.deactPaused[g] += now - from
+			tc.pausedFrom[g] = now
+		}
+	}
+	for si, sub := range tc.subs {
+		tc.uses(si, tc.act, tc.det, tc.actPaused, tc.acUse[si], capA, tc.cfg.ActivationEpoch)
+		tc.smooth(si, tc.acUse[si])
+		if tc.acWait[si] > 0 {
+			continue // control packets: the last batch is still in flight
+		}
+		tc.acReqs[si] = sub.ActivationEpoch(tc.acUse[si], tc.cfg.Hwm, tc.acReqs[si][:0])
+		ac = ac || len(tc.acReqs[si]) > 0
+		n.tcepSync(si, now) // shadow reactivations
+		if tc.cfg.ControlPackets {
+			n.ctlSendBatches(si, true, false, now)
+		}
+	}
+	if now >= tc.nextDeact {
+		tc.nextDeact += tc.cfg.DeactivationEpoch
+		capD := float64(tc.cfg.DeactivationEpoch) * n.p.RateBps / 8e12
+		for si, sub := range tc.subs {
+			tc.uses(si, tc.deact, nil, tc.deactPaused, tc.deUse[si], capD, tc.cfg.DeactivationEpoch)
+			if tc.ema != nil {
+				// Over the window: the average the activation epochs keep.
+				copy(tc.deUse[si], tc.acUse[si])
+			}
+			if tc.deWait[si] > 0 {
+				continue // control packets: the last batch is still in flight
+			}
+			tc.deReqs[si] = sub.DeactivationEpoch(tc.deUse[si], tc.cfg.Hwm, tc.deReqs[si][:0])
+			de = de || len(tc.deReqs[si]) > 0
+			if tc.cfg.ControlPackets {
+				n.ctlSendBatches(si, false, true, now)
+			}
+		}
+	}
+	if tc.cfg.ControlPackets {
+		return false, false // the packets carry them
+	}
+	return ac, de
+}
+
+// pfc: switch port g was paused (on) or resumed by PFC at now.
+func (tc *tcepState) pfc(g int32, on bool, now int64) {
+	if from := tc.pausedFrom[g]; from >= 0 {
+		tc.actPaused[g] += now - from
+		tc.deactPaused[g] += now - from
+	}
+	tc.pausedFrom[g] = -1
+	if on {
+		tc.pausedFrom[g] = now
+	}
+}
+
+// uses fills subnetwork si's uses from the counters cnt, the paused
+// times paused and, if not nil, the detour counters det (clearing them)
+// over an epoch of capacity bytes and length ps.
+func (tc *tcepState) uses(si int, cnt [][3]int64, det, paused []int64, u []tcep.Use, capacity float64, length int64) {
 	k := tc.subs[si].K
 	for a := range k {
 		for b := range k {
@@ -403,12 +555,39 @@ func (tc *tcepState) uses(si int, cnt [][3]int64, det []int64, u []tcep.Use, cap
 			}
 			g, _ := tc.portsOf(si, a, b)
 			c := &cnt[g]
-			u[a*k+b] = tcep.Use{Min: float64(c[0]) / capacity, NonMin: float64(c[1]) / capacity, Virt: float64(c[2]) / capacity}
+			u[a*k+b] = tcep.Use{Min: float64(c[0]) / capacity, NonMin: float64(c[1]) / capacity, Virt: float64(c[2]) / capacity,
+				Paused: float64(paused[g]) / float64(length)}
 			*c = [3]int64{}
+			paused[g] = 0
 			if det != nil {
 				u[a*k+b].Detour = float64(det[g]) / capacity
 				det[g] = 0
 			}
+		}
+	}
+}
+
+// smooth replaces subnetwork si's activation-epoch uses u by their
+// exponentially weighted averages over the measurement window (nothing
+// without one).
+func (tc *tcepState) smooth(si int, u []tcep.Use) {
+	if tc.ema == nil {
+		return
+	}
+	k, a := tc.subs[si].K, tc.alpha
+	for i := range k {
+		for j := range k {
+			if i == j {
+				continue
+			}
+			g, _ := tc.portsOf(si, i, j)
+			e, x := &tc.ema[g], &u[i*k+j]
+			e[0] += a * (x.Min - e[0])
+			e[1] += a * (x.NonMin - e[1])
+			e[2] += a * (x.Virt - e[2])
+			e[3] += a * (x.Detour - e[3])
+			e[4] += a * (x.Paused - e[4])
+			*x = tcep.Use{Min: e[0], NonMin: e[1], Virt: e[2], Detour: e[3], Paused: e[4]}
 		}
 	}
 }
@@ -460,11 +639,15 @@ func (tc *tcepState) account(now int64) {
 	if now <= tc.lastT {
 		return
 	}
-	dt := float64(now - tc.lastT)
+	from := max(tc.lastT, tc.cfg.Warmup)
+	tc.lastT = now
+	if now <= from {
+		return
+	}
+	dt := float64(now - from)
 	tc.activeT += float64(tc.active) * dt
 	tc.shadowT += float64(tc.shadow) * dt
 	tc.inactiveT += float64(tc.links-tc.active-tc.shadow) * dt
-	tc.lastT = now
 }
 
 // Consolidation is the summary's consolidation block (power.consolidation:
@@ -507,6 +690,12 @@ type Consolidation struct {
 	DrainWaits       uint64 `json:"drain_waits"`
 	// Violations counts packets that crossed an Inactive link: always 0.
 	Violations uint64 `json:"violations"`
+	// CarriedLoad is the traffic delivered per node over the run, as a
+	// fraction of the link rate; LowerBound, on a 1-D network, paper 004
+	// §VI-A's lower bound on ActiveRatio at that load under uniform
+	// traffic (tcep.LowerBound; Fig. 12).
+	CarriedLoad float64 `json:"carried_load"`
+	LowerBound  float64 `json:"lower_bound_ratio,omitempty"`
 }
 
 // consolidation computes the consolidation block for a run ending at end.
@@ -525,13 +714,19 @@ func (n *Network) consolidation(end int64) *Consolidation {
 	}
 	// The states are accounted up to the last consolidation event, which
 	// may be after the run's end (the epochs that noticed it).
-	if span := max(end, tc.lastT); span > 0 {
+	if span := max(end, tc.lastT) - tc.cfg.Warmup; span > 0 {
 		c.Active, c.Shadow, c.Inactive = tc.activeT/float64(span), tc.shadowT/float64(span), tc.inactiveT/float64(span)
 	} else {
 		c.Active = float64(tc.links)
 	}
 	if tc.links > 0 {
 		c.ActiveRatio, c.PhysicalRatio = c.Active/float64(tc.links), (c.Active+c.Shadow)/float64(tc.links)
+	}
+	if end > 0 {
+		c.CarriedLoad = float64(tc.bytes) * 8e12 / (float64(end) * n.p.RateBps * float64(n.t.Nodes()))
+		if len(tc.dims) == 1 {
+			c.LowerBound = tcep.LowerBound(n.t.Nodes(), tc.dims[0], c.CarriedLoad)
+		}
 	}
 	return c
 }

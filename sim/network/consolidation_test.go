@@ -47,7 +47,9 @@ type change struct {
 // (48000 B: 0.96 of the epoch's 50000 B, above U_hwm = 0.75, all
 // non-minimal), so router 2 asks for its
 // inactive link with the highest virtual utilisation, 2–3, over two hops
-// (2d), and the ACK comes back over two (2d): Active at 41 µs + 4d.
+// (2d), and the ACK comes back over two (2d): the link is switched on
+// (Waking) at 41 µs + 4d and Active after the off state's wake time
+// (1 µs), at 42 µs + 4d.
 func TestTCEPTimeline(t *testing.T) {
 	const d = 1280 + 10*ns
 	p := table6(eee.AlwaysOn, 0)
@@ -66,7 +68,8 @@ func TestTCEPTimeline(t *testing.T) {
 	want := []change{
 		{10*us + 2*d, 2, 3, tcep.Shadow},
 		{20*us + 2*d, 2, 3, tcep.Inactive},
-		{41*us + 4*d, 2, 3, tcep.Active},
+		{41*us + 4*d, 2, 3, tcep.Waking},
+		{42*us + 4*d, 2, 3, tcep.Active},
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("changes %+v, want %+v", got, want)
@@ -80,11 +83,11 @@ func TestTCEPTimeline(t *testing.T) {
 	if c.ControlMessages != 9+6+5 {
 		t.Errorf("control messages %d, want 20", c.ControlMessages)
 	}
-	// 11 packets of 4 → 6; those routed before 41 µs + 4d = 41.04512 µs
-	// go non-minimally: first bits at 40.110 + 0.192 j µs, j = 0…4
-	// (41.070 is after): 5.
-	if c.NonMinimal != 5 {
-		t.Errorf("non-minimal %d, want 5", c.NonMinimal)
+	// 11 packets of 4 → 6; those routed before 42 µs + 4d = 42.04512 µs
+	// (the link back from off) go non-minimally: first bits at 40.110 +
+	// 0.192 j µs, j = 0…10, the last at 42.030: all 11.
+	if c.NonMinimal != 11 {
+		t.Errorf("non-minimal %d, want 11", c.NonMinimal)
 	}
 	if r.Packets != 39+11 {
 		t.Errorf("packets %d", r.Packets)
@@ -97,39 +100,43 @@ func TestTCEPTimeline(t *testing.T) {
 // adaptive choice included, do not deadlock), none across an inactive
 // link, and the same seed gives the same JSON. At 100 % the adaptive
 // choice detours around Active minimal ports; at 10 % links are gated.
+// Both with control messages as delays and as packets.
 func TestTCEPOverloadInvariant(t *testing.T) {
 	tp := hyperx(t, []int{4, 4}, 2)
-	for _, pattern := range []string{"uniform", "tornado", "bitreverse"} {
-		for _, load := range []float64{0.1, 1} {
-			runOnce := func() ([]byte, Result) {
-				p := table6(eee.DeepSleep, 1*time.Microsecond)
-				p.TCEP = TCEP{Enabled: true, Config: tcep.DefaultConfig()}
-				n := build(t, tp, p)
-				attachConfig(t, n, synthetic(pattern, 9600, load, 60*time.Microsecond), 7)
-				r := run(t, n)
-				b, err := json.Marshal(r)
-				if err != nil {
-					t.Fatal(err)
+	for _, ctlPackets := range []bool{false, true} {
+		for _, pattern := range []string{"uniform", "tornado", "bitreverse"} {
+			for _, load := range []float64{0.1, 1} {
+				runOnce := func() ([]byte, Result) {
+					p := table6(eee.DeepSleep, 1*time.Microsecond)
+					p.TCEP = TCEP{Enabled: true, Config: tcep.DefaultConfig()}
+					p.TCEP.ControlPackets = ctlPackets
+					n := build(t, tp, p)
+					attachConfig(t, n, synthetic(pattern, 9600, load, 60*time.Microsecond), 7)
+					r := run(t, n)
+					b, err := json.Marshal(r)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return b, r
 				}
-				return b, r
-			}
-			a, r := runOnce()
-			c := r.Consolidation
-			if c == nil || c.Violations != 0 || r.Dropped != 0 {
-				t.Fatalf("%s %v: consolidation %+v, dropped %d", pattern, load, c, r.Dropped)
-			}
-			if r.Packets == 0 {
-				t.Fatalf("%s %v: nothing delivered", pattern, load)
-			}
-			if load < 0.5 && c.Gated == 0 {
-				t.Errorf("%s %v: nothing gated: %+v", pattern, load, c)
-			}
-			if load == 1 && c.Adaptive == 0 {
-				t.Errorf("%s %v: no adaptive detour: %+v", pattern, load, c)
-			}
-			t.Logf("%s %v: %d packets, %+v", pattern, load, r.Packets, *c)
-			if b, _ := runOnce(); !bytes.Equal(a, b) {
-				t.Errorf("%s %v: same seed, different JSON", pattern, load)
+				a, r := runOnce()
+				c := r.Consolidation
+				if c == nil || c.Violations != 0 || r.Dropped != 0 {
+					t.Fatalf("%s %v: consolidation %+v, dropped %d", pattern, load, c, r.Dropped)
+				}
+				if r.Packets == 0 {
+					t.Fatalf("%s %v: nothing delivered", pattern, load)
+				}
+				if load < 0.5 && c.Gated == 0 {
+					t.Errorf("%s %v: nothing gated: %+v", pattern, load, c)
+				}
+				if load == 1 && c.Adaptive == 0 {
+					t.Errorf("%s %v: no adaptive detour: %+v", pattern, load, c)
+				}
+				t.Logf("%s %v: %d packets, %+v", pattern, load, r.Packets, *c)
+				if b, _ := runOnce(); !bytes.Equal(a, b) {
+					t.Errorf("%s %v: same seed, different JSON", pattern, load)
+				}
 			}
 		}
 	}
@@ -158,6 +165,8 @@ func tcepSetup(n *Network, shadow bool, links ...[2]int) {
 		sub.CompleteDeactivation([]tcep.Request{{From: l[0], To: l[1]}})
 		if !shadow {
 			sub.Expire(l[0], l[1])
+			ga, gb := n.tc.portsOf(0, l[0], l[1])
+			n.linkOff(ga, gb, 0)
 		}
 	}
 	n.tcepSync(0, 0)
@@ -180,7 +189,8 @@ func tcepSetup(n *Network, shadow bool, links ...[2]int) {
 // request) finds target 5 hot and sends an indirect request to 1 (the
 // lowest router below 3 and 5 with 3–1 Active and 1–5 Inactive), buffered
 // there until 1's next epoch at 10 µs, when 1 asks 5 for 1–5 over two
-// hops (2d); 5 ACKs over two (2d): Active at 10 µs + 4d. The second epoch
+// hops (2d); 5 ACKs over two (2d): switched on at 10 µs + 4d, Active
+// 1 µs later (the off state's wake time). The second epoch
 // is below U_hwm on 3→0: no second request. One packet at 20 µs keeps
 // the epochs running past 10 µs.
 func TestTCEPIndirectTimeline(t *testing.T) {
@@ -201,7 +211,7 @@ func TestTCEPIndirectTimeline(t *testing.T) {
 	}
 	n.Inject(20*us, 24, 40, 9600)
 	r := run(t, n)
-	if want := []change{{10*us + 4*d, 1, 5, tcep.Active}}; !slices.Equal(got, want) {
+	if want := []change{{10*us + 4*d, 1, 5, tcep.Waking}, {11*us + 4*d, 1, 5, tcep.Active}}; !slices.Equal(got, want) {
 		t.Fatalf("changes %+v, want %+v", got, want)
 	}
 	if math.Abs(second-0.2624) > 1e-9 {
@@ -249,8 +259,10 @@ func TestTCEPIndirectOff(t *testing.T) {
 // packet to node 2 (switch 2): minimal port 3→2, the only available
 // intermediate 0 (1–2 is Inactive), so the detour's first port is 3→0.
 // The UGAL offset is 2·⌊49152 B / 9600 B⌋ = 10 packets: minimal while
-// q(3→2) ≤ 2·q(3→0) + 10. Credits on the detour: not PFC-paused and
-// 9600 B more fit in the 49152 B output buffer.
+// q(3→2) ≤ 2·q(3→0) + 10. Credits on the detour: the next switch has
+// room (the port is not PFC-paused), whatever this switch's output buffer
+// holds (a full output buffer holds the packet at the input, it does not
+// reactivate the shadow link).
 func TestPALTableI(t *testing.T) {
 	const size = 9600
 	for _, tc := range []struct {
@@ -272,7 +284,7 @@ func TestPALTableI(t *testing.T) {
 		{name: "active-31-vs-2·10+10", min: tcep.Active, qMin: 31, qNm: 10, detour: true, adaptive: true},
 		{name: "shadow-credits", min: tcep.Shadow, outBytes: 49152 - size, detour: true},
 		{name: "shadow-paused", min: tcep.Shadow, paused: true, reactivation: true},
-		{name: "shadow-buffer-full", min: tcep.Shadow, outBytes: 49152 - size + 1, reactivation: true},
+		{name: "shadow-buffer-full", min: tcep.Shadow, outBytes: 49152 - size + 1, detour: true},
 		{name: "inactive-paused", min: tcep.Inactive, paused: true, detour: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -330,3 +342,259 @@ func b2u(b bool) uint64 {
 }
 
 func b2u8(b bool) uint8 { return uint8(b2u(b)) }
+
+// offTimeline is TestTCEPTimeline's run: light traffic until 39 µs gates
+// 2–3 at 20 µs + 2d; 100 kB from switch 2 to 3 at 40 µs switch it on at
+// 41 µs + 4d, Active 1 µs later. It returns the network after the run,
+// its result and link 2–3's eee.Link.
+func offTimeline(t *testing.T, p Params) (*Network, Result, *eee.Link) {
+	t.Helper()
+	n := build(t, hyperx(t, []int{4}, 2), p)
+	for i := range 39 {
+		n.Inject(int64(i)*us, 0, 2, 1000)
+	}
+	n.Inject(40*us, 4, 6, 100_000)
+	r := run(t, n)
+	var l *eee.Link
+	if n.tc != nil {
+		ga, _ := n.tc.portsOf(0, 2, 3)
+		l = &n.links[n.ports[ga].link]
+	}
+	return n, r, l
+}
+
+// TestTCEPGatedLinkIsOff is the regression test of "TCEP saves nothing
+// when links are otherwise always on" and "the per-port predictor keeps
+// gated links awake": a gated link is Off (docs/model.md §1.3) from its
+// gating (20 µs + 2d) until the ACK of its activation (41 µs + 4d),
+// whatever the mode and t_PDT underneath (always on; deep sleep with a
+// t_PDT of 1 s, which never sleeps: before, EEE alone gated it and it
+// stayed awake), draws the off power (0 W) and goes
+// up for the off state's wake time (1 µs); with links always on, the
+// links' energy is the always-on energy less the off time's.
+func TestTCEPGatedLinkIsOff(t *testing.T) {
+	const d = 1280 + 10*ns
+	const off = (41*us + 4*d) - (20*us + 2*d)
+	for _, tc := range []struct {
+		name string
+		mode eee.Mode
+		pdt  time.Duration
+	}{
+		{"always-on", eee.AlwaysOn, 0},
+		{"deep-sleep-never-sleeps", eee.DeepSleep, time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := table6(tc.mode, tc.pdt)
+			p.TCEP = TCEP{Enabled: true, Config: tcep.DefaultConfig()}
+			n, r, l := offTimeline(t, p)
+			if l.Times[eee.Off] != off || l.Offs != 1 || l.Ons != 1 || l.Times[eee.GoingUp] < 1*us {
+				t.Fatalf("link 2–3: off %d ps (want %d), offs %d, ons %d, going up %d ps", l.Times[eee.Off], off, l.Offs, l.Ons, l.Times[eee.GoingUp])
+			}
+			if c := r.Consolidation; c.Gated != 1 || c.Activations != 1 || c.Violations != 0 {
+				t.Fatalf("consolidation %+v", c)
+			}
+			if tc.mode != eee.AlwaysOn {
+				// No packet waited for the link coming back from off
+				// (model §1.3): with a t_PDT of 1 s nothing is a miss.
+				if r.Misses != 0 {
+					t.Errorf("%d misses: a packet waited for a link", r.Misses)
+				}
+				return
+			}
+			// Every link draws 2 × 24 W while on, 0 while off.
+			links := float64(len(n.links))
+			want := 2 * 24 * (links*float64(n.endTime) - float64(off)) * 1e-12
+			if math.Abs(r.EnergyJ.Links-want) > 1e-9*want {
+				t.Errorf("links energy %.9g J, want %.9g J", r.EnergyJ.Links, want)
+			}
+			p.TCEP.Enabled = false
+			_, r0, _ := offTimeline(t, p)
+			if r.EnergyJ.Links >= r0.EnergyJ.Links {
+				t.Errorf("links energy %.9g J with TCEP, %.9g J without: no saving", r.EnergyJ.Links, r0.EnergyJ.Links)
+			}
+		})
+	}
+}
+
+// TestIdlePowerFraction: with Power.IdleFraction 0.75 (paper 004: p_idle
+// 23.44 against p_real 31.25 pJ/bit) an always-on link draws 0.75 of the
+// awake power when it does not transmit: one 1000 B message from node 0
+// to node 2 (switch 0 to 1) crosses three links once (20 ns each at
+// 400 Gb/s), so the links' energy is 0.75 × 2 × 24 W × the links' time
+// plus 0.25 × 24 W × 3 × 20 ns.
+func TestIdlePowerFraction(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		frac float64
+	}{{"idle-0.75", 0.75}, {"idle-1", 1}, {"unset", 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := table6(eee.AlwaysOn, 0)
+			p.Power.IdleFraction = tc.frac
+			n := build(t, hyperx(t, []int{4}, 2), p)
+			n.Inject(0, 0, 2, 1000)
+			r := run(t, n)
+			f := tc.frac
+			if f == 0 {
+				f = 1
+			}
+			T := float64(len(n.links)) * float64(n.endTime) * 1e-12
+			want := f*2*24*T + (1-f)*24*3*20e-9
+			if math.Abs(r.EnergyJ.Links-want) > 1e-9*want {
+				t.Errorf("links energy %.12g J, want %.12g J", r.EnergyJ.Links, want)
+			}
+		})
+	}
+}
+
+// BenchmarkTCEPEpoch is the cost of one activation epoch of the whole
+// network (every tenth also a deactivation epoch): reading every switch
+// port's counters into the subnetworks' uses (with the 100 µs
+// measurement window), the activation and deactivation rules and their
+// answers, on paper 004's 1024-node 1-D flattened butterfly (one
+// subnetwork of 32 routers) and its 512-node 2-D one (16 of 8), half the
+// non-root links gated, counters filled with a fixed pattern (a third of
+// the ports above U_hwm, mostly non-minimal) before each epoch.
+func BenchmarkTCEPEpoch(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		dims  []int
+		nodes int
+	}{{"fbfly-1024-1d", []int{32}, 32}, {"fbfly-512-2d", []int{8, 8}, 8}} {
+		b.Run(bc.name, func(b *testing.B) {
+			tp, err := topo.Build(topo.Config{Kind: topo.KindFBFly, Dims: bc.dims, NodesPerSwitch: bc.nodes})
+			if err != nil {
+				b.Fatal(err)
+			}
+			p := table6(eee.AlwaysOn, 0)
+			cfg := tcep.DefaultConfig()
+			cfg.Hwm, cfg.Window = 0.99, 100*us
+			p.TCEP = TCEP{Enabled: true, Config: cfg}
+			n := build(b, tp, p)
+			tc := n.tc
+			for si, sub := range tc.subs {
+				for a := 1; a < sub.K; a++ {
+					for c := a + 1; c < sub.K; c += 2 {
+						sub.CompleteDeactivation([]tcep.Request{{From: a, To: c}})
+						sub.Expire(a, c)
+					}
+				}
+				n.tcepSync(si, 0)
+			}
+			capA := int64(float64(cfg.ActivationEpoch) * p.RateBps / 8e12)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				for g := range tc.act {
+					if tc.state[g] == tcep.Active {
+						tc.act[g] = [3]int64{capA / 8, capA * int64(g%3) / 2, 0}
+					} else {
+						tc.act[g][2] = capA / 4
+					}
+					tc.deact[g] = tc.act[g]
+				}
+				now := int64(i+1) * cfg.ActivationEpoch
+				n.tcepEpoch(now)
+				for si, sub := range tc.subs {
+					tc.acReqs[si] = sub.RespondActivation(tc.acReqs[si])
+					if len(tc.deReqs[si]) > 0 {
+						tc.deReqs[si] = sub.RespondDeactivation(tc.deReqs[si], tc.deUse[si], cfg.Hwm)
+					}
+					tc.deReqs[si] = tc.deReqs[si][:0]
+				}
+			}
+		})
+	}
+}
+
+// TestTCEPWindow is the regression test of "TCEP never settles near
+// Fig. 12's bound": a 1 µs epoch holds five 9600 B packets at 400 Gb/s, so
+// a reading of one epoch is noise. TestTCEPTimeline's run (2–3 gated at
+// 20 µs + 2d), then from 40 µs switch 2 sends to switch 3 either a burst
+// (100 kB: eleven packets, 0.96 of one epoch) or a sustained stream (a
+// node after another, 2 MB: 42 µs at the link rate). With the epochs'
+// own counters (window 0) the burst activates 2–3 at once; with a
+// measurement window of 20 µs (an exponentially weighted average, the
+// router settling 20 epochs after a request) the burst does not, and the
+// stream does once its average passes U_hwm: with weight α = 1/20 per
+// epoch and readings near 1, the average is about 1 − 0.95^n after n
+// epochs, above 0.75 from n = 27: the tick at 67 µs (ACK at 67 µs + 4d).
+func TestTCEPWindow(t *testing.T) {
+	const d = 1280 + 10*ns
+	for _, tc := range []struct {
+		name   string
+		window int64
+		bytes  int64
+		on     int64 // when 2–3 is switched on (−1: never)
+	}{
+		{"no-window-burst", 0, 100_000, 41*us + 4*d},
+		{"window-burst", 20 * us, 100_000, -1},
+		{"window-stream", 20 * us, 2_000_000, 67*us + 4*d},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := table6(eee.AlwaysOn, 0)
+			cfg := tcep.DefaultConfig()
+			cfg.Window = tc.window
+			p.TCEP = TCEP{Enabled: true, Config: cfg}
+			n := build(t, hyperx(t, []int{4}, 2), p)
+			var at int64 = -1
+			n.tc.trace = func(now int64, si, a, b int, st tcep.State) {
+				if a == 2 && b == 3 && st == tcep.Waking && at < 0 {
+					at = now
+				}
+			}
+			for i := range 39 {
+				n.Inject(int64(i)*us, 0, 2, 1000)
+			}
+			n.Inject(40*us, 4, 6, tc.bytes)
+			r := run(t, n)
+			if c := r.Consolidation; c.Gated != 1 || (c.Activations == 1) != (tc.on >= 0) || c.Violations != 0 {
+				t.Fatalf("consolidation %+v", c)
+			}
+			if at != tc.on {
+				t.Errorf("2–3 switched on at %d ps, want %d", at, tc.on)
+			}
+		})
+	}
+}
+
+// TestTCEPControlPackets: TestTCEPTimeline's run with the requests and
+// answers as packets (power.consolidation.control_packets). Every packet
+// finds its output queue empty and its link awake (always on), so each
+// crossing takes one control message's time d, as the delays do: the
+// same changes at the same times. The control packets are not delivered
+// to nodes (the packet count is the data's) and cost link time: more
+// energy-relevant transmissions, the same data latency here.
+func TestTCEPControlPackets(t *testing.T) {
+	const d = 1280 + 10*ns
+	p := table6(eee.AlwaysOn, 0)
+	cfg := tcep.DefaultConfig()
+	cfg.ControlPackets = true
+	p.TCEP = TCEP{Enabled: true, Config: cfg}
+	n := build(t, hyperx(t, []int{4}, 2), p)
+	var got []change
+	n.tc.trace = func(at int64, si, a, b int, st tcep.State) { got = append(got, change{at, a, b, st}) }
+	for i := range 39 {
+		n.Inject(int64(i)*us, 0, 2, 1000)
+	}
+	n.Inject(40*us, 4, 6, 100_000)
+	r := run(t, n)
+	want := []change{
+		{10*us + 2*d, 2, 3, tcep.Shadow},
+		{20*us + 2*d, 2, 3, tcep.Inactive},
+		{41*us + 4*d, 2, 3, tcep.Waking},
+		{42*us + 4*d, 2, 3, tcep.Active},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("changes %+v, want %+v", got, want)
+	}
+	c := r.Consolidation
+	if c.Deactivations != 1 || c.Gated != 1 || c.Activations != 1 || c.Violations != 0 || c.ControlMessages != 9+6+5 {
+		t.Fatalf("consolidation %+v", c)
+	}
+	if r.Packets != 39+11 {
+		t.Errorf("packets %d", r.Packets)
+	}
+	if len(n.tc.msgs) == 0 || len(n.tc.msgFree) != len(n.tc.msgs) {
+		t.Errorf("control messages: %d slots, %d free at the end", len(n.tc.msgs), len(n.tc.msgFree))
+	}
+}

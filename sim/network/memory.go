@@ -72,7 +72,7 @@ func (n *Network) Memory() Memory {
 	if n.pw != nil {
 		m.Routing += sliceBytes(n.pw.sw) + sliceBytes(n.pw.pending) + sliceBytes(n.pw.on) + sliceBytes(n.pw.upFirst) + sliceBytes(n.pw.upCount)
 	}
-	m.Routing += sliceBytes(n.txPS) // the powar_model block's ideal
+	m.Routing += sliceBytes(n.portTx) // the powar_model block's ideal
 	m.Workload = sliceBytes(n.wl.msgs) + sliceBytes(n.wl.free) + sliceBytes(n.wl.util)
 	if s, ok := n.wl.rep.(MemorySizer); ok {
 		m.Workload += s.MemoryBytes()

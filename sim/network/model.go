@@ -192,6 +192,7 @@ type Network struct {
 	in      []inPort
 	hints   portHints  // what Prefetch reads instead of the port
 	links   []eee.Link // per link, or per direction (eee.PerDirection: 2·link + end)
+	txPS    []int64    // per entry of links, time its ends transmitted (ps); only with Power.IdleFraction < 1 (model §1.3)
 	nLinks  int        // the topology's links
 	swBase  []int32
 	classes []string
@@ -210,7 +211,7 @@ type Network struct {
 
 	ecmp    ecmp          // ECMP routing's state (routing.go); ecmp.mp is nil with minimal routing
 	pw      *powarState   // POWAR routing's state (routing.go; it uses ecmp's multipath view); nil otherwise
-	txPS    []int64       // per port, the time it transmitted (ps): the powar_model block's ideal; nil without it
+	portTx  []int64       // per port, the time it transmitted (ps): the powar_model block's ideal; nil without it
 	tc      *tcepState    // the consolidation and PAL routing (consolidation.go); nil without
 	wl      workloadState // an attached workload (workload.go)
 	ext     external      // external control of chosen ports (external.go)
@@ -389,6 +390,9 @@ func (n *Network) cableLinks() error {
 	} else {
 		n.links = make([]eee.Link, len(links))
 	}
+	if f := n.p.Power.IdleFraction; f > 0 && f < 1 {
+		n.txPS = make([]int64, len(n.links))
+	}
 	for li, l := range links {
 		a, b := n.portOf(l.A), n.portOf(l.B)
 		if n.ports[a].peer >= 0 || n.ports[b].peer >= 0 {
@@ -431,7 +435,7 @@ func (n *Network) setupRouting(total int) error {
 		}
 	}
 	if n.p.Routing == RoutingPOWAR || n.p.POWAR.Report {
-		n.txPS = make([]int64, total) // the powar_model block's ideal
+		n.portTx = make([]int64, total) // the powar_model block's ideal
 	}
 	return nil
 }
@@ -689,6 +693,9 @@ func (n *Network) Handle(e engine.Event) {
 		n.tryStart(e.Obj, now)
 	case evPFC:
 		po := &n.ports[e.Obj]
+		if n.tc != nil {
+			n.tc.pfc(e.Obj, e.Arg == 1, now)
+		}
 		if e.Arg == 1 {
 			po.flags |= paused
 		} else {
@@ -940,11 +947,14 @@ func (n *Network) tryStart(i int32, now int64) {
 		po.pendHops |= uint64(pk.hops) << ((bits.Len64(po.pendHops) + 7) &^ 7)
 	}
 	pk.hops--
-	n.eng.Schedule(now+n.p.Propagation, evArrive, po.peer, k)
 	ser := n.ser(pk.size)
 	if n.txPS != nil {
-		n.txPS[i] += ser
+		n.txPS[po.link] += ser
 	}
+	if n.portTx != nil {
+		n.portTx[i] += ser
+	}
+	n.eng.Schedule(now+n.p.Propagation, evArrive, po.peer, k)
 	n.eng.ScheduleAux(now+ser, evTxEnd, i, 0, po.head)
 }
 
@@ -1018,9 +1028,16 @@ func (n *Network) txEnd(i int32, now int64) {
 func (n *Network) arrive(i, k int32, now int64) {
 	pi := &n.in[i]
 	pk := &n.pkts[k]
+	if pk.dst < 0 { // a consolidation control packet (consolidation_ctl.go)
+		n.ctlArrive(k, now)
+		return
+	}
 	done := now + n.ser(pk.size)
 	if pi.sw < 0 { // a NIC: delivered when the last bit is in
 		n.delivered++
+		if n.tc != nil {
+			n.tc.bytes += int64(pk.size)
+		}
 		n.latencyOf(done - pk.created)
 		if pk.last {
 			n.msgsDone++

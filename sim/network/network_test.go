@@ -63,7 +63,7 @@ func table6(mode eee.Mode, pdt time.Duration) Params {
 	return Params{
 		RateBps: 400e9, MTU: 9600, Propagation: 10 * ns, SwitchLatency: 100 * ns, NICLatency: 100 * ns,
 		QueueBytes: 49152, PFCGo: 3200, PFCStop: 37900, Speedup: 2.44, ControlBytes: 64,
-		EEE:        eee.Params{Mode: mode, SleepFW: 200 * ns, WakeFW: 375 * ns, SleepDS: 2 * us, WakeDS: 4480 * ns, HybridHold: 10 * us},
+		EEE:        eee.Params{Mode: mode, SleepFW: 200 * ns, WakeFW: 375 * ns, SleepDS: 2 * us, WakeDS: 4480 * ns, HybridHold: 10 * us, WakeOff: 1 * us},
 		Power:      Power{WakeW: 24, FastWakeW: 9.6, DeepSleepW: 2.4, SwitchW: 250, NodeMinW: 800, NodeMaxW: 1200},
 		Predictor:  predictor.Config{Kind: predictor.KindFixed, PDT: &d, WakeTime: predictor.Duration(4480 * time.Nanosecond)},
 		Controller: controller.Config{},
@@ -79,7 +79,7 @@ func run(t *testing.T, n *Network) Result {
 	return n.Result()
 }
 
-func build(t *testing.T, tp topo.Topology, p Params) *Network {
+func build(t testing.TB, tp topo.Topology, p Params) *Network {
 	t.Helper()
 	n, err := New(tp, p)
 	if err != nil {

@@ -64,9 +64,13 @@ type EndToEnd struct {
 // (one end of a link): a link draws twice its state's power.
 type Power struct {
 	WakeW, FastWakeW, DeepSleepW float64
-	SwitchW                      float64
-	NodeMinW, NodeMaxW           float64
-	NodeUtilisation              float64 // fraction of time nodes compute, without a workload (Inject only)
+	// OffW is a port's power while its link is switched off by
+	// consolidation (model §1.3); IdleFraction what an awake port draws
+	// while it does not transmit, as a fraction of WakeW (0 or 1: WakeW).
+	OffW, IdleFraction float64
+	SwitchW            float64
+	NodeMinW, NodeMaxW float64
+	NodeUtilisation    float64 // fraction of time nodes compute, without a workload (Inject only)
 }
 
 // StateW returns the power one port (one end of a link) draws in state s.
@@ -76,6 +80,8 @@ func (p *Power) StateW(s eee.State) float64 {
 		return p.FastWakeW
 	case eee.LowDeepSleep:
 		return p.DeepSleepW
+	case eee.Off:
+		return p.OffW
 	}
 	return p.WakeW
 }

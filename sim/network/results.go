@@ -75,6 +75,8 @@ type StateFraction struct {
 	Transition float64 `json:"transition"`
 	FastWake   float64 `json:"fast_wake"`
 	DeepSleep  float64 `json:"deep_sleep"`
+	// Off: switched off by consolidation (model §1.3).
+	Off float64 `json:"off,omitempty"`
 }
 
 // Result is the deterministic summary of a run (docs/model.md §4).
@@ -209,6 +211,7 @@ func (n *Network) Result() Result {
 			Transition: frac(eee.GoingDown, eee.GoingUp),
 			FastWake:   frac(eee.LowFastWake),
 			DeepSleep:  frac(eee.LowDeepSleep),
+			Off:        frac(eee.Off),
 		}
 	}
 	secs := float64(end) * psToS
@@ -297,23 +300,36 @@ func (n *Network) LinkEnergy(i int) float64 {
 }
 
 // linkShare is the energy of n.links[i]: a whole link's, or one port's
-// (per direction).
+// (per direction): Σ over states of time × the power of its ends in that
+// state, less, when an idle awake port draws a fraction f < 1 of the
+// awake power (model §1.3), (1 − f) × the awake power × the time its
+// ends were awake without transmitting.
 func (n *Network) linkShare(i int) float64 {
+	ends := 2.0
 	if n.p.EEE.LPI == eee.PerDirection {
-		return n.PortEnergy(i)
+		ends = 1
 	}
-	return 2 * n.PortEnergy(i)
+	var e float64
+	l := &n.links[i]
+	for s, t := range l.Times {
+		e += float64(t) * psToS * n.p.Power.StateW(eee.State(s))
+	}
+	e *= ends
+	if f := n.p.Power.IdleFraction; f > 0 && f < 1 && n.txPS != nil {
+		idle := ends*float64(l.Times[eee.Wake]) - float64(min(n.txPS[i], int64(ends)*l.Times[eee.Wake]))
+		e -= (1 - f) * n.p.Power.WakeW * idle * psToS
+	}
+	return e
 }
 
 // PortEnergy is the energy of one port of n.links[i] (a link, or per
-// direction the port whose transmitter it is): Σ over states of time ×
-// the port's power in that state.
+// direction the port whose transmitter it is): the link's energy, half of
+// it per link.
 func (n *Network) PortEnergy(i int) float64 {
-	var e float64
-	for s, t := range n.links[i].Times {
-		e += float64(t) * psToS * n.p.Power.StateW(eee.State(s))
+	if n.p.EEE.LPI == eee.PerDirection {
+		return n.linkShare(i)
 	}
-	return e
+	return n.linkShare(i) / 2
 }
 
 // PortRow is one port's line of ports.csv.
@@ -337,7 +353,7 @@ type PortRow struct {
 }
 
 // PortCSVHeader is the header line of ports.csv.
-const PortCSVHeader = "port,kind,device,local,class,link,wake_s,going_down_s,fast_wake_s,deep_sleep_s,going_up_s,energy_j,transitions,wakeups,packets_sent,hits,misses,mean_pdt_ns,final_pdt_ns,predictor_bytes"
+const PortCSVHeader = "port,kind,device,local,class,link,wake_s,going_down_s,fast_wake_s,deep_sleep_s,going_up_s,off_s,energy_j,transitions,wakeups,packets_sent,hits,misses,mean_pdt_ns,final_pdt_ns,predictor_bytes"
 
 // CSV formats the row.
 func (r *PortRow) CSV() string { return string(r.AppendCSV(nil)) }

@@ -585,8 +585,8 @@ func (n *Network) powarModel(secs, util float64) *PowarModel {
 			} else {
 				sum += linkOn(&n.links[li])
 			}
-			if secs > 0 && n.txPS != nil {
-				sumIdeal += min(1, float64(n.txPS[g])*psToS/secs)
+			if secs > 0 && n.portTx != nil {
+				sumIdeal += min(1, float64(n.portTx[g])*psToS/secs)
 			}
 			k++
 		}

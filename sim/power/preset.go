@@ -33,6 +33,34 @@ type Preset struct {
 	// transmitter alone). LPISource says where that comes from.
 	LPI       LPI    `yaml:"lpi,omitempty" json:"lpi,omitempty"`
 	LPISource string `yaml:"lpi_source,omitempty" json:"lpi_source,omitempty"`
+	// Off is the state of a link switched off by consolidation (model
+	// §1.3): not low-power idle but gated, with its own power and time to
+	// come back. A preset without it cannot run power.consolidation.
+	Off *OffState `yaml:"off,omitempty" json:"off,omitempty"`
+	// IdlePowerFraction is what an awake port draws while it does not
+	// transmit, as a fraction of wake_power_w (model §1.3); absent, 1: an
+	// awake port draws wake_power_w whether it transmits or not.
+	// IdleSource says where it comes from.
+	IdlePowerFraction float64 `yaml:"idle_power_fraction,omitempty" json:"idle_power_fraction,omitempty"`
+	IdleSource        string  `yaml:"idle_source,omitempty" json:"idle_source,omitempty"`
+}
+
+// OffState is a switched-off link (model §1.3): its power (counted as
+// wake_power_w is; 0 allowed) and the time it takes to carry bits again
+// once switched on.
+type OffState struct {
+	PowerW   float64            `yaml:"power_w" json:"power_w"`
+	WakeTime predictor.Duration `yaml:"wake_time" json:"wake_time"`
+	Source   string             `yaml:"source" json:"source"`
+}
+
+// IdleFraction is the awake-but-idle power as a fraction of the awake
+// power: IdlePowerFraction, or 1 when the preset states none.
+func (p *Preset) IdleFraction() float64 {
+	if p.IdlePowerFraction == 0 {
+		return 1
+	}
+	return p.IdlePowerFraction
 }
 
 // LPI is a preset's or a run's low-power-idle symmetry (model §1.2).
@@ -226,6 +254,24 @@ func (p *Preset) Validate() error {
 		}
 		if s.lp.SleepTime <= 0 {
 			return fmt.Errorf("%s.sleep_time: must be > 0", s.field)
+		}
+	}
+	if o := p.Off; o != nil {
+		switch {
+		case !(o.PowerW >= 0) || o.PowerW > p.WakePowerW:
+			return fmt.Errorf("off.power_w: must be in [0, wake_power_w %v], got %v", p.WakePowerW, o.PowerW)
+		case o.WakeTime <= 0:
+			return errors.New("off.wake_time: must be > 0")
+		case strings.TrimSpace(o.Source) == "":
+			return errors.New("off.source: required (where the figures come from)")
+		}
+	}
+	if f := p.IdlePowerFraction; f != 0 {
+		if !(f > 0 && f <= 1) {
+			return fmt.Errorf("idle_power_fraction: must be in (0, 1], got %v", f)
+		}
+		if strings.TrimSpace(p.IdleSource) == "" {
+			return errors.New("idle_source: required with idle_power_fraction")
 		}
 	}
 	if p.LPI != "" && p.LPI != PerLink && p.LPI != PerDirection {

@@ -63,6 +63,12 @@ func TestPresetErrors(t *testing.T) {
 		base + "deep_sleep:\n  power_w: 1\n  wake_time: -1us\n  sleep_time: 1us\n":                       "line 6: negative duration",
 		base + ds + "system:\n  node_min_w: 5\n  node_max_w: 1\n":                                        "system.node_max_w",
 		base + ds + "lpi: sometimes\n":                                                                   "lpi: unknown symmetry",
+		base + ds + "off:\n  power_w: 11\n  wake_time: 1us\n  source: p\n":                               "off.power_w: must be in [0, wake_power_w 10]",
+		base + ds + "off:\n  power_w: -1\n  wake_time: 1us\n  source: p\n":                               "off.power_w: must be in [0, wake_power_w 10]",
+		base + ds + "off:\n  power_w: 0\n  source: p\n":                                                  "off.wake_time: must be > 0",
+		base + ds + "off:\n  power_w: 0\n  wake_time: 1us\n":                                             "off.source: required",
+		base + ds + "idle_power_fraction: 1.5\nidle_source: p\n":                                         "idle_power_fraction: must be in (0, 1]",
+		base + ds + "idle_power_fraction: 0.75\n":                                                        "idle_source: required",
 	}
 	for in, want := range tests {
 		_, err := Parse([]byte(in), "p.yaml")
@@ -109,5 +115,27 @@ func TestPresetHybrid(t *testing.T) {
 	}
 	if h := p.Hybrid(50); h.DeepWakeTime.D() != 224*time.Microsecond || math.Abs(h.FastWakePower-0.4) > 1e-12 {
 		t.Errorf("Hybrid(50) = %+v", h)
+	}
+}
+
+// TestOffAndIdle: the shipped presets' off state and idle fraction: paper
+// 004's (0 W, 1 µs; idle 23.44 / 31.25 pJ/bit = 0.75) in eee-400g (off
+// only) and tcep-400g; paper 000's other presets have neither (idle 1).
+func TestOffAndIdle(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		off  bool
+		idle float64
+	}{{"eee-400g", true, 1}, {"tcep-400g", true, 0.75}, {"eee-100g", false, 1}} {
+		p, err := Load(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (p.Off != nil) != tc.off || p.IdleFraction() != tc.idle {
+			t.Errorf("%s: off %+v, idle fraction %v", tc.name, p.Off, p.IdleFraction())
+		}
+		if p.Off != nil && (p.Off.PowerW != 0 || p.Off.WakeTime.D() != time.Microsecond || p.Off.Source == "") {
+			t.Errorf("%s: off %+v", tc.name, *p.Off)
+		}
 	}
 }

@@ -2,7 +2,10 @@ package scenario
 
 import (
 	"bytes"
+	"strings"
 	"testing"
+
+	"github.com/lpictl/lpictl/configs"
 )
 
 // TestConsolidationSection: power.consolidation reaches the model, the run
@@ -21,6 +24,26 @@ func TestConsolidationSection(t *testing.T) {
 	c := b.Params.TCEP
 	if !c.Enabled || c.Hwm != 0.6 || c.ActivationEpoch != 2_000_000 || c.DeactivationEpoch != 10_000_000 || c.NoIndirect {
 		t.Fatalf("TCEP %+v", c)
+	}
+	// The preset's off state (eee-400g: paper 004's 0 W and 1 µs).
+	if b.Params.EEE.WakeOff != 1_000_000 || b.Params.Power.OffW != 0 {
+		t.Errorf("off state: wake %d ps, %v W", b.Params.EEE.WakeOff, b.Params.Power.OffW)
+	}
+	s, err = Parse([]byte(small), "small.yaml", []string{hx, "power.consolidation={kind: tcep, window: 100us, warmup: 1ms}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = s.Build(); err != nil || b.Params.TCEP.Window != 100_000_000 || b.Params.TCEP.Warmup != 1_000_000_000 {
+		t.Fatalf("window, warmup: %+v, %v", b.Params.TCEP, err)
+	}
+	// A preset without an off state cannot switch links off: bad input
+	// at Build, naming the key.
+	s, err = Parse([]byte(small), "small.yaml", []string{hx, "power.consolidation.kind=tcep", "power.preset=eee-100g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Build(); err == nil || !configs.IsBadInput(err) || !strings.Contains(err.Error(), "power.preset: eee-100g has no off state") {
+		t.Errorf("preset without off: %v", err)
 	}
 	for v, want := range map[string]bool{"false": true, "true": false} {
 		s, err := Parse([]byte(small), "small.yaml", []string{hx, "power.consolidation={kind: tcep, indirect_activation: " + v + "}"})
@@ -50,7 +73,12 @@ func TestConsolidationSection(t *testing.T) {
 		{[]string{hx, "power.consolidation.kind=slac"}, `small.yaml: power.consolidation.kind: unknown kind "slac" (want none or tcep)`},
 		{[]string{hx, "power.consolidation.hwm=0.5"}, "small.yaml: power.consolidation.hwm: used only with power.consolidation.kind tcep"},
 		{[]string{hx, "power.consolidation.indirect_activation=false"}, "small.yaml: power.consolidation.indirect_activation: used only with power.consolidation.kind tcep"},
+		{[]string{hx, "power.consolidation.window=10us"}, "small.yaml: power.consolidation.window: used only with power.consolidation.kind tcep"},
+		{[]string{hx, "power.consolidation.warmup=10us"}, "small.yaml: power.consolidation.warmup: used only with power.consolidation.kind tcep"},
 		{[]string{hx, "power.consolidation={kind: tcep, hwm: 1}"}, "small.yaml: power.consolidation.hwm: must be in (0, 1), got 1"},
+		{[]string{hx, "power.consolidation={kind: tcep, inner_min: 3}"}, "small.yaml: power.consolidation.inner_min: must be 1 or 2, got 3"},
+		{[]string{hx, "power.consolidation.inner_min=1"}, "small.yaml: power.consolidation.inner_min: used only with power.consolidation.kind tcep"},
+		{[]string{hx, "power.consolidation.control_packets=true"}, "small.yaml: power.consolidation.control_packets: used only with power.consolidation.kind tcep"},
 		{[]string{hx, "power.consolidation.kind=tcep", "routing.kind=ecmp"}, "small.yaml: power.consolidation.kind: tcep routes with PAL and needs routing.kind minimal, not ecmp"},
 	} {
 		_, err := Parse([]byte(small), "small.yaml", tc.sets)

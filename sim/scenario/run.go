@@ -306,6 +306,9 @@ func (o *Outcome) WriteTable(w io.Writer) error {
 	}
 	if c := r.Consolidation; c != nil {
 		p("consolidation", "active %.1f%% of %d links (physically on %.1f%%), %d deactivations, %d activations (%d indirect requests), %d shadow reactivations, %d control messages, %d non-minimal (%d by choice), %d violations", 100*c.ActiveRatio, c.Links, 100*c.PhysicalRatio, c.Deactivations, c.Activations, c.IndirectRequests, c.Reactivations, c.ControlMessages, c.NonMinimal, c.Adaptive, c.Violations)
+		if c.LowerBound > 0 {
+			p("lower bound", "%.1f%% of links at the carried load %.3f (paper 004 §VI-A, uniform traffic)", 100*c.LowerBound, c.CarriedLoad)
+		}
 	}
 	if t := r.RankTraffic; t != nil {
 		p("intra-node / network", "%d messages, %d B / %d messages, %d B", t.IntraMessages, t.IntraBytes, t.NetworkMessages, t.NetworkBytes)

@@ -95,6 +95,17 @@ type Consolidation struct {
 	// IndirectActivation: false turns indirect activation off (an
 	// ablation); unset or true keeps it, as the paper does.
 	IndirectActivation *bool `yaml:"indirect_activation" json:"indirect_activation,omitempty"`
+	// Window: how much traffic a utilisation reading covers (longer than
+	// the activation epoch: an exponentially weighted average over it).
+	Window *predictor.Duration `yaml:"window" json:"window,omitempty"`
+	// Warmup: the consolidation report's link counts start here.
+	Warmup *predictor.Duration `yaml:"warmup" json:"warmup,omitempty"`
+	// ControlPackets: requests and answers as packets (default false:
+	// fixed delays).
+	ControlPackets *bool `yaml:"control_packets" json:"control_packets,omitempty"`
+	// InnerMin: Algorithm 1's boundary first tested with 2 inner links
+	// (as printed, default) or 1.
+	InnerMin *int `yaml:"inner_min" json:"inner_min,omitempty"`
 }
 
 // check validates the section against the topology kind (one-line errors
@@ -106,7 +117,9 @@ func (c *Consolidation) check(topoKind string) error {
 		for _, k := range []struct {
 			name string
 			set  bool
-		}{{"hwm", c.Hwm != nil}, {"activation_epoch", c.ActivationEpoch != nil}, {"deactivation_epoch", c.DeactivationEpoch != nil}, {"indirect_activation", c.IndirectActivation != nil}} {
+		}{{"hwm", c.Hwm != nil}, {"activation_epoch", c.ActivationEpoch != nil}, {"deactivation_epoch", c.DeactivationEpoch != nil}, {"indirect_activation", c.IndirectActivation != nil},
+			{"window", c.Window != nil}, {"warmup", c.Warmup != nil}, {"control_packets", c.ControlPackets != nil},
+			{"inner_min", c.InnerMin != nil}} {
 			if k.set {
 				return fmt.Errorf("power.consolidation.%s: used only with power.consolidation.kind tcep", k.name)
 			}
@@ -135,6 +148,16 @@ func (c *Consolidation) params() network.TCEP {
 		t.DeactivationEpoch = ps(*c.DeactivationEpoch)
 	}
 	t.NoIndirect = c.IndirectActivation != nil && !*c.IndirectActivation
+	if c.Window != nil {
+		t.Window = ps(*c.Window)
+	}
+	if c.Warmup != nil {
+		t.Warmup = ps(*c.Warmup)
+	}
+	t.ControlPackets = c.ControlPackets != nil && *c.ControlPackets
+	if c.InnerMin != nil {
+		t.InnerMin = *c.InnerMin
+	}
 	return t
 }
 
@@ -504,6 +527,9 @@ func (s *Scenario) build() (*Built, error) {
 	if err != nil {
 		return nil, cfgErr(fmt.Errorf("power.preset: %w", err))
 	}
+	if s.Power.Consolidation.Kind == "tcep" && pre.Off == nil {
+		return nil, cfgErr(fmt.Errorf("power.preset: %s has no off state (off: power_w, wake_time, source), which power.consolidation.kind tcep needs to switch links off", pre.Name))
+	}
 	mode := power.Mode(s.Power.Mode)
 	if _, err := pre.State(mode); err != nil {
 		return nil, cfgErr(fmt.Errorf("power.mode: %w", err))
@@ -547,6 +573,10 @@ func (s *Scenario) build() (*Built, error) {
 	p.POWAR = s.Routing.POWAR.params()
 	p.TCEP = s.Power.Consolidation.params()
 	p.Power.WakeW = pre.WakePowerW
+	p.Power.IdleFraction = pre.IdleFraction()
+	if o := pre.Off; o != nil {
+		p.Power.OffW, p.EEE.WakeOff = o.PowerW, ps(o.WakeTime)
+	}
 	if fw := pre.FastWake; fw != nil {
 		p.EEE.SleepFW, p.EEE.WakeFW = ps(fw.SleepTime), ps(fw.WakeTime)
 		p.Power.FastWakeW = fw.Power(pre.WakePowerW)

@@ -28,6 +28,7 @@ var MetricColumns = []string{
 	"frac_wake", "frac_transition", "frac_fast_wake", "frac_deep_sleep",
 	"transitions", "wakeups", "hits", "misses", "packets", "messages", "pfc_pauses", "events",
 	"e2e_stall_s", "tcep_active_ratio", "powar_w_net", "ledger_worst_ratio",
+	"tcep_lower_bound",
 }
 
 // CompareColumns are the columns computed against a row's baseline.
@@ -76,6 +77,7 @@ func metrics(r *scenario.Report) []cell {
 		optional(r.Consolidation != nil, func() float64 { return r.Consolidation.ActiveRatio }),
 		optional(r.PowarModel != nil, func() float64 { return r.PowarModel.WNet }),
 		optional(r.Ledger != nil, func() float64 { return r.Ledger.WorstRatio }),
+		optional(r.Consolidation != nil && r.Consolidation.LowerBound > 0, func() float64 { return r.Consolidation.LowerBound }),
 	}
 }
 

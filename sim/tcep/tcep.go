@@ -20,6 +20,10 @@ const (
 	Shadow
 	// Inactive links are gated: no packet may cross them.
 	Inactive
+	// Waking links were ACKed for activation and are coming back from
+	// off (the preset's off.wake_time): routed as Inactive until
+	// CompleteActivation makes them Active.
+	Waking
 )
 
 // String returns the state's name.
@@ -31,6 +35,8 @@ func (s State) String() string {
 		return "shadow"
 	case Inactive:
 		return "inactive"
+	case Waking:
+		return "waking"
 	}
 	return fmt.Sprintf("state(%d)", uint8(s))
 }
@@ -44,6 +50,28 @@ type Config struct {
 	// NoIndirect turns indirect activation off (an ablation: the paper
 	// has it; Subnet.NoIndirect).
 	NoIndirect bool
+	// Window (ps) is how much traffic a utilisation reading covers: 0 or
+	// at most the activation epoch, each rule reads its own epoch's
+	// counters (the epochs as printed); longer, every rule reads an
+	// exponentially weighted average of the activation epochs' readings
+	// with time constant Window (docs/simulator.md "Consolidation").
+	// Paper 004's 1 µs epoch holds about 1000 of its single-flit packets;
+	// at 400 Gb/s with 9600 B packets it holds five, and a reading of
+	// five packets is noise.
+	Window int64
+	// Warmup (ps): the consolidation report's time-weighted link counts
+	// start here (the paper measures at steady state); 0 = the whole run.
+	Warmup int64
+	// InnerMin is the number of inner links Algorithm 1 first tests the
+	// boundary with: 0 or 2 as printed (every non-hub router keeps its
+	// links to routers 0 and 1), 1 with link 0 alone (the prose's reading:
+	// down to the root star).
+	InnerMin int
+	// ControlPackets sends the activation and deactivation requests and
+	// their answers as packets through the network (queued, serialised,
+	// waking sleeping links) instead of fixed delays of one control
+	// message per hop.
+	ControlPackets bool
 }
 
 // DefaultConfig is the paper's: U_hwm 0.75, epochs of 1 µs and 10 µs.
@@ -60,6 +88,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("power.consolidation.activation_epoch: must be > 0, got %d ps", c.ActivationEpoch)
 	case c.DeactivationEpoch < c.ActivationEpoch:
 		return fmt.Errorf("power.consolidation.deactivation_epoch: must be ≥ activation_epoch (%d ps), got %d ps", c.ActivationEpoch, c.DeactivationEpoch)
+	case c.Window < 0:
+		return fmt.Errorf("power.consolidation.window: must be ≥ 0, got %d ps", c.Window)
+	case c.Warmup < 0:
+		return fmt.Errorf("power.consolidation.warmup: must be ≥ 0, got %d ps", c.Warmup)
+	case c.InnerMin != 0 && c.InnerMin != 1 && c.InnerMin != 2:
+		return fmt.Errorf("power.consolidation.inner_min: must be 1 or 2, got %d", c.InnerMin)
 	}
 	return nil
 }
@@ -73,12 +107,17 @@ func (c Config) Validate() error {
 // whatever the link's state: PAL's adaptive choice detours around an
 // Active link too). Detour is read at activation epochs only (indirect
 // activation).
+//
+// Paused is the share of the epoch the link could not send because the
+// next router had no room (lossless flow control: PFC in lpictl): a link
+// held by flow control has no spare capacity, so it counts as used.
 type Use struct {
-	Min, NonMin, Virt, Detour float64
+	Min, NonMin, Virt, Detour, Paused float64
 }
 
-// Util is the link's utilisation.
-func (u Use) Util() float64 { return u.Min + u.NonMin }
+// Util is the link's utilisation: the traffic routed to it and the time
+// flow control held it.
+func (u Use) Util() float64 { return u.Min + u.NonMin + u.Paused }
 
 // Cand is one link in Algorithm 1's list: its utilisation, its minimally
 // routed part, and whether it may be deactivated (not a root link, not
@@ -93,7 +132,12 @@ type Cand struct {
 // their spare capacity max(0, hwm − util) covers the outer links'
 // utilisation, the test first made with links 0 and 1 inner (Algorithm 1
 // as printed). len(links) means no outer link.
-func Boundary(links []Cand, hwm float64) int {
+func Boundary(links []Cand, hwm float64) int { return BoundaryFrom(links, hwm, 2) }
+
+// BoundaryFrom is Boundary with the test first made with innerMin inner
+// links: 2 as printed, 1 with link 0 alone (the prose's reading: inner
+// links are added until their budget covers the outer links).
+func BoundaryFrom(links []Cand, hwm float64, innerMin int) int {
 	if len(links) < 2 {
 		return len(links)
 	}
@@ -101,6 +145,9 @@ func Boundary(links []Cand, hwm float64) int {
 	outer := 0.0
 	for _, l := range links[1:] {
 		outer += l.Util
+	}
+	if innerMin == 1 && budget >= outer-1e-12 {
+		return 1
 	}
 	for i := 1; i < len(links); i++ {
 		budget += spare(links[i].Util, hwm)
@@ -117,8 +164,13 @@ func spare(util, hwm float64) float64 { return max(0, hwm-util) }
 // SelectDeactivation is Algorithm 1: the eligible outer link with the least
 // minimally routed traffic (the first of equals), or −1.
 func SelectDeactivation(links []Cand, hwm float64) int {
+	return selectFrom(links, Boundary(links, hwm))
+}
+
+// selectFrom is SelectDeactivation over the outer links from boundary on.
+func selectFrom(links []Cand, boundary int) int {
 	best, bestMin := -1, math.Inf(1)
-	for i := Boundary(links, hwm); i < len(links); i++ {
+	for i := boundary; i < len(links); i++ {
 		if l := links[i]; l.Eligible && l.MinUtil < bestMin {
 			best, bestMin = i, l.MinUtil
 		}
@@ -152,9 +204,19 @@ type Subnet struct {
 	// NoIndirect: ActivationEpoch sends no indirect activation request
 	// (Config.NoIndirect).
 	NoIndirect bool
-	st         []State // K×K, symmetric
-	recent     []int   // per router: the neighbour of its most recently activated link (−1)
-	shadow     []int   // per router: the neighbour of its shadow link (−1)
+	// Settle is the number of activation epochs a router's readings take
+	// to show a link it had activated (the measurement window over the
+	// epoch, Config.Window): until then it sends no direct activation
+	// request for an inactive link (0: none, the epochs as printed).
+	Settle int
+	// InnerMin is the number of inner links Algorithm 1's boundary is
+	// first tested with (Config.InnerMin; 0 or 2: as printed).
+	InnerMin int
+	epochs   int     // ActivationEpoch calls
+	lastAct  []int   // per router: the epoch of its last activation (−Settle − 1: none)
+	st       []State // K×K, symmetric
+	recent   []int   // per router: the neighbour of its most recently activated link (−1)
+	shadow   []int   // per router: the neighbour of its shadow link (−1)
 	// activated: the router's link was activated since its last
 	// deactivation epoch (no deactivation then: activation has priority).
 	activated []bool
@@ -166,13 +228,18 @@ type Subnet struct {
 	Stats       Stats
 	cand        []Cand
 	nb          []int
+	// Scratch of the answers (no allocation per epoch): per router,
+	// changed or matched; per ordered pair, asked.
+	mark  []bool
+	asked []bool
 }
 
 // NewSubnet returns a subnetwork of k routers with every link Active.
 func NewSubnet(k int) *Subnet {
-	s := &Subnet{K: k, st: make([]State, k*k), recent: make([]int, k), shadow: make([]int, k), activated: make([]bool, k)}
+	s := &Subnet{K: k, st: make([]State, k*k), recent: make([]int, k), shadow: make([]int, k), activated: make([]bool, k), lastAct: make([]int, k)}
 	for i := range k {
 		s.recent[i], s.shadow[i] = -1, -1
+		s.lastAct[i] = math.MinInt / 2
 	}
 	return s
 }
@@ -194,7 +261,7 @@ func (s *Subnet) Count() (active, shadow, inactive int) {
 				active++
 			case Shadow:
 				shadow++
-			default:
+			default: // Inactive, Waking
 				inactive++
 			}
 		}
@@ -281,12 +348,13 @@ func (s *Subnet) ActivationEpoch(u []Use, hwm float64, reqs []Request) []Request
 	inbox := s.inbox
 	s.inbox, s.next = s.next[:0], inbox
 	start := len(reqs)
+	s.epochs++
 	for r := range s.K {
 		best := Request{From: r, To: -1}
 		if s.triggered(u, r, hwm) {
 			if j := s.shadow[r]; j >= 0 {
 				s.Reactivate(r, j)
-			} else {
+			} else if s.epochs-s.lastAct[r] > s.Settle {
 				for j := range s.K {
 					if j != r && s.State(r, j) == Inactive && use(u, s.K, r, j).Virt > best.Value {
 						best.To, best.Value = j, use(u, s.K, r, j).Virt
@@ -316,7 +384,7 @@ func (s *Subnet) ActivationEpoch(u []Use, hwm float64, reqs []Request) []Request
 		if s.NoIndirect {
 			break
 		}
-		if slices.ContainsFunc(reqs[start:], func(q Request) bool { return q.From == r }) {
+		if slices.ContainsFunc(reqs[start:], func(q Request) bool { return q.From == r }) || s.epochs-s.lastAct[r] <= s.Settle {
 			continue
 		}
 		t, tv := -1, 0.0
@@ -329,6 +397,7 @@ func (s *Subnet) ActivationEpoch(u []Use, hwm float64, reqs []Request) []Request
 			continue
 		}
 		if x := s.IndirectTarget(r, t); x >= 0 {
+			s.lastAct[r] = s.epochs // its readings are to show the new link too
 			s.inbox = append(s.inbox, Request{From: x, To: t, Value: tv})
 			s.Stats.Indirect++
 			s.Stats.Messages++
@@ -362,7 +431,7 @@ func (s *Subnet) RespondActivation(reqs []Request) []Request {
 		}
 		return cmp.Compare(a.To, b.To)
 	})
-	changed := make(map[int]bool, 2*len(reqs))
+	changed := s.scratch()
 	acked := reqs[:0]
 	for _, q := range reqs {
 		s.Stats.Messages++ // ACK or NACK
@@ -375,16 +444,45 @@ func (s *Subnet) RespondActivation(reqs []Request) []Request {
 	return acked
 }
 
-// CompleteActivation makes ACKed links Active (the ACK has arrived).
-func (s *Subnet) CompleteActivation(acked []Request) {
+// scratch returns the per-router marks, all false.
+func (s *Subnet) scratch() []bool {
+	if s.mark == nil {
+		s.mark = make([]bool, s.K)
+	}
+	clear(s.mark)
+	return s.mark
+}
+
+// BeginActivation makes ACKed Inactive links Waking (the ACK has arrived:
+// the link is switched on and comes back after its wake time). The link
+// counts as activated for its routers from here (no deactivation in the
+// same round).
+func (s *Subnet) BeginActivation(acked []Request) {
 	for _, q := range acked {
 		if s.State(q.From, q.To) != Inactive {
 			continue
 		}
-		s.set(q.From, q.To, Active)
+		s.set(q.From, q.To, Waking)
+		s.lastAct[q.From], s.lastAct[q.To] = s.epochs, s.epochs
 		s.recent[q.From], s.recent[q.To] = q.To, q.From
 		s.activated[q.From], s.activated[q.To] = true, true
 		s.Stats.Activations++
+	}
+}
+
+// CompleteActivation makes ACKed links Active: Waking ones (back from
+// off) and Inactive ones (BeginActivation and its completion at once: a
+// link with no wake time), with the k−1 link-state broadcasts.
+func (s *Subnet) CompleteActivation(acked []Request) {
+	for _, q := range acked {
+		switch s.State(q.From, q.To) {
+		case Inactive:
+			s.BeginActivation([]Request{q})
+		case Waking:
+		default:
+			continue
+		}
+		s.set(q.From, q.To, Active)
 		s.Stats.Messages += uint64(s.K - 1)
 	}
 }
@@ -404,7 +502,7 @@ func (s *Subnet) partition(u []Use, r int, hwm float64) (cand []Cand, nb []int, 
 		nb = append(nb, j)
 	}
 	s.cand, s.nb = cand, nb
-	boundary = Boundary(cand, hwm)
+	boundary = BoundaryFrom(cand, hwm, s.InnerMin)
 	if rc := s.recent[r]; rc >= 0 {
 		hot := false
 		for i := range min(boundary, len(cand)) {
@@ -430,8 +528,8 @@ func (s *Subnet) DeactivationEpoch(u []Use, hwm float64, reqs []Request) []Reque
 		if s.shadow[r] >= 0 || s.activated[r] {
 			continue
 		}
-		cand, nb, _ := s.partition(u, r, hwm)
-		if i := SelectDeactivation(cand, hwm); i >= 0 {
+		cand, nb, boundary := s.partition(u, r, hwm)
+		if i := selectFrom(cand, boundary); i >= 0 {
 			reqs = append(reqs, Request{From: r, To: nb[i], Value: cand[i].MinUtil})
 			s.Stats.Messages++
 		}
@@ -451,11 +549,19 @@ func (s *Subnet) DeactivationEpoch(u []Use, hwm float64, reqs []Request) []Reque
 // activated flags (a new deactivation epoch).
 func (s *Subnet) RespondDeactivation(reqs []Request, u []Use, hwm float64) []Request {
 	s.Stats.Messages += uint64(len(reqs)) // an ACK or a NACK each
-	asked := make(map[[2]int]bool, len(reqs))
-	for _, q := range reqs {
-		asked[[2]int{q.From, q.To}] = true
+	if s.asked == nil {
+		s.asked = make([]bool, s.K*s.K)
 	}
-	matched := make([]bool, s.K)
+	asked := s.asked
+	for _, q := range reqs {
+		asked[q.From*s.K+q.To] = true
+	}
+	defer func() {
+		for _, q := range reqs {
+			asked[q.From*s.K+q.To] = false
+		}
+	}()
+	matched := s.scratch()
 	var acked []Request
 	for b := range s.K {
 		if matched[b] || s.shadow[b] >= 0 || s.activated[b] {
@@ -473,7 +579,7 @@ func (s *Subnet) RespondDeactivation(reqs []Request, u []Use, hwm float64) []Req
 				cand, nb, boundary = s.partition(u, b, hwm)
 			}
 			for i, j := range nb {
-				mutual := asked[[2]int{b, j}]
+				mutual := asked[b*s.K+j]
 				if j == q.From && (i >= boundary || mutual) && cand[i].Eligible && cand[i].MinUtil < bestMin {
 					best, bestMin = qi, cand[i].MinUtil
 				}
@@ -522,4 +628,20 @@ func (s *Subnet) Expire(a, b int) bool {
 	s.shadow[a], s.shadow[b] = -1, -1
 	s.Stats.Gated++
 	return true
+}
+
+// LowerBound is paper 004 §VI-A's lower bound on the active-link ratio
+// C_on/C of a 1-D flattened butterfly of r routers and n nodes under
+// uniform random traffic at injection rate l (a fraction of the link
+// rate): the traffic crossing the bisection, n·l/2 · (x + 2(1 − x)) with
+// x = C_on/C the share routed minimally (the rest takes two hops), fits
+// the bandwidth of the active links across it, r²/2 · x; and C_on ≥ r − 1
+// (the root star). Solved: x ≥ 2·n·l / (r² + n·l).
+func LowerBound(n, r int, l float64) float64 {
+	if r < 2 || n <= 0 || !(l >= 0) {
+		return 0
+	}
+	c := float64(r * (r - 1) / 2)
+	nl := float64(n) * l
+	return min(1, max(float64(r-1)/c, 2*nl/(float64(r*r)+nl)))
 }

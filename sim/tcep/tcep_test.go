@@ -361,3 +361,67 @@ func TestReactivate(t *testing.T) {
 		t.Fatalf("1–3 %v: router 1 still held a shadow link", s.State(1, 3))
 	}
 }
+
+// TestSettle: with Settle = 3, a router whose link was activated in
+// epoch e sends no direct activation request in epochs e+1 … e+3, however
+// hot its links read, and does again in e+4 (the measurement window has
+// then seen the new link); a shadow link is still reactivated at once.
+func TestSettle(t *testing.T) {
+	s := NewSubnet(4)
+	s.Settle = 3
+	for _, l := range [][2]int{{2, 3}, {1, 3}} {
+		s.CompleteDeactivation([]Request{{From: l[0], To: l[1]}})
+		s.Expire(l[0], l[1])
+	}
+	u := make([]Use, 16)
+	u[3*4+0] = Use{NonMin: 1} // 3→0 above U_hwm, all non-minimal
+	u[3*4+2] = Use{Virt: 0.5}
+	u[3*4+1] = Use{Virt: 0.4}
+	reqs := s.ActivationEpoch(u, 0.75, nil) // epoch 1: 3 asks for 3–2
+	if len(reqs) != 1 || reqs[0].To != 2 {
+		t.Fatalf("epoch 1: %+v", reqs)
+	}
+	s.BeginActivation(s.RespondActivation(reqs))
+	for e := 2; e <= 5; e++ {
+		reqs = s.ActivationEpoch(u, 0.75, nil)
+		if got, want := len(reqs), b2i(e == 5); got != want {
+			t.Fatalf("epoch %d: %d requests %+v, want %d", e, got, reqs, want)
+		}
+	}
+	if reqs[0].From != 3 || reqs[0].To != 1 {
+		t.Errorf("epoch 5: %+v, want 3 → 1", reqs)
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestBoundaryFrom: with link 0 alone able to cover the outer links
+// (spare 0.75 − 0.1 = 0.65 ≥ 0.2 + 0.3), the boundary is 1 when first
+// tested with one inner link, 2 as printed; when link 0 cannot (0.65 <
+// 0.7 + 0.3) both readings grow the inner set alike.
+func TestBoundaryFrom(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		utils    []float64
+		innerMin int
+		want     int
+	}{
+		{"one-covers", []float64{0.1, 0.2, 0.3}, 1, 1},
+		{"printed-covers", []float64{0.1, 0.2, 0.3}, 2, 2},
+		{"one-short", []float64{0.1, 0.7, 0.3}, 1, 2},
+		{"printed-short", []float64{0.1, 0.7, 0.3}, 2, 2},
+	} {
+		links := make([]Cand, len(tc.utils))
+		for i, u := range tc.utils {
+			links[i] = Cand{Util: u, MinUtil: u, Eligible: i > 0}
+		}
+		if got := BoundaryFrom(links, 0.75, tc.innerMin); got != tc.want {
+			t.Errorf("%s: boundary %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -388,13 +388,18 @@ func predictors(t *Table, rows []int) (*figure, error) {
 	return linesFigure(t, rows, x, xf, key, rowKey, specs, notes)
 }
 
-// generic draws --y columns (one panel each) against --x, one series per
-// distinct joined value of the --series columns.
+// generic draws --y columns (one panel each; A+B draws B dashed in A's
+// panel) against --x, one series per distinct joined value of the
+// --series columns.
 func generic(t *Table, rows []int, o Options) (*figure, error) {
 	if o.X == "" || len(o.Y) == 0 {
 		return nil, inputErr("figure generic needs --x COL and --y COL[,COL…]")
 	}
-	if err := requireCols(t, append(append([]string{o.X}, o.Y...), o.Series...)...); err != nil {
+	var cols []string
+	for _, y := range o.Y {
+		cols = append(cols, strings.Split(y, "+")...)
+	}
+	if err := requireCols(t, append(append([]string{o.X}, cols...), o.Series...)...); err != nil {
 		return nil, err
 	}
 	scale, cats := classify(t, rows, o.X)
@@ -407,7 +412,14 @@ func generic(t *Table, rows []int, o Options) (*figure, error) {
 	}
 	specs := make([]panelSpec, len(o.Y))
 	for i, y := range o.Y {
-		specs[i] = panelSpec{title: y, yLabel: columnLabel(y), ys: []ySpec{{col: y}}, logY: o.LogY}
+		parts := strings.Split(y, "+")
+		specs[i] = panelSpec{title: strings.Join(parts, " (solid), ") + " (dashed)", yLabel: columnLabel(parts[0]), logY: o.LogY}
+		if len(parts) == 1 {
+			specs[i].title = y
+		}
+		for j, c := range parts {
+			specs[i].ys = append(specs[i].ys, ySpec{col: c, dash: j > 0})
+		}
 	}
 	key := describeKey(t, o.Series, func(_, v string) string { return v })
 	return linesFigure(t, rows, x, columnX(t, o.X, scale, cats), key, nil, specs, nil)
