@@ -35,6 +35,9 @@ Figures (paper 000):
               (Figs. 8, 14, 17)
   idle-hist   per run (role point): idle-time share per idle-period length bin and its
               cumulative share, from DIR/points/<id>/idle_hist.csv, class --class (Fig. 1)
+  powar       paper 002 Figs. 4, 5: run-time overhead, E_net and E_cluster over the reference
+              (the powar_model columns; the ideal marker dashed) against predictor.pdt, one
+              series per selection function (routing), a row per workload (name)
   generic     --y columns (one panel each; A+B: B dashed in A's panel) against --x, one series per --series value
 
 The title is the sweep's name (DIR/plan.json) unless --title is given.`,

@@ -92,14 +92,26 @@ func BenchmarkRoutingDecision(b *testing.B) {
 		s, _ := tp.Attach((i * 7919) % tp.Nodes())
 		sw[i], dst[i] = int32(s), int32((i*104729+13)%tp.Nodes())
 	}
-	for _, r := range []Routing{RoutingMinimal, RoutingECMP, RoutingPOWAR} {
-		b.Run(r.String(), func(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		r    Routing
+		set  func(*POWAR)
+	}{
+		{"minimal", RoutingMinimal, nil},
+		{"ecmp", RoutingECMP, nil},
+		{"powar", RoutingPOWAR, func(*POWAR) {}},
+		{"powar-queue", RoutingPOWAR, func(c *POWAR) { c.Queue = true }},
+		{"powar-first-on", RoutingPOWAR, func(c *POWAR) { c.FirstOn = true }},
+		{"powar-round-robin", RoutingPOWAR, func(c *POWAR) { c.RoundRobin = true }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
 			p := table6(eee.AlwaysOn, 0)
-			if r == RoutingPOWAR {
+			if c.set != nil {
 				p = table6(eee.DeepSleep, time.Microsecond)
 				p.POWAR = DefaultPOWAR()
+				c.set(&p.POWAR)
 			}
-			p.Routing = r
+			p.Routing = c.r
 			n, err := New(tp, p)
 			if err != nil {
 				b.Fatal(err)
@@ -123,6 +135,17 @@ func loopRoutingDecisions(b *testing.B, n *Network, sw, dst []int32, hops uint8)
 		j := i & (len(sw) - 1)
 		pk := packet{msg: int32(i), dst: dst[j], size: 9600, hops: hops}
 		switch {
+		case n.pw != nil && n.pw.wait:
+			// The decision is made when the packet requests the crossbar
+			// (decidePOWAR), with nothing pending anywhere.
+			now := int64(i) * 10 * ns
+			g := n.routePOWAR(sw[j], &pk, now)
+			if g < 0 {
+				c := n.ecmp.mp.MinimalPorts(int(sw[j]), int(pk.dst), n.ecmp.cand)
+				p, _ := n.selectPOWAR(sw[j], c, now, pk.size, true)
+				g = n.swBase[sw[j]] + int32(p)
+			}
+			sink += g
 		case n.pw != nil:
 			g := n.routePOWAR(sw[j], &pk, int64(i)*10*ns)
 			n.pw.pending[g]--

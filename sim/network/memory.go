@@ -70,8 +70,9 @@ func (n *Network) Memory() Memory {
 	m.Links = sliceBytes(n.links)
 	m.Routing = sliceBytes(n.swBase) + sliceBytes(n.ecmp.cand)
 	if n.pw != nil {
-		m.Routing += sliceBytes(n.pw.sw) + sliceBytes(n.pw.pending)
+		m.Routing += sliceBytes(n.pw.sw) + sliceBytes(n.pw.pending) + sliceBytes(n.pw.on) + sliceBytes(n.pw.upFirst) + sliceBytes(n.pw.upCount)
 	}
+	m.Routing += sliceBytes(n.portTx) // the powar_model block's ideal
 	m.Workload = sliceBytes(n.wl.msgs) + sliceBytes(n.wl.free) + sliceBytes(n.wl.util)
 	if s, ok := n.wl.rep.(MemorySizer); ok {
 		m.Workload += s.MemoryBytes()

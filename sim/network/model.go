@@ -40,6 +40,8 @@ const (
 	evOutqLate // evOutq for a packet that waited for the crossbar
 
 	evTCEP // Obj, Arg: a consolidation event (consolidation.go)
+
+	evPOWARRetry // as evArb: a head whose POWAR decision found no free port retries (routing.go)
 )
 
 // A port is one end of a link: a NIC or a switch port. A switch port has an
@@ -209,6 +211,7 @@ type Network struct {
 
 	ecmp    ecmp          // ECMP routing's state (routing.go); ecmp.mp is nil with minimal routing
 	pw      *powarState   // POWAR routing's state (routing.go; it uses ecmp's multipath view); nil otherwise
+	portTx  []int64       // per port, the time it transmitted (ps): the powar_model block's ideal; nil without it
 	tc      *tcepState    // the consolidation and PAL routing (consolidation.go); nil without
 	wl      workloadState // an attached workload (workload.go)
 	ext     external      // external control of chosen ports (external.go)
@@ -431,6 +434,9 @@ func (n *Network) setupRouting(total int) error {
 			return err
 		}
 	}
+	if n.p.Routing == RoutingPOWAR || n.p.POWAR.Report {
+		n.portTx = make([]int64, total) // the powar_model block's ideal
+	}
 	return nil
 }
 
@@ -497,7 +503,7 @@ func (n *Network) startEngine(total int) error {
 	// its own.
 	for _, kinds := range [][]uint8{
 		{evArrive}, {evTxEnd, evArb, evWDeliver}, {evArbNext, evOarb, evOutqLate},
-		{evOutq}, {evPFC}, {evWSend}, {evWTimer}, {evArbReady},
+		{evOutq}, {evPFC}, {evWSend}, {evWTimer}, {evArbReady}, {evPOWARRetry},
 	} {
 		n.eng.UseLane(kinds...)
 	}
@@ -659,11 +665,22 @@ func (n *Network) Handle(e engine.Event) {
 	switch e.Kind {
 	case evArrive:
 		n.arrive(e.Obj, e.Arg, now)
-	case evArb, evArbNext, evArbReady:
+	case evArb, evArbNext, evArbReady, evPOWARRetry:
 		// The input's head is still e.Arg (it only leaves when granted,
-		// after this request) and its output e.Aux.
-		n.ports[e.Aux].waitMask |= 1 << n.in[e.Obj].local
-		n.oarb(e.Aux, now)
+		// after this request) and its output e.Aux, unless POWAR decides
+		// it only now (routing.go, decidePOWAR; it may have to wait).
+		o := e.Aux
+		if n.pw != nil && n.pw.wait {
+			if n.pkts[e.Arg].out < 0 {
+				var ok bool
+				if o, ok = n.decidePOWAR(e.Obj, e.Arg, now, e.Kind == evPOWARRetry); !ok {
+					return
+				}
+			}
+			n.pw.pending[o]++
+		}
+		n.ports[o].waitMask |= 1 << n.in[e.Obj].local
+		n.oarb(o, now)
 	case evOarb, evOarbBusy:
 		n.ports[e.Obj].flags &^= oarbPending
 		n.oarb(e.Obj, now)
@@ -703,7 +720,7 @@ func (n *Network) Prefetch(e *engine.Event) {
 	switch e.Kind {
 	case evArrive:
 		cache.Prefetch2(addr(&n.in[e.Obj]), addr(&n.pkts[e.Arg]))
-	case evArb, evArbNext, evArbReady:
+	case evArb, evArbNext, evArbReady, evPOWARRetry:
 		cache.Prefetch3(addr(&n.in[e.Obj]), addr(&n.pkts[e.Arg]), addr(&n.ports[e.Aux]))
 	case evOutq, evOutqLate, evTxEnd:
 		// Both may end or start an idle period: the controller and the
@@ -930,11 +947,15 @@ func (n *Network) tryStart(i int32, now int64) {
 		po.pendHops |= uint64(pk.hops) << ((bits.Len64(po.pendHops) + 7) &^ 7)
 	}
 	pk.hops--
+	ser := n.ser(pk.size)
 	if n.txPS != nil {
-		n.txPS[po.link] += n.ser(pk.size)
+		n.txPS[po.link] += ser
+	}
+	if n.portTx != nil {
+		n.portTx[i] += ser
 	}
 	n.eng.Schedule(now+n.p.Propagation, evArrive, po.peer, k)
-	n.eng.ScheduleAux(now+n.ser(pk.size), evTxEnd, i, 0, po.head)
+	n.eng.ScheduleAux(now+ser, evTxEnd, i, 0, po.head)
 }
 
 // flushSent reports port i's pending sent packets to its controller
@@ -1061,7 +1082,7 @@ func (n *Network) arrive(i, k int32, now int64) {
 		pi.head, pi.tail = k, k
 		if pi.flags&arbPending == 0 {
 			pi.flags |= arbPending
-			n.eng.ScheduleAux(max(done, pi.xbarFree), evArb, i, k, pk.out)
+			n.eng.ScheduleAux(max(done, pi.xbarFree), evArb, i, k, outPort(pk.out))
 		}
 		return
 	}
@@ -1130,9 +1151,9 @@ func (n *Network) oarb(o int32, now int64) {
 	if pi.head >= 0 {
 		h := &n.pkts[pi.head]
 		if h.ready > now+x {
-			n.eng.ScheduleAux(h.ready, evArbReady, in, pi.head, h.out)
+			n.eng.ScheduleAux(h.ready, evArbReady, in, pi.head, outPort(h.out))
 		} else {
-			n.eng.ScheduleAux(now+x, evArbNext, in, pi.head, h.out)
+			n.eng.ScheduleAux(now+x, evArbNext, in, pi.head, outPort(h.out))
 		}
 	} else {
 		pi.flags &^= arbPending

@@ -108,7 +108,7 @@ func (n *Network) routePOWARMegafly(sw int32, pk *packet, now int64) int32 {
 		c := n.ecmp.mp.MinimalPorts(s, dst, n.ecmp.cand)
 		p = c[0]
 		if len(c) > 1 {
-			p = n.selectPOWAR(sw, c, now, pk.size)
+			p, _ = n.selectPOWAR(sw, c, now, pk.size, false)
 		}
 	case pk.detour: // on its way through the intermediate group
 		p = m.Route(s, dst)

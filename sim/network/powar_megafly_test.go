@@ -21,9 +21,12 @@ func smallMegaflyNM(t testing.TB) topo.Topology {
 	return tp
 }
 
+// nonMinParams: minimal POWAR decides at arrival and queues as the
+// non-minimal paths do (routing.powar.queue), so that the two compare.
 func nonMinParams(pdt time.Duration, on bool) Params {
 	p := powarParams(pdt)
 	p.POWAR.NonMinimal = on
+	p.POWAR.Queue = true
 	return p
 }
 

@@ -36,7 +36,7 @@ func newPOWARTorus(t *topo.Torus, c *POWAR) *powarTorus {
 		halves = 2
 	}
 	width := t.Trunk() / halves
-	return &powarTorus{t: t, agg: powar.NewAggregates(t.Switches(), torusAggregates*halves, width),
+	return &powarTorus{t: t, agg: powar.NewAggregates(t.Switches(), torusAggregates*halves, width, c.Initial),
 		width: width, halves: halves, adaptive: c.TorusAdaptive}
 }
 
@@ -50,17 +50,45 @@ func newPOWARTorus(t *topo.Torus, c *POWAR) *powarTorus {
 // selectable (Algorithm 3, brought to the current checking cycle here),
 // and powar.SelectAggregated applies Algorithm 1. The packet's bytes count
 // on the chosen port's managed aggregate.
+//
+// With the paper's wait (powarState.wait) the choice among the members is
+// made when the packet heads its input buffer (decidePOWAR, through
+// selectPOWARTorus), and a packet that finds nothing usable waits there
+// instead of queueing.
 func (n *Network) routePOWARTorus(sw int32, pk *packet, now int64) int32 {
 	s := n.pw
-	tr := s.tr
-	t := tr.t
+	t := s.tr.t
 	base := n.swBase[sw]
 	dAgg := t.RouteAggregate(int(sw), int(pk.dst))
 	if dAgg < 0 {
 		g := base + int32(t.Route(int(sw), int(pk.dst)))
-		s.pending[g]++
+		if !s.wait {
+			s.pending[g]++
+		}
 		return g
 	}
+	if s.wait {
+		if lo, m := t.Members(int(sw), int(pk.dst), dAgg); s.tr.adaptive || m > 1 {
+			return ^(base + int32(t.AggregatePort(dAgg, lo)))
+		}
+		// One member and nothing else: no choice, so no wait (as a fat
+		// tree's descent); counted in pending at the request.
+		g, _ := n.selectPOWARTorus(sw, pk, now, dAgg, false)
+		return g
+	}
+	g, _ := n.selectPOWARTorus(sw, pk, now, dAgg, false)
+	s.pending[g]++
+	return g
+}
+
+// selectPOWARTorus is the decision of routePOWARTorus for a packet whose
+// next hop is dimension-order aggregate dAgg: the output port (global
+// index), or ok false if wait and nothing was usable (the paper's NULL).
+func (n *Network) selectPOWARTorus(sw int32, pk *packet, now int64, dAgg int, wait bool) (int32, bool) {
+	s := n.pw
+	tr := s.tr
+	t := tr.t
+	base := n.swBase[sw]
 	var cand []int
 	if tr.adaptive {
 		cand = n.ecmp.mp.MinimalPorts(int(sw), int(pk.dst), n.ecmp.cand)
@@ -95,6 +123,9 @@ func (n *Network) routePOWARTorus(sw int32, pk *packet, now int64) int32 {
 	free, awake := n.freeAwake(sw, sel, now)
 	st := &s.sw[sw]
 	p, next, how := powar.SelectAggregated(adaptive, det, sel, free, awake, int(st.RRP))
+	if wait && how == powar.Queued {
+		return 0, false
+	}
 	st.RRP = uint8(next)
 	if len(cand) > 1 {
 		switch how {
@@ -108,7 +139,5 @@ func (n *Network) routePOWARTorus(sw int32, pk *packet, now int64) int32 {
 	}
 	a, j, _ := t.Aggregate(p)
 	tr.agg.Add(s.th, int(sw), a*tr.halves+j/tr.width, cycle, s.capacity, int64(pk.size))
-	g := base + int32(p)
-	s.pending[g]++
-	return g
+	return base + int32(p), true
 }

@@ -130,6 +130,39 @@ type POWAR struct {
 	// FirstOn makes every adaptive port selectable (no Algorithm 2): the
 	// paper's "First-On" configuration.
 	FirstOn bool
+	// RoundRobin is the paper's power-oblivious "Round-Robin" selection:
+	// every adaptive port selectable, the first free one in round-robin
+	// order, awake or not (no Algorithm 2, no preference for awake
+	// ports). Fat trees and the Megafly's minimal paths.
+	RoundRobin bool
+	// Alonso is the paper's "Alonso" configuration (Alonso et al.'s
+	// dynamic on/off links on fat trees): the selectable up ports are the
+	// switched-on ones, managed by Algorithm 2's thresholds, the routing is
+	// unchanged (round-robin among them, no preference for awake ports),
+	// and no link uses LPI (power.mode always-on; the links Alonso switches
+	// off are charged as off in the powar_model block, each up link on for
+	// the time it was in its switch's selectable set). Fat trees only.
+	Alonso bool
+	// Initial is the selectable count every switch (every aggregate of a
+	// torus) starts with, lowered to the group's size: 1, or AllSelectable
+	// (the default) for every port. The paper leaves it open.
+	Initial int
+	// Queue, when no selectable adaptive port is free (Algorithm 1's
+	// NULL), queues the packet on the first selectable port in
+	// round-robin order at once (lpictl's earlier reading). False (the
+	// default) is the paper's: the packet waits at the head of its input
+	// buffer and the selection is retried every Retry until a selectable
+	// port is free (fat trees and the Megafly's minimal paths; a torus
+	// always queues).
+	Queue bool
+	// Retry is the period (ps) of the retries of a waiting packet.
+	Retry int64
+	// TorusWait applies the wait on a torus3d too (default false: a torus
+	// decides at arrival and queues). Without virtual channels a waiting
+	// packet blocks its whole input, where the paper's blocks one VC:
+	// measured, the wait makes a torus all-to-all slower
+	// (docs/reproducing.md, "POWAR on the paper's setting").
+	TorusWait bool
 	// NonMinimal adds non-minimal candidates on the Megafly (paths through
 	// an intermediate group, powar_megafly.go).
 	NonMinimal bool
@@ -146,10 +179,16 @@ type POWAR struct {
 	Report bool
 }
 
+// AllSelectable as POWAR.Initial starts every switch with all its
+// adaptive ports selectable (a switch has at most 64 ports).
+const AllSelectable = 64
+
 // DefaultPOWAR is the paper's thresholds (0.5, 0.25) and power model, with
-// our 10 µs checking cycle.
+// our 10 µs checking cycle, every port selectable at the start, and a
+// waiting packet retried every 10 ns.
 func DefaultPOWAR() POWAR {
-	return POWAR{Thresholds: powar.DefaultThresholds(), Cycle: 10_000_000, Model: powar.DefaultParams()}
+	return POWAR{Thresholds: powar.DefaultThresholds(), Cycle: 10_000_000, Model: powar.DefaultParams(),
+		Initial: AllSelectable, Retry: 10_000}
 }
 
 // validate checks the configuration of routing p.
@@ -160,6 +199,21 @@ func (c *POWAR) validate(p *Params) error {
 		}
 		if c.Cycle <= 0 {
 			return fmt.Errorf("routing.powar.cycle: must be > 0, got %d ps", c.Cycle)
+		}
+		if c.Initial < 1 {
+			return fmt.Errorf("routing.powar.initial_selectable: must be ≥ 1, got %d", c.Initial)
+		}
+		if c.Retry <= 0 {
+			return fmt.Errorf("routing.powar.retry: must be > 0, got %d ps", c.Retry)
+		}
+		if c.RoundRobin && c.FirstOn {
+			return errors.New("routing.powar.round_robin: cannot be combined with routing.powar.first_on (two selection functions); choose one")
+		}
+		if c.Alonso && (c.RoundRobin || c.FirstOn) {
+			return errors.New("routing.powar.alonso: cannot be combined with routing.powar.round_robin or first_on (another selection function); choose one")
+		}
+		if c.Alonso && p.EEE.Mode != eee.AlwaysOn {
+			return fmt.Errorf("routing.powar.alonso: needs power.mode always-on (Alonso's links are switched on and off by its thresholds, without LPI), got %s", p.EEE.Mode)
 		}
 		if p.EndToEnd.Bound > 0 && p.EEE.Mode != eee.AlwaysOn {
 			return errors.New("routing.kind: powar cannot be combined with power.end_to_end.enabled (POWAR's awake test does not model the end-to-end gate); disable one of them")
@@ -182,9 +236,24 @@ type powarState struct {
 	cycle    int64
 	capacity float64 // bytes a port forwards in a checking cycle
 	firstOn  bool
-	mf       *powarMegafly // Megafly with non-minimal candidates, else nil
-	tr       *powarTorus   // torus3d (Algorithm 3), else nil
-	stats    POWARRouting
+	rr       bool // no preference for awake ports (POWAR.RoundRobin, POWAR.Alonso)
+	// wait: decisions at the head of the input buffer, and with no free
+	// selectable port (NULL) the packet waits and retries (not
+	// POWAR.Queue; on a torus only with POWAR.TorusWait); pending then
+	// counts the packets that requested the crossbar, else those routed to
+	// the port at arrival.
+	wait  bool
+	retry int64 // retry period (ps)
+	// alonso: POWAR.Alonso's on-time per port (ps, up ports only: the time
+	// in the selectable set up to its switch's last decision) and per
+	// switch its up ports (first, count; count < 2: none adaptive).
+	alonso  bool
+	on      []int64
+	upFirst []int32
+	upCount []uint8
+	mf      *powarMegafly // Megafly with non-minimal candidates, else nil
+	tr      *powarTorus   // torus3d (Algorithm 3), else nil
+	stats   POWARRouting
 }
 
 func newPOWAR(t topo.Topology, p *Params, ports int) (*powarState, error) {
@@ -196,10 +265,16 @@ func newPOWAR(t topo.Topology, p *Params, ports int) (*powarState, error) {
 	c := p.POWAR
 	s := &powarState{
 		sw: make([]powar.Switch, t.Switches()), pending: make([]int32, ports),
-		th: c.Thresholds, cycle: c.Cycle, capacity: float64(c.Cycle) * p.RateBps / 8e12, firstOn: c.FirstOn,
+		th: c.Thresholds, cycle: c.Cycle, capacity: float64(c.Cycle) * p.RateBps / 8e12, firstOn: c.FirstOn || c.RoundRobin,
+		rr: c.RoundRobin || c.Alonso, retry: c.Retry, alonso: c.Alonso,
 	}
 	for i := range s.sw {
-		s.sw[i] = powar.NewSwitch(1)
+		s.sw[i] = powar.NewSwitch(c.Initial)
+	}
+	if c.Alonso {
+		if err := s.alonsoPorts(t, ports); err != nil {
+			return nil, err
+		}
 	}
 	if m, ok := t.(*topo.Megafly); ok && c.NonMinimal {
 		mf, err := newPOWARMegafly(m, p)
@@ -214,7 +289,36 @@ func newPOWAR(t topo.Topology, p *Params, ports int) (*powarState, error) {
 		}
 		s.tr = newPOWARTorus(tt, &c)
 	}
+	// The paper's wait: fat trees and the Megafly's minimal paths, the
+	// torus with TorusWait (non-minimal paths decide at arrival and queue).
+	s.wait = !c.Queue && s.mf == nil && (s.tr == nil || c.TorusWait)
 	return s, nil
+}
+
+// alonsoPorts finds every switch's up ports (its minimal candidates
+// towards the farthest of a few nodes; they must be consecutive, as a fat
+// tree's are) for POWAR.Alonso's on-times.
+func (s *powarState) alonsoPorts(t topo.Topology, ports int) error {
+	ft, ok := t.(*topo.FatTree)
+	if !ok {
+		return fmt.Errorf("routing.powar.alonso: needs a fat tree (fattree, rlft); %s is not one", t.Name())
+	}
+	s.on = make([]int64, ports)
+	s.upFirst, s.upCount = make([]int32, t.Switches()), make([]uint8, t.Switches())
+	buf := make([]int, 0, 64)
+	for sw := range t.Switches() {
+		for _, dst := range []int{0, t.Nodes() / 2, t.Nodes() - 1} {
+			c := ft.MinimalPorts(sw, dst, buf)
+			if len(c) <= int(s.upCount[sw]) {
+				continue
+			}
+			if c[len(c)-1]-c[0] != len(c)-1 {
+				return fmt.Errorf("routing.powar.alonso: switch %d's up ports %v are not consecutive", sw, c)
+			}
+			s.upFirst[sw], s.upCount[sw] = int32(c[0]), uint8(len(c))
+		}
+	}
+	return nil
 }
 
 // POWARRouting counts POWAR's adaptive decisions (summary powar_routing).
@@ -225,9 +329,14 @@ type POWARRouting struct {
 	// (no selectable awake port was free).
 	Sleeping uint64 `json:"chose_sleeping"`
 	// Fallback counts those with no free selectable port (the paper's
-	// NULL): the packet queued at the first selectable port in round-robin
-	// order.
+	// NULL) that queued the packet at the first selectable port in
+	// round-robin order (routing.powar.queue, and the torus).
 	Fallback uint64 `json:"fallback_busy"`
+	// Waited counts the packets that found no free selectable port and
+	// waited at the head of their input buffer (the paper's NULL, retried);
+	// Retries the retries that found none free again.
+	Waited  uint64 `json:"waited"`
+	Retries uint64 `json:"retries"`
 	// MeanSelectable is the mean number of selectable ports seen by the
 	// adaptive decisions.
 	MeanSelectable float64 `json:"mean_selectable"`
@@ -245,23 +354,87 @@ func (n *Network) routePOWAR(sw int32, pk *packet, now int64) int32 {
 	}
 	c := n.ecmp.mp.MinimalPorts(int(sw), int(pk.dst), n.ecmp.cand)
 	p := c[0]
+	if n.pw.wait {
+		g := n.swBase[sw] + int32(p)
+		if len(c) > 1 {
+			// Decided when the packet heads its input buffer and requests
+			// the crossbar (decidePOWAR), as the paper's input-queued
+			// switch does; until then c[0] stands in (a valid port for
+			// the request's event), marked undecided.
+			return ^g
+		}
+		// Counted in pending when it requests the crossbar (Handle):
+		// packets queued behind a waiting head must not make ports busy,
+		// or the head would wait for what waits for it.
+		return g
+	}
 	if len(c) > 1 {
-		p = n.selectPOWAR(sw, c, now, pk.size)
+		p, _ = n.selectPOWAR(sw, c, now, pk.size, false)
 	}
 	g := n.swBase[sw] + int32(p)
 	n.pw.pending[g]++
 	return g
 }
 
+// outPort is the port a packet's out field names: out itself, or for a
+// packet whose POWAR decision is still to be made (out < 0) the stand-in.
+func outPort(out int32) int32 {
+	if out < 0 {
+		return ^out
+	}
+	return out
+}
+
+// decidePOWAR makes the decision of packet k, at the head of switch input
+// in and requesting the crossbar at now, if it is still to be made: the
+// output port, or ok false if no selectable port was free (the paper's
+// NULL), in which case the request is repeated after the retry period.
+// retry says the request is a retry (evPOWARRetry).
+func (n *Network) decidePOWAR(in, k int32, now int64, retry bool) (out int32, ok bool) {
+	pk := &n.pkts[k]
+	if pk.out >= 0 {
+		return pk.out, true
+	}
+	sw := n.in[in].sw
+	var g int32
+	if n.pw.tr != nil {
+		g, ok = n.selectPOWARTorus(sw, pk, now, n.pw.tr.t.RouteAggregate(int(sw), int(pk.dst)), true)
+	} else {
+		c := n.ecmp.mp.MinimalPorts(int(sw), int(pk.dst), n.ecmp.cand)
+		var p int
+		p, ok = n.selectPOWAR(sw, c, now, pk.size, true)
+		g = n.swBase[sw] + int32(p)
+	}
+	if !ok {
+		if retry {
+			n.pw.stats.Retries++
+		} else {
+			n.pw.stats.Waited++
+		}
+		n.eng.ScheduleAux(now+n.pw.retry, evPOWARRetry, in, k, ^pk.out)
+		return 0, false
+	}
+	pk.out = g
+	return g, true
+}
+
 // selectPOWAR chooses among the adaptive ports c (ascending: the switch's
 // up ports, whose first Sel are selectable) by Algorithm 1, after bringing
 // the switch's selectable count to the current checking cycle, and counts
-// the packet's bytes in the cycle.
-func (n *Network) selectPOWAR(sw int32, c []int, now int64, size int32) int {
+// the packet's bytes in the cycle. With none selectable free (the paper's
+// NULL) it returns ok false if wait, else the first selectable port in
+// round-robin order (the packet queues there). Round-robin (s.rr) is
+// Algorithm 1 with every port selectable and awake ports not preferred.
+func (n *Network) selectPOWAR(sw int32, c []int, now int64, size int32, wait bool) (int, bool) {
 	s := n.pw
 	st := &s.sw[sw]
 	nsel := len(c)
-	if !s.firstOn {
+	switch {
+	case s.alonso:
+		g := n.swBase[sw] + int32(c[0])
+		st.AdvanceOn(s.th, now/s.cycle, len(c), s.capacity, s.cycle, s.on[g:g+int32(len(c))])
+		nsel = min(int(st.Sel), len(c))
+	case !s.firstOn:
 		st.Advance(s.th, now/s.cycle, len(c), s.capacity)
 		nsel = min(int(st.Sel), len(c))
 	}
@@ -269,21 +442,42 @@ func (n *Network) selectPOWAR(sw int32, c []int, now int64, size int32) int {
 	for _, p := range c[:nsel] {
 		sel |= uint64(1) << uint(p)
 	}
-	eligible, awake := n.freeAwake(sw, sel, now)
+	var eligible, awake uint64
+	if s.rr {
+		eligible = n.freePorts(sw, sel, now)
+		awake = eligible
+	} else {
+		eligible, awake = n.freeAwake(sw, sel, now)
+	}
 	p, next, ok := powar.Select(eligible, awake, int(st.RRP))
 	switch {
+	case !ok && wait:
+		return 0, false
 	case !ok:
 		p = powar.First(sel, int(st.RRP))
 		next = p + 1
 		s.stats.Fallback++
-	case awake&(1<<uint(p)) == 0:
+	case !s.rr && awake&(1<<uint(p)) == 0:
 		s.stats.Sleeping++
 	}
 	st.RRP = uint8(next)
 	st.Count += int64(size)
 	s.stats.Adaptive++
 	s.stats.selSum += uint64(nsel)
-	return p
+	return p, true
+}
+
+// freePorts is the subset of the ports set (bits: switch-local ports of switch
+// sw) that are not busy.
+func (n *Network) freePorts(sw int32, set uint64, now int64) uint64 {
+	base := n.swBase[sw]
+	var free uint64
+	for r := set; r != 0; r &= r - 1 {
+		if !n.portBusy(base+int32(bits.TrailingZeros64(r)), now) {
+			free |= r & -r
+		}
+	}
+	return free
 }
 
 // freeAwake splits the ports set (bits: switch-local ports of switch sw)
@@ -293,7 +487,7 @@ func (n *Network) freeAwake(sw int32, set uint64, now int64) (free, awake uint64
 	base := n.swBase[sw]
 	for r := set; r != 0; r &= r - 1 {
 		g := base + int32(bits.TrailingZeros64(r))
-		if n.portBusy(g) {
+		if n.portBusy(g, now) {
 			continue
 		}
 		b := r & -r
@@ -307,9 +501,23 @@ func (n *Network) freeAwake(sw int32, set uint64, now int64) (free, awake uint64
 
 // portBusy: switch port g transmits, has a queue, holds bytes past the
 // crossbar, or has packets routed to it waiting for the crossbar.
-func (n *Network) portBusy(g int32) bool {
+//
+// With the paper's wait (decisions at the head of the input buffer), busy
+// is the paper's "currently transmitting a packet", with the flow control
+// the paper's credits stand for: the port transmits or is paused, or it
+// has packets (queued, past the crossbar or granted) while its link can
+// carry them; a port whose packets wait for its link to wake up is not
+// busy, so more packets join them and share the wake-up.
+func (n *Network) portBusy(g int32, now int64) bool {
 	po := &n.ports[g]
-	return n.pw.pending[g] > 0 || po.bytes > 0 || po.head >= 0 || po.flags&txBusy != 0
+	queued := n.pw.pending[g] > 0 || po.bytes > 0 || po.head >= 0
+	if !n.pw.wait {
+		return queued || po.flags&txBusy != 0
+	}
+	if po.flags&(txBusy|paused) != 0 {
+		return true
+	}
+	return queued && n.links[po.link].ReadyAt <= now
 }
 
 // portAwake: port g's link would carry a packet now without waiting
@@ -347,43 +555,101 @@ type PowarModel struct {
 	// ENetS and EClusterS are Eqs. 6 and 7: W × run time (s).
 	ENetS     float64 `json:"e_net_s"`
 	EClusterS float64 `json:"e_cluster_s"`
+	// The paper's "ideal": each port on only while it transmits (U = its
+	// transmit time over the run time; instant on and off), with Eq. 1's
+	// floor. Of an always-on run it is the paper's ideal marker.
+	PortOnIdeal    float64 `json:"port_on_ideal"`
+	WNetIdeal      float64 `json:"w_net_ideal"`
+	ENetIdealS     float64 `json:"e_net_ideal_s"`
+	EClusterIdealS float64 `json:"e_cluster_ideal_s"`
 }
 
 // powarModel computes the powar_model block for a run of secs seconds
 // whose nodes were busy util of the time.
 func (n *Network) powarModel(secs, util float64) *PowarModel {
 	m := n.p.POWAR.Model
-	var floor, bare []float64
-	var on float64
+	var floor, bare, ideal []float64
+	var on, onIdeal float64
 	ports := 0
+	alonso := n.alonsoLinkOn(secs)
 	for s := range n.t.Switches() {
-		var sum float64
+		var sum, sumIdeal float64
 		k := 0
 		for g := n.swBase[s]; g < n.swBase[s+1]; g++ {
 			li := n.ports[g].link
 			if li < 0 {
 				continue
 			}
-			sum += linkOn(&n.links[li])
+			if alonso != nil {
+				sum += alonso[li]
+			} else {
+				sum += linkOn(&n.links[li])
+			}
+			if secs > 0 && n.portTx != nil {
+				sumIdeal += min(1, float64(n.portTx[g])*psToS/secs)
+			}
 			k++
 		}
 		if k == 0 {
 			continue
 		}
 		on += sum
+		onIdeal += sumIdeal
 		ports += k
 		u := sum / float64(k)
 		floor = append(floor, m.PortsPower(u, true))
 		bare = append(bare, m.PortsPower(u, false))
+		ideal = append(ideal, m.PortsPower(sumIdeal/float64(k), true))
 	}
 	r := &PowarModel{RunTimeS: secs, PortOn: 1, WNodes: m.NodesPower(util)}
 	if ports > 0 {
 		r.PortOn = on / float64(ports)
+		r.PortOnIdeal = onIdeal / float64(ports)
 	}
 	r.WNet, r.WNetNoFloor = m.NetPower(floor), m.NetPower(bare)
 	r.WCluster, r.WClusterNoFloor = m.ClusterPower(r.WNet, r.WNodes), m.ClusterPower(r.WNetNoFloor, r.WNodes)
 	r.ENetS, r.EClusterS = r.WNet*secs, r.WCluster*secs
+	r.WNetIdeal = m.NetPower(ideal)
+	r.ENetIdealS, r.EClusterIdealS = r.WNetIdeal*secs, m.ClusterPower(r.WNetIdeal, r.WNodes)*secs
 	return r
+}
+
+// alonsoLinkOn is, with POWAR.Alonso, each link's on fraction of the run:
+// an up link (and so both its ends) the time it was in its switch's
+// selectable set, brought to the end of the run here on copies of the
+// state; every other link 1. Nil without Alonso.
+func (n *Network) alonsoLinkOn(secs float64) []float64 {
+	s := n.pw
+	if s == nil || !s.alonso {
+		return nil
+	}
+	u := make([]float64, len(n.links))
+	for i := range u {
+		u[i] = 1
+	}
+	end := n.endTime
+	if secs <= 0 || end <= 0 {
+		return u
+	}
+	for sw := range n.t.Switches() {
+		k := int(s.upCount[sw])
+		if k < 2 {
+			continue
+		}
+		g := n.swBase[sw] + s.upFirst[sw]
+		on := append([]int64(nil), s.on[g:g+int32(k)]...)
+		st := s.sw[sw]
+		st.AdvanceOn(s.th, end/s.cycle, k, s.capacity, s.cycle, on)
+		for j := range min(int(st.Sel), k) {
+			on[j] += end - end/s.cycle*s.cycle // the cycle under way
+		}
+		for j, t := range on {
+			if li := n.ports[g+int32(j)].link; li >= 0 {
+				u[li] = min(1, float64(t)/float64(end))
+			}
+		}
+	}
+	return u
 }
 
 // linkOn is the fraction of a link's accounted time it was not low.

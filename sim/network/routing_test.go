@@ -211,11 +211,14 @@ func TestECMPFatTreePermutation(t *testing.T) {
 	}
 }
 
-// powarParams is table6 in deep sleep (fixed t_PDT pdt) with POWAR routing.
+// powarParams is table6 in deep sleep (fixed t_PDT pdt) with POWAR routing,
+// every switch starting with one selectable port (the tests' short runs
+// see the gathering from the first packet on).
 func powarParams(pdt time.Duration) Params {
 	p := table6(eee.DeepSleep, pdt)
 	p.Routing = RoutingPOWAR
 	p.POWAR = DefaultPOWAR()
+	p.POWAR.Initial = 1
 	return p
 }
 
@@ -379,6 +382,11 @@ func TestPOWARConfigErrors(t *testing.T) {
 		{"t_on", kAry2Tree(t), func(p *Params) { p.POWAR.Thresholds.On = 0.3 }, "routing.powar.t_on: must be ≥ 2 × routing.powar.t_off (0.25), got 0.3"},
 		{"cycle", kAry2Tree(t), func(p *Params) { p.POWAR.Cycle = 0 }, "routing.powar.cycle: must be > 0, got 0 ps"},
 		{"model", kAry2Tree(t), func(p *Params) { p.POWAR.Model.Net = 2 }, "routing.powar.model.net: must be in [0, 1], got 2"},
+		{"initial", kAry2Tree(t), func(p *Params) { p.POWAR.Initial = 0 }, "routing.powar.initial_selectable: must be ≥ 1, got 0"},
+		{"retry", kAry2Tree(t), func(p *Params) { p.POWAR.Retry = 0 }, "routing.powar.retry: must be > 0, got 0 ps"},
+		{"rr and first-on", kAry2Tree(t), func(p *Params) { p.POWAR.RoundRobin, p.POWAR.FirstOn = true, true }, "routing.powar.round_robin: cannot be combined with routing.powar.first_on"},
+		{"alonso with LPI", kAry2Tree(t), func(p *Params) { p.POWAR.Alonso = true }, "routing.powar.alonso: needs power.mode always-on"},
+		{"alonso and rr", kAry2Tree(t), func(p *Params) { p.POWAR.Alonso, p.POWAR.RoundRobin = true, true }, "routing.powar.alonso: cannot be combined"},
 	} {
 		p := powarParams(time.Microsecond)
 		c.edit(&p)
@@ -386,5 +394,37 @@ func TestPOWARConfigErrors(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v, want %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestPOWARAlonso: the paper's Alonso configuration on the 8-ary 2-tree
+// (always on, Algorithm 2's selectable set as the switched-on up links,
+// round-robin among them) delivers everything, twice the same, never
+// waits for a wake-up, and its powar_model charges the up links only while
+// selectable: the mean port on-time lies between the node links' share
+// (64 of the 192 cabled switch ports, always on) and 1, and below the
+// same run's without Alonso (every link on).
+func TestPOWARAlonso(t *testing.T) {
+	tp := kAry2Tree(t)
+	res := func(alonso bool) Result {
+		p := table6(eee.AlwaysOn, 0)
+		p.Routing = RoutingPOWAR
+		p.POWAR = DefaultPOWAR()
+		p.POWAR.Alonso = alonso
+		p.POWAR.RoundRobin = !alonso
+		n := build(t, tp, p)
+		attachConfig(t, n, synthetic("uniform", 9600, 0.05, 200*time.Microsecond), 3)
+		return run(t, n)
+	}
+	a, b, rr := res(true), res(true), res(false)
+	if !reflect.DeepEqual(a, b) || a.Packets == 0 || a.Packets != rr.Packets {
+		t.Fatalf("Alonso: %d packets, again %d, Round-Robin %d", a.Packets, b.Packets, rr.Packets)
+	}
+	m := a.PowarModel
+	if m == nil || !(m.PortOn > 64.0/192 && m.PortOn < 1) || m.WNet >= 1 || rr.PowarModel.PortOn != 1 {
+		t.Fatalf("Alonso powar_model %+v (Round-Robin ports on %v): want 1/3 < ports on < 1", m, rr.PowarModel.PortOn)
+	}
+	if a.PowarRouting.Sleeping != 0 || a.PowarRouting.MeanSelectable >= 8 {
+		t.Errorf("Alonso decisions %+v: want no sleeping port and fewer than 8 selectable", *a.PowarRouting)
 	}
 }

@@ -5,7 +5,8 @@ package powar
 // parallel cables in one direction) has its own selectable prefix of
 // members and checking-cycle counter, kept as a [Switch] whose RRP is
 // unused (the round-robin pointer is per switch, in the caller). The
-// selectable count of an aggregate starts at 1, grows by one when the
+// selectable count of an aggregate starts at a given count (1, or every
+// member), grows by one when the
 // bytes routed onto the aggregate in a checking cycle exceed Ton × Sel ×
 // capacity, shrinks by one below Toff × Sel × capacity, never below 1 nor
 // above the aggregate's width; elapsed cycles are applied lazily, at the
@@ -18,12 +19,12 @@ type Aggregates struct {
 }
 
 // NewAggregates is the state of switches switches with per aggregates of
-// width members each, every aggregate at cycle 0 with one selectable
-// member.
-func NewAggregates(switches, per, width int) *Aggregates {
+// width members each, every aggregate at cycle 0 with min(initial, width)
+// selectable members (at least one).
+func NewAggregates(switches, per, width, initial int) *Aggregates {
 	a := &Aggregates{agg: make([]Switch, switches*per), per: per, width: max(1, width)}
 	for i := range a.agg {
-		a.agg[i] = NewSwitch(1)
+		a.agg[i] = NewSwitch(min(initial, a.width))
 	}
 	return a
 }

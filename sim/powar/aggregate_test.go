@@ -23,7 +23,7 @@ import "testing"
 // cycles 6–8 are idle, applied lazily when cycle 9 reads Sel.
 func TestAggregatesAlgorithm3(t *testing.T) {
 	th := DefaultThresholds()
-	a := NewAggregates(2, 2, 4)
+	a := NewAggregates(2, 2, 4, 1)
 	const sw, capa = 1, 100.0
 	rows := []struct {
 		fc0, fc1     int64
@@ -69,7 +69,7 @@ func TestAggregatesAlgorithm3(t *testing.T) {
 //     400 = 0.1 < Toff: 3) then idle cycle 11 (2), read at cycle 12: 2.
 func TestAggregatesLazy(t *testing.T) {
 	th := DefaultThresholds()
-	a := NewAggregates(1, 1, 4)
+	a := NewAggregates(1, 1, 4, 1)
 	for c := range int64(3) {
 		a.Add(th, 0, 0, c, 100, 400)
 	}

@@ -56,15 +56,24 @@ type Switch struct {
 	_     uint16 // padding
 }
 
-// NewSwitch is a switch at cycle 0 with sel selectable ports (≥ 1).
-func NewSwitch(sel int) Switch { return Switch{Sel: uint8(max(1, sel))} }
+// NewSwitch is a switch at cycle 0 with sel selectable ports (at least
+// 1, at most 255; [Switch.Advance] lowers it to the group's size): 1 is
+// the selectable set at its smallest, a number ≥ the group every port
+// selectable (the paper leaves the initial count open).
+func NewSwitch(sel int) Switch { return Switch{Sel: uint8(min(255, max(1, sel)))} }
 
 // Advance brings the switch to checking cycle now (≥ its current cycle),
 // applying Step once per elapsed cycle: with Count for the cycle it was
 // counted in and zero for the cycles after it (nothing was forwarded in
 // them), lazily, as if each cycle's check had run at its end. group is the
 // size of the adaptive group, capacity a port's bytes per cycle.
+//
+// A selectable count above group (a switch started with every port
+// selectable, [NewSwitch]) is first lowered to group.
 func (s *Switch) Advance(t Thresholds, now int64, group int, capacity float64) {
+	if int(s.Sel) > group {
+		s.Sel = uint8(max(1, group))
+	}
 	if now <= s.Cycle {
 		return
 	}
@@ -77,4 +86,33 @@ func (s *Switch) Advance(t Thresholds, now int64, group int, capacity float64) {
 	}
 	sel -= int(idle)
 	s.Sel, s.Cycle, s.Count = uint8(sel), now, 0
+}
+
+// AdvanceOn is [Switch.Advance] that also adds to on[j], for every port j
+// of the selectable prefix, the time (ps, cycle per checking cycle) of each
+// checking cycle it completes: the time each port spent in the selectable
+// set (Alonso's set of switched-on ports, which the paper's Alonso
+// configuration powers on and off by these thresholds). on has one entry
+// per port of the group, in order.
+func (s *Switch) AdvanceOn(t Thresholds, now int64, group int, capacity float64, cycle int64, on []int64) {
+	if int(s.Sel) > group {
+		s.Sel = uint8(max(1, group))
+	}
+	if now <= s.Cycle {
+		return
+	}
+	for j := range min(int(s.Sel), len(on)) {
+		on[j] += cycle // the counted cycle
+	}
+	sel := t.Step(int(s.Sel), group, float64(s.Count), capacity)
+	// Idle cycle k (0 ≤ k < idle) runs with max(1, sel−k) selectable.
+	idle := now - s.Cycle - 1
+	for j := range min(sel, len(on)) {
+		n := idle
+		if j > 0 {
+			n = min(idle, int64(sel-j))
+		}
+		on[j] += n * cycle
+	}
+	s.Advance(t, now, group, capacity)
 }

@@ -80,3 +80,31 @@ func TestThresholdsValidate(t *testing.T) {
 		t.Errorf("NewSwitch(0).Sel = %d, want 1", s.Sel)
 	}
 }
+
+// TestAdvanceOn: the on-times AdvanceOn adds equal stepping cycle by cycle
+// and adding the cycle to every selectable port of each cycle, over random
+// counts and gaps, and the state it leaves is Advance's.
+func TestAdvanceOn(t *testing.T) {
+	th := DefaultThresholds()
+	rng := rand.New(rand.NewPCG(7, 8))
+	const group, capacity, cycle = 4, 100.0, 10
+	lazy, step := NewSwitch(group), NewSwitch(group)
+	var onLazy, onStep [group]int64
+	now := int64(0)
+	for range 500 {
+		now += int64(rng.IntN(6))
+		count := int64(rng.IntN(300))
+		lazy.AdvanceOn(th, now, group, capacity, cycle, onLazy[:])
+		for step.Cycle < now { // one cycle at a time
+			for j := range int(step.Sel) {
+				onStep[j] += cycle
+			}
+			step.Advance(th, step.Cycle+1, group, capacity)
+		}
+		lazy.Count += count
+		step.Count += count
+		if lazy != step || onLazy != onStep {
+			t.Fatalf("at cycle %d: lazy %+v %v, stepped %+v %v", now, lazy, onLazy, step, onStep)
+		}
+	}
+}

@@ -123,3 +123,35 @@ func BenchmarkSelect(b *testing.B) {
 	}
 	_ = p
 }
+
+// BenchmarkDecision is the cost of Algorithm 1 (powar.Select) and of
+// one checking-cycle step of Algorithm 2 (Switch.Advance) per routing
+// decision: 16-port switches, 8 adaptive candidates, random busy and
+// awake sets and round-robin pointers, a decision every 100 ns of a 10 µs
+// cycle. docs/simulator.md ("POWAR", Cost) quotes it.
+func BenchmarkDecision(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 1 << 10
+	var elig, awake [n]uint64
+	var rrp [n]int
+	for i := range n {
+		elig[i] = rng.Uint64() & 0xff00
+		awake[i] = elig[i] & rng.Uint64()
+		rrp[i] = rng.IntN(16)
+	}
+	th := DefaultThresholds()
+	sw := NewSwitch(8)
+	b.ReportAllocs()
+	var sink int
+	i := 0
+	for b.Loop() {
+		j := i & (n - 1)
+		sw.Advance(th, int64(i)/100, 8, 12500)
+		p, next, _ := Select(elig[j], awake[j], rrp[j])
+		sw.RRP = uint8(next)
+		sw.Count += 128
+		sink += p
+		i++
+	}
+	_ = sink
+}

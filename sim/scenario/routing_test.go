@@ -91,6 +91,12 @@ func TestRoutingPOWARSection(t *testing.T) {
 		{[]string{"routing.kind=powar", "routing.powar.cycle=0"}, "small.yaml: routing.powar.cycle: must be > 0, got 0 ps"},
 		{[]string{"routing.kind=powar", "power.end_to_end.enabled=true"}, "small.yaml: routing.kind: powar cannot be combined with power.end_to_end.enabled (POWAR's awake test does not model the end-to-end gate); disable one of them"},
 		{[]string{"routing.powar.model.report=true", "routing.powar.model.sleep_port=1.5"}, "small.yaml: routing.powar.model.sleep_port: must be in [0, 1], got 1.5"},
+		{[]string{"routing.powar.queue=true"}, "small.yaml: routing.powar.queue: used only with routing.kind powar (routing.kind is minimal)"},
+		{[]string{"routing.kind=powar", "routing.powar.initial_selectable=0"}, "small.yaml: routing.powar.initial_selectable: must be ≥ 1, got 0"},
+		{[]string{"routing.kind=powar", "routing.powar.retry=0"}, "small.yaml: routing.powar.retry: must be > 0, got 0 ps"},
+		{[]string{"routing.kind=powar", "routing.powar.alonso=true"}, "small.yaml: routing.powar.alonso: fat trees only (topology.kind is megafly)"},
+		{[]string{"routing.kind=powar", "routing.powar.torus_wait=true"}, "small.yaml: routing.powar.torus_wait: only for topology.kind torus3d (topology.kind is megafly)"},
+		{[]string{"routing.kind=powar", "routing.powar.round_robin=true", "routing.powar.non_minimal=true"}, "small.yaml: routing.powar.round_robin: fat trees and the megafly's minimal paths only (topology.kind is megafly)"},
 	} {
 		s, err := Parse([]byte(small), "small.yaml", tc.sets)
 		if err == nil {

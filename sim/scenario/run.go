@@ -299,7 +299,7 @@ func (o *Outcome) WriteTable(w io.Writer) error {
 		p("powar model", "ports on %.2f%%, W_net %.4f (no floor %.4f), W_nodes %.4f, W_cluster %.4f", 100*m.PortOn, m.WNet, m.WNetNoFloor, m.WNodes, m.WCluster)
 	}
 	if d := r.PowarRouting; d != nil {
-		p("powar decisions", "%d adaptive, %d to a sleeping port, %d with none free, %.2f selectable on average", d.Adaptive, d.Sleeping, d.Fallback, d.MeanSelectable)
+		p("powar decisions", "%d adaptive, %d to a sleeping port, %d with none free (%d queued, %d waited, %d retries), %.2f selectable on average", d.Adaptive, d.Sleeping, d.Fallback+d.Waited, d.Fallback, d.Waited, d.Retries, d.MeanSelectable)
 	}
 	if d := r.PowarNonMinimal; d != nil {
 		p("powar non-minimal", "%d decisions, %d detours (%d from the leaf, %d with a transit, %d over an awake port), %d extra hops", d.Decisions, d.Detours, d.FromLeaf, d.Transits, d.AwakeDetours, d.ExtraHops)

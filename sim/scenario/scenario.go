@@ -188,6 +188,21 @@ type RoutingPOWAR struct {
 	TOff    *float64            `yaml:"t_off" json:"t_off,omitempty"`
 	Cycle   *predictor.Duration `yaml:"cycle" json:"cycle,omitempty"`
 	FirstOn bool                `yaml:"first_on" json:"first_on,omitempty"`
+	// RoundRobin: the paper's power-oblivious Round-Robin selection
+	// (network.POWAR.RoundRobin).
+	RoundRobin bool `yaml:"round_robin" json:"round_robin,omitempty"`
+	// Alonso: the paper's Alonso configuration (network.POWAR.Alonso).
+	Alonso bool `yaml:"alonso" json:"alonso,omitempty"`
+	// InitialSelectable: the selectable count switches start with; unset:
+	// every port (network.POWAR.Initial).
+	InitialSelectable *int `yaml:"initial_selectable" json:"initial_selectable,omitempty"`
+	// Queue: with no free selectable port, queue at once instead of the
+	// paper's wait and retry (network.POWAR.Queue).
+	Queue bool `yaml:"queue" json:"queue,omitempty"`
+	// Retry: the retry period of a waiting packet (network.POWAR.Retry).
+	Retry *predictor.Duration `yaml:"retry" json:"retry,omitempty"`
+	// TorusWait: the wait on a torus3d too (network.POWAR.TorusWait).
+	TorusWait bool `yaml:"torus_wait" json:"torus_wait,omitempty"`
 	// NonMinimal: Megafly only, non-minimal candidates (network.POWAR).
 	NonMinimal bool `yaml:"non_minimal" json:"non_minimal,omitempty"`
 	// TorusAdaptive: torus3d only, P spans every minimal aggregate
@@ -214,7 +229,8 @@ func (r *RoutingPOWAR) check(rk network.Routing, topoKind string) error {
 		for _, k := range []struct {
 			name string
 			set  bool
-		}{{"t_on", r.TOn != nil}, {"t_off", r.TOff != nil}, {"cycle", r.Cycle != nil}, {"first_on", r.FirstOn}, {"non_minimal", r.NonMinimal}, {"torus_adaptive", r.TorusAdaptive}} {
+		}{{"t_on", r.TOn != nil}, {"t_off", r.TOff != nil}, {"cycle", r.Cycle != nil}, {"first_on", r.FirstOn}, {"non_minimal", r.NonMinimal}, {"torus_adaptive", r.TorusAdaptive},
+			{"round_robin", r.RoundRobin}, {"alonso", r.Alonso}, {"initial_selectable", r.InitialSelectable != nil}, {"queue", r.Queue}, {"retry", r.Retry != nil}, {"torus_wait", r.TorusWait}} {
 			if k.set {
 				return fmt.Errorf("routing.powar.%s: used only with routing.kind powar (routing.kind is %s)", k.name, rk)
 			}
@@ -223,6 +239,15 @@ func (r *RoutingPOWAR) check(rk network.Routing, topoKind string) error {
 	}
 	if r.NonMinimal && topoKind != topo.KindMegafly {
 		return fmt.Errorf("routing.powar.non_minimal: only the megafly has non-minimal paths (topology.kind is %s)", topoKind)
+	}
+	if r.RoundRobin && (topoKind == topo.KindTorus3D || r.NonMinimal) {
+		return fmt.Errorf("routing.powar.round_robin: fat trees and the megafly's minimal paths only (topology.kind is %s)", topoKind)
+	}
+	if r.Alonso && topoKind != topo.KindFatTree && topoKind != topo.KindRLFT {
+		return fmt.Errorf("routing.powar.alonso: fat trees only (topology.kind is %s)", topoKind)
+	}
+	if r.TorusWait && topoKind != topo.KindTorus3D {
+		return fmt.Errorf("routing.powar.torus_wait: only for topology.kind torus3d (topology.kind is %s)", topoKind)
 	}
 	if r.TorusAdaptive && topoKind != topo.KindTorus3D {
 		return fmt.Errorf("routing.powar.torus_adaptive: only for topology.kind torus3d (topology.kind is %s)", topoKind)
@@ -248,6 +273,16 @@ func (r *RoutingPOWAR) params() network.POWAR {
 		c.Cycle = ps(*r.Cycle)
 	}
 	c.FirstOn = r.FirstOn
+	c.RoundRobin = r.RoundRobin
+	c.Alonso = r.Alonso
+	if r.InitialSelectable != nil {
+		c.Initial = *r.InitialSelectable
+	}
+	c.Queue = r.Queue
+	c.TorusWait = r.TorusWait
+	if r.Retry != nil {
+		c.Retry = ps(*r.Retry)
+	}
 	c.NonMinimal = r.NonMinimal
 	c.TorusAdaptive = r.TorusAdaptive
 	m := r.Model

@@ -11,6 +11,7 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/lpictl/lpictl/configs"
+	"github.com/lpictl/lpictl/sim/network"
 	"github.com/lpictl/lpictl/sim/scenario"
 )
 
@@ -34,6 +35,7 @@ var MetricColumns = []string{
 var CompareColumns = []string{
 	"exec_overhead_pct", "latency_overhead_pct", "p99_latency_overhead_pct",
 	"links_saving_pct", "network_saving_pct", "total_saving_pct",
+	"powar_e_net_norm", "powar_e_cluster_norm", "powar_ideal_e_net_norm", "powar_ideal_e_cluster_norm",
 }
 
 // Columns lists results.csv's columns for a plan's axis keys.
@@ -109,7 +111,21 @@ func compare(r, b *scenario.Report) []cell {
 	return []cell{
 		overhead(r.ExecTimeS, b.ExecTimeS), overhead(r.LatencyS.Mean, b.LatencyS.Mean), overhead(r.LatencyS.P99, b.LatencyS.P99),
 		saving(r.EnergyJ.Links, b.EnergyJ.Links), saving(r.EnergyJ.Network, b.EnergyJ.Network), saving(r.EnergyJ.Total, b.EnergyJ.Total),
+		powarRatio(r, b, func(m *network.PowarModel) float64 { return m.ENetS }, func(m *network.PowarModel) float64 { return m.ENetS }),
+		powarRatio(r, b, func(m *network.PowarModel) float64 { return m.EClusterS }, func(m *network.PowarModel) float64 { return m.EClusterS }),
+		powarRatio(b, b, func(m *network.PowarModel) float64 { return m.ENetIdealS }, func(m *network.PowarModel) float64 { return m.ENetS }),
+		powarRatio(b, b, func(m *network.PowarModel) float64 { return m.EClusterIdealS }, func(m *network.PowarModel) float64 { return m.EClusterS }),
 	}
+}
+
+// powarRatio is paper 002's normalised energy x(r) / y(b) from the runs'
+// powar_model blocks (the ideal marker: the baseline's ideal over the
+// baseline's own); empty if either has none.
+func powarRatio(r, b *scenario.Report, x, y func(*network.PowarModel) float64) cell {
+	if r.PowarModel == nil || b.PowarModel == nil || y(b.PowarModel) == 0 {
+		return none()
+	}
+	return num(x(r.PowarModel) / y(b.PowarModel))
 }
 
 func readSummary(dir string, pt Point) (*scenario.Report, error) {

@@ -83,7 +83,7 @@ func TestSmokeEndToEnd(t *testing.T) {
 	wantHeader := "index,id,role,status,baseline_id,power.mode,predictor.pdt,seed,exec_time_s,latency_mean_s,latency_p50_s,latency_p99_s,latency_max_s," +
 		"energy_links_j,energy_switches_j,energy_network_j,energy_nodes_j,energy_total_j,frac_wake,frac_transition,frac_fast_wake,frac_deep_sleep," +
 		"transitions,wakeups,hits,misses,packets,messages,pfc_pauses,events,e2e_stall_s,tcep_active_ratio,powar_w_net,ledger_worst_ratio,tcep_lower_bound,exec_overhead_pct,latency_overhead_pct,p99_latency_overhead_pct," +
-		"links_saving_pct,network_saving_pct,total_saving_pct,wall_s,error"
+		"links_saving_pct,network_saving_pct,total_saving_pct,powar_e_net_norm,powar_e_cluster_norm,powar_ideal_e_net_norm,powar_ideal_e_cluster_norm,wall_s,error"
 	if got := strings.Join(recs[0], ","); got != wantHeader {
 		t.Errorf("header\n%s\nwant\n%s", got, wantHeader)
 	}

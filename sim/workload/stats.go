@@ -71,14 +71,24 @@ func (s *Stats) NodeBusy(nodes int) []int64 {
 }
 
 // Utilisation is each node's busy fraction of ExecTime (0 for idle nodes),
-// the input of the node power model (docs/model.md §3.3).
+// the input of the node power model (docs/model.md §3.3): its ranks' busy
+// time over ExecTime × its ranks (a rank is one core, so a node whose
+// ranks all compute the whole run is at 1).
 func (s *Stats) Utilisation(nodes int) []float64 {
 	u := make([]float64, nodes)
 	if s.ExecTime <= 0 {
 		return u
 	}
+	ranks := make([]int64, nodes)
+	for _, n := range s.Node {
+		if int(n) < nodes {
+			ranks[n]++
+		}
+	}
 	for n, b := range s.NodeBusy(nodes) {
-		u[n] = min(1, float64(b)/float64(s.ExecTime))
+		if ranks[n] > 0 {
+			u[n] = min(1, float64(b)/float64(s.ExecTime*ranks[n]))
+		}
 	}
 	return u
 }

@@ -35,7 +35,7 @@ func inputErr(format string, a ...any) error {
 
 // Figures lists the figure names Write accepts.
 func Figures() []string {
-	return []string{"pdt-sweep", "predictors", "idle-hist", "generic"}
+	return []string{"pdt-sweep", "predictors", "idle-hist", "powar", "generic"}
 }
 
 // Write draws figure o.Figure from the sweep directory dir (its
@@ -76,6 +76,8 @@ func Write(dir, out string, o Options) error {
 			class = "all"
 		}
 		f, err = idleHist(dir, t, rows, class, o.Weight)
+	case "powar":
+		f, err = powarFigure(t, rows)
 	case "generic":
 		f, err = generic(t, rows, o)
 	}

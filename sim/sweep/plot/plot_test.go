@@ -23,6 +23,7 @@ var figureCases = []struct {
 	{"pdt-sweep", "testdata/pdt", Options{Figure: "pdt-sweep"}, 0, 500},
 	{"predictors", "testdata/predictors", Options{Figure: "predictors"}, 0, 940}, // a row per mode
 	{"predictors one mode", "testdata/predictors", Options{Figure: "predictors", Where: map[string]string{"power.mode": "deep-sleep"}}, 0, 500},
+	{"powar", "testdata/powar", Options{Figure: "powar"}, 0, 940}, // a row per workload
 	{"idle-hist", "testdata/idle", Options{Figure: "idle-hist"}, 0, 460},
 	{"idle-hist log", "testdata/idlelog", Options{Figure: "idle-hist", Class: "port"}, 0, 460},
 	{"idle-hist nic", "testdata/idle", Options{Figure: "idle-hist", Class: "nic", Where: map[string]string{"predictor.pdt": "1us"}}, 0, 460},
@@ -126,7 +127,7 @@ func TestWriteErrors(t *testing.T) {
 		want string
 	}{
 		{"unknown figure", "testdata/pdt", out, Options{Figure: "pie"},
-			`unknown figure "pie" (figures: pdt-sweep, predictors, idle-hist, generic)`},
+			`unknown figure "pie" (figures: pdt-sweep, predictors, idle-hist, powar, generic)`},
 		{"no results", tmp, out, Options{Figure: "pdt-sweep"},
 			"results.csv: no such file (run `lpictl sweep collect " + tmp + "` first)"},
 		{"missing column", "testdata/predictors", out, Options{Figure: "pdt-sweep"},
@@ -170,7 +171,7 @@ func TestWriteErrors(t *testing.T) {
 }
 
 func TestFigures(t *testing.T) {
-	if got := strings.Join(Figures(), ","); got != "pdt-sweep,predictors,idle-hist,generic" {
+	if got := strings.Join(Figures(), ","); got != "pdt-sweep,predictors,idle-hist,powar,generic" {
 		t.Errorf("Figures() = %s", got)
 	}
 }
