@@ -173,6 +173,8 @@ type packet struct {
 	last    bool  // last segment of its message
 	only    bool  // its message's only segment
 	detour  bool  // PAL: at an intermediate of its current dimension (consolidation.go)
+	vc      uint8 // PAL: traffic class on the link it crossed or will cross (vc.go)
+	vcNext  uint8 // PAL: class on its next link, taken at the crossbar grant
 }
 
 type injected struct {
@@ -209,6 +211,9 @@ type Network struct {
 	ecmp    ecmp          // ECMP routing's state (routing.go); ecmp.mp is nil with minimal routing
 	pw      *powarState   // POWAR routing's state (routing.go; it uses ecmp's multipath view); nil otherwise
 	tc      *tcepState    // the consolidation and PAL routing (consolidation.go); nil without
+	vc      []vcSide      // per port, the second traffic class (vc.go); nil without PAL
+	palQ    []int32       // per port, packets PAL routed to it not yet sent (routing.go); nil without PAL
+	palSeq  uint64        // PAL's per-packet random choices so far (routing.go)
 	wl      workloadState // an attached workload (workload.go)
 	ext     external      // external control of chosen ports (external.go)
 	injects []injected
@@ -270,6 +275,8 @@ func New(t topo.Topology, p Params) (*Network, error) {
 		return nil, err
 	}
 	if p.TCEP.Enabled {
+		n.vc = newVC(total)
+		n.palQ = make([]int32, total)
 		if n.tc, err = newTCEP(n); err != nil {
 			return nil, err
 		}
@@ -658,7 +665,11 @@ func (n *Network) Handle(e engine.Event) {
 	case evArb, evArbNext, evArbReady:
 		// The input's head is still e.Arg (it only leaves when granted,
 		// after this request) and its output e.Aux.
-		n.ports[e.Aux].waitMask |= 1 << n.in[e.Obj].local
+		if n.vc != nil && n.pkts[e.Arg].vc == 1 {
+			n.vc[e.Aux].wait |= 1 << n.in[e.Obj].local
+		} else {
+			n.ports[e.Aux].waitMask |= 1 << n.in[e.Obj].local
+		}
 		n.oarb(e.Aux, now)
 	case evOarb, evOarbBusy:
 		n.ports[e.Obj].flags &^= oarbPending
@@ -671,6 +682,10 @@ func (n *Network) Handle(e engine.Event) {
 		n.ports[e.Obj].flags &^= kickPending
 		n.tryStart(e.Obj, now)
 	case evPFC:
+		if e.Arg >= pfcResume1 {
+			n.vcPFC(e.Obj, e.Arg == pfcPause1, now)
+			break
+		}
 		po := &n.ports[e.Obj]
 		if e.Arg == 1 {
 			po.flags |= paused
@@ -755,9 +770,13 @@ func (n *Network) prefetchIdle(i, link int32) {
 // enqueueOut puts packet k into port i's output queue at now.
 func (n *Network) enqueueOut(i, k int32, now int64) {
 	po := &n.ports[i]
+	if n.vc != nil && n.pkts[k].vc == 1 {
+		n.vcEnqueueOut(i, k, now)
+		return
+	}
 	n.pkts[k].next = -1
 	if po.head < 0 {
-		if po.flags&txBusy == 0 {
+		if po.flags&txBusy == 0 && n.vcOutEmpty(i) {
 			n.needed(i, now)
 		}
 		po.head = k
@@ -893,7 +912,12 @@ func (n *Network) settle() {
 // tryStart starts the next transmission of port i if it can.
 func (n *Network) tryStart(i int32, now int64) {
 	po := &n.ports[i]
-	if po.flags&(txBusy|paused) != 0 || po.head < 0 {
+	var k int32
+	if n.vc != nil {
+		if po.flags&txBusy != 0 || !n.vcCanSend(i) {
+			return
+		}
+	} else if po.flags&(txBusy|paused) != 0 || po.head < 0 {
 		return
 	}
 	if po.readyAt > now {
@@ -903,12 +927,19 @@ func (n *Network) tryStart(i int32, now int64) {
 		}
 		return
 	}
-	k := po.head
-	pk := &n.pkts[k]
-	po.head = pk.next
-	if po.head < 0 {
-		n.hints.setEmpty(i)
+	if n.vc != nil {
+		k = n.vcNext(i)
+		if po.sw >= 0 {
+			n.palQ[i]-- // routed here (arrive), now sent
+		}
+	} else {
+		k = po.head
+		po.head = n.pkts[k].next
+		if po.head < 0 {
+			n.hints.setEmpty(i)
+		}
 	}
+	pk := &n.pkts[k]
 	po.flags |= txBusy
 	po.txSize = pk.size
 	// Sent(hops) is reported to the controller later, in order, before
@@ -970,12 +1001,16 @@ func (n *Network) txEnd(i int32, now int64) {
 	po := &n.ports[i]
 	po.flags &^= txBusy
 	if po.sw >= 0 {
-		po.bytes -= po.txSize
-		if po.waitMask != 0 {
+		if n.vc != nil && n.vc[i].outFlags&vcTx != 0 {
+			n.vc[i].outBytes -= po.txSize
+		} else {
+			po.bytes -= po.txSize
+		}
+		if po.waitMask != 0 || (n.vc != nil && n.vc[i].wait != 0) {
 			n.oarb(i, now)
 		}
 	}
-	if po.head >= 0 {
+	if po.head >= 0 || !n.vcOutEmpty(i) {
 		n.tryStart(i, now)
 		return
 	}
@@ -1015,6 +1050,22 @@ func (n *Network) arrive(i, k int32, now int64) {
 		n.free = append(n.free, k)
 		return
 	}
+	pk.ready = done
+	if n.vc != nil {
+		// PAL: two classes (vc.go); the class of the next link is 1 after
+		// the intermediate of the current dimension.
+		if n.ports[pi.peer].sw >= 0 {
+			n.tcepCrossed(pi.peer)
+		}
+		second := pk.detour
+		pk.out = n.routePAL(pi.sw, pk)
+		pk.vcNext = vcBit(second)
+		n.palQ[pk.out]++
+		if pk.vc == 1 {
+			n.vcArrive(i, k, pk, now, done)
+			return
+		}
+	}
 	pi.bytes += pk.size
 	if pi.bytes > n.p.QueueBytes {
 		n.overflows++
@@ -1024,15 +1075,9 @@ func (n *Network) arrive(i, k int32, now int64) {
 		n.pauses++
 		n.eng.Schedule(now+n.handshake, evPFC, pi.peer, 1)
 	}
-	pk.ready = done
 	if n.ecmp.mp == nil {
 		if n.tc == nil {
 			pk.out = n.swBase[pi.sw] + int32(n.t.Route(int(pi.sw), int(pk.dst)))
-		} else {
-			if n.ports[pi.peer].sw >= 0 {
-				n.tcepCrossed(pi.peer)
-			}
-			pk.out = n.routePAL(pi.sw, pk)
 		}
 	} else if n.pw == nil {
 		pk.out = n.routeECMP(pi.sw, pk)
@@ -1055,6 +1100,10 @@ func (n *Network) arrive(i, k int32, now int64) {
 // oarb arbitrates output port o's crossbar port among waiting inputs:
 // oldest head packet first, round-robin among equals (aging).
 func (n *Network) oarb(o int32, now int64) {
+	if n.vc != nil {
+		n.vcOarb(o, now)
+		return
+	}
 	po := &n.ports[o]
 	if po.waitMask == 0 {
 		return

@@ -41,6 +41,9 @@ type Params struct {
 	// TCEP is the consolidation (power.consolidation: tcep) with PAL
 	// routing (consolidation.go).
 	TCEP TCEP
+	// Seed seeds the model's own random choices (PAL's intermediates,
+	// routing.go); the scenario's seed.
+	Seed uint64
 
 	Queue            engine.QueueKind
 	CalendarBucketPS int64 // 0 = derived from the network

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lpictl/lpictl/sim/eee"
 	"github.com/lpictl/lpictl/sim/powar"
+	"github.com/lpictl/lpictl/sim/tcep"
 	"github.com/lpictl/lpictl/sim/topo"
 )
 
@@ -399,4 +400,39 @@ func linkOn(l *eee.Link) float64 {
 		return 1
 	}
 	return float64(total-low) / float64(total)
+}
+
+// palIntermediate returns PAL's intermediate from router c to router cd of
+// subnetwork sub (paper 004 §IV-E: "a non-minimal path towards the
+// destination position in the current subnetwork dimension is randomly
+// chosen among available, active paths"): a uniform choice, per packet,
+// among the routers m ≠ c, cd whose links c–m and m–cd are both Active, or
+// −1 if there is none. The choice is a SplitMix64 stream seeded by the
+// run's seed (Params.Seed), one draw per decision with candidates:
+// deterministic, and nothing is allocated. Any intermediate is deadlock-free
+// because the second hop travels in the other traffic class (vc.go).
+func (n *Network) palIntermediate(sub *tcep.Subnet, c, cd int) int {
+	cnt := 0
+	for m := range sub.K {
+		if m != c && m != cd && sub.State(c, m) == tcep.Active && sub.State(m, cd) == tcep.Active {
+			cnt++
+		}
+	}
+	switch cnt {
+	case 0:
+		return -1
+	case 1:
+	default:
+		n.palSeq++
+		hi, _ := bits.Mul64(mix64(n.p.Seed^mix64(n.palSeq)), uint64(cnt))
+		cnt = int(hi) + 1
+	}
+	for m := range sub.K {
+		if m != c && m != cd && sub.State(c, m) == tcep.Active && sub.State(m, cd) == tcep.Active {
+			if cnt--; cnt == 0 {
+				return m
+			}
+		}
+	}
+	return -1
 }

@@ -511,6 +511,7 @@ func (s *Scenario) build() (*Built, error) {
 	p.Routing, _ = network.ParseRouting(s.Routing.Kind) // normalize checked it
 	p.POWAR = s.Routing.POWAR.params()
 	p.TCEP = s.Power.Consolidation.params()
+	p.Seed = s.Seed
 	p.Power.WakeW = pre.WakePowerW
 	if fw := pre.FastWake; fw != nil {
 		p.EEE.SleepFW, p.EEE.WakeFW = ps(fw.SleepTime), ps(fw.WakeTime)
