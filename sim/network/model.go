@@ -240,7 +240,8 @@ type Network struct {
 	pauses       uint64
 	wall         time.Duration
 	finished     bool
-	interrupted  bool // Run stopped by its context: results up to then
+	interrupted  bool // Run stopped by its context, or deadlocked: results up to then
+	deadlocked   bool // Run ended with packets left and no event (deadlock.go)
 	endTime      int64
 }
 
@@ -1183,9 +1184,6 @@ type Progress struct {
 	Delivered uint64
 }
 
-// ErrDeadlock reports packets left in the network when no event remains.
-var ErrDeadlock = errors.New("network deadlocked")
-
 // Run runs the simulation to completion. progress, if not nil, is called
 // about every chunk events. The context cancels the run between chunks:
 // Run then returns ctx's error, and the results (Result, Ports, …) cover
@@ -1211,15 +1209,23 @@ func (n *Network) Run(ctx context.Context, chunk uint64, progress func(Progress)
 		}
 	}
 	n.wall = time.Since(start)
+	if n.delivered != n.created && !n.workloadFailed() {
+		// No event left and packets in the network: a deadlock (docs/
+		// simulator.md "Deadlocks"). The results cover the run up to the
+		// last event, marked as an interrupted run's.
+		d := n.deadlock()
+		n.interrupted, n.deadlocked = true, true
+		n.finish()
+		return d
+	}
 	n.finish()
-	if err := n.workloadErr(); err != nil {
-		return err
-	}
-	if n.delivered != n.created {
-		return fmt.Errorf("%w: %d of %d packets undelivered at %d ps", ErrDeadlock, n.created-n.delivered, n.created, n.eng.Now())
-	}
-	return nil
+	return n.workloadErr()
 }
+
+// Deadlocked reports whether Run ended in a deadlock (its error is a
+// *DeadlockError); Interrupted reports it too: the results cover the run
+// up to the last event.
+func (n *Network) Deadlocked() bool { return n.deadlocked }
 
 // Interrupted reports whether Run was stopped by its context before the
 // workload ended: the results cover the simulated time up to then.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lpictl/lpictl/configs"
 	"github.com/lpictl/lpictl/sim/network"
 )
 
@@ -99,5 +100,51 @@ func TestRoutingPOWARSection(t *testing.T) {
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%v: %v\nwant %s", tc.sets, err, tc.want)
 		}
+	}
+}
+
+// TestDeadlockProneRefused: configurations whose routing can deadlock by
+// construction (a cycle in the channel dependency graph with one traffic
+// class) are refused before the run, as bad input naming the keys; the
+// deadlock-free neighbours of each are accepted (issue 25, defect 5: a
+// trunked torus without a dateline under POWAR used to be accepted and to
+// deadlock at 30 % load).
+func TestDeadlockProneRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		sets []string
+		want string // "" = accepted
+	}{
+		{"torus-powar-no-dateline", []string{"topology={kind: torus3d, dims: [4, 4, 4], trunk: 4}", "routing.kind=powar"},
+			"small.yaml: topology.dateline: a torus3d whose rings have 4 or more switches (topology.dims [4 4 4]) can deadlock without a dateline: the routes around each ring's wrap-around link form a cycle of channel dependencies; set topology.trunk to an even number ≥ 2 and topology.dateline: true, or dims of at most 3"},
+		{"torus-minimal-no-dateline", []string{"topology={kind: torus3d, dims: [3, 3, 4]}"}, "small.yaml: topology.dateline: a torus3d whose rings have 4 or more switches (topology.dims [3 3 4]) can deadlock without a dateline: the routes around each ring's wrap-around link form a cycle of channel dependencies; set topology.trunk to an even number ≥ 2 and topology.dateline: true, or dims of at most 3"},
+		{"torus-powar-dateline", []string{"topology={kind: torus3d, dims: [4, 4, 4], trunk: 4, dateline: true}", "routing.kind=powar"}, ""},
+		{"torus-ecmp-dateline", []string{"topology={kind: torus3d, dims: [4, 4, 4], trunk: 2, dateline: true}", "routing.kind=ecmp"}, ""},
+		{"torus-3-minimal", []string{"topology={kind: torus3d, dims: [3, 3, 3]}"}, ""},
+		{"torus-3-ecmp", []string{"topology={kind: torus3d, dims: [3, 3, 3]}", "routing.kind=ecmp"}, "small.yaml: routing.kind: ecmp on a torus3d without topology.dateline mixes dimension orders with one traffic class and can deadlock; use minimal, or topology.dateline: true (an even topology.trunk ≥ 2)"},
+		{"torus-3-adaptive", []string{"topology={kind: torus3d, dims: [3, 3, 3], trunk: 2}", "routing.kind=powar", "routing.powar.torus_adaptive=true"}, "small.yaml: routing.powar.torus_adaptive: mixes dimension orders with one traffic class and can deadlock; leave it false"},
+		{"hyperx-ecmp", []string{"topology={kind: hyperx}", "routing.kind=ecmp"}, "small.yaml: routing.kind: ecmp on a hyperx of 3 dimensions mixes dimension orders with one traffic class and can deadlock; use minimal (dimension order) or power.consolidation.kind tcep (PAL, two traffic classes)"},
+		{"fbfly-1d-ecmp", []string{"topology={kind: fbfly, dims: [8]}", "routing.kind=ecmp"}, ""},
+		{"hyperx-tcep", []string{"topology={kind: hyperx}", "power.consolidation.kind=tcep"}, ""},
+		{"dragonfly", []string{"topology={kind: dragonfly}"}, "small.yaml: topology.kind: dragonfly's minimal routing (local, global, local hops) needs a virtual channel per phase to be deadlock-free, and lpictl models one traffic class: it can deadlock; use megafly"},
+		{"megafly-ecmp", []string{"routing.kind=ecmp"}, ""},
+		{"fattree-powar", []string{"topology={kind: rlft, radix: 8, levels: 3}", "routing.kind=powar"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse([]byte(small), "small.yaml", tc.sets)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.Build()
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tc.want || !configs.IsBadInput(err) {
+				t.Fatalf("%v\nwant (bad input) %s", err, tc.want)
+			}
+		})
 	}
 }

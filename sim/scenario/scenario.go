@@ -481,6 +481,9 @@ func (s *Scenario) build() (*Built, error) {
 	if s.Power.LPI != "" {
 		lpi = power.LPI(s.Power.LPI)
 	}
+	if err := s.deadlockFree(); err != nil {
+		return nil, cfgErr(err)
+	}
 	t, err := topo.Build(s.Topology)
 	if err != nil {
 		return nil, cfgErr(err)
@@ -575,6 +578,48 @@ func (s *Scenario) checkRanks(nodes int) error {
 	}
 	if k := max(1, s.Workload.RanksPerNode); ranks > nodes*k {
 		return fmt.Errorf("workload.ranks: %d ranks do not fit on %d nodes (%d per node: workload.ranks_per_node)", ranks, nodes, k)
+	}
+	return nil
+}
+
+// deadlockFree refuses the configurations whose routing can deadlock by
+// construction: with one traffic class (PFC pauses links, there are no
+// virtual channels but PAL's two, sim/network/vc.go) a routing whose
+// channel dependency graph has a cycle can fill it and stop for good
+// (docs/simulator.md "Deadlocks"). The error names the keys.
+func (s *Scenario) deadlockFree() error {
+	tc := s.Topology
+	rk, _ := network.ParseRouting(s.Routing.Kind) // normalize checked it
+	ring := 0
+	for _, k := range tc.Dims {
+		ring = max(ring, k)
+	}
+	switch tc.Kind {
+	case topo.KindTorus3D:
+		if tc.Dateline {
+			return nil // deadlock-free under DOR, ECMP and POWAR (docs/topologies.md)
+		}
+		if ring >= 4 {
+			return fmt.Errorf("topology.dateline: a torus3d whose rings have 4 or more switches (topology.dims %v) can deadlock without a dateline: the routes around each ring's wrap-around link form a cycle of channel dependencies; set topology.trunk to an even number ≥ 2 and topology.dateline: true, or dims of at most 3", tc.Dims)
+		}
+		if rk == network.RoutingECMP {
+			return errors.New("routing.kind: ecmp on a torus3d without topology.dateline mixes dimension orders with one traffic class and can deadlock; use minimal, or topology.dateline: true (an even topology.trunk ≥ 2)")
+		}
+		if rk == network.RoutingPOWAR && s.Routing.POWAR.TorusAdaptive {
+			return errors.New("routing.powar.torus_adaptive: mixes dimension orders with one traffic class and can deadlock; leave it false")
+		}
+	case topo.KindHyperX, topo.KindFBFly:
+		dims := 0
+		for _, k := range tc.Dims {
+			if k > 1 {
+				dims++
+			}
+		}
+		if rk == network.RoutingECMP && dims > 1 {
+			return fmt.Errorf("routing.kind: ecmp on a %s of %d dimensions mixes dimension orders with one traffic class and can deadlock; use minimal (dimension order) or power.consolidation.kind tcep (PAL, two traffic classes)", tc.Kind, dims)
+		}
+	case topo.KindDragonfly:
+		return errors.New("topology.kind: dragonfly's minimal routing (local, global, local hops) needs a virtual channel per phase to be deadlock-free, and lpictl models one traffic class: it can deadlock; use megafly")
 	}
 	return nil
 }
