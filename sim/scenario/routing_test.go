@@ -89,7 +89,7 @@ func TestRoutingPOWARSection(t *testing.T) {
 		{[]string{"routing.kind=ecmp", "routing.powar.first_on=true"}, "small.yaml: routing.powar.first_on: used only with routing.kind powar (routing.kind is ecmp)"},
 		{[]string{"routing.kind=powar", "topology={kind: hyperx}"}, "small.yaml: routing.kind: powar needs topology.kind fattree, rlft, megafly (adaptive up ports) or torus3d (aggregated links), not hyperx"},
 		{[]string{"routing.kind=powar", "routing.powar.t_off=0.3"}, "small.yaml: routing.powar.t_on: must be ≥ 2 × routing.powar.t_off (0.3), got 0.5"},
-		{[]string{"routing.kind=powar", "routing.powar.cycle=0"}, "small.yaml: routing.powar.cycle: must be > 0, got 0 ps"},
+		{[]string{"routing.kind=powar", "routing.powar.cycle=0"}, "small.yaml: routing.powar.cycle: 0 is not a value of this key (leave the key out for its default)"},
 		{[]string{"routing.kind=powar", "power.end_to_end.enabled=true"}, "small.yaml: routing.kind: powar cannot be combined with power.end_to_end.enabled (POWAR's awake test does not model the end-to-end gate); disable one of them"},
 		{[]string{"routing.powar.model.report=true", "routing.powar.model.sleep_port=1.5"}, "small.yaml: routing.powar.model.sleep_port: must be in [0, 1], got 1.5"},
 	} {

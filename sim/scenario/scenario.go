@@ -26,8 +26,10 @@ import (
 // DefaultFile is the shipped scenario used when none is given.
 const DefaultFile = "sim/megafly-4160.yaml"
 
-// Scenario is a simulator scenario file (docs/scenario.md). Zero values
-// take the defaults; pointers distinguish an explicit zero.
+// Scenario is a simulator scenario file (docs/scenario.md). A key left out
+// takes its default; an explicit 0 is refused unless 0 is one of the key's
+// values (ZeroKeys, checkZeros), so a zero field after loading is a key
+// left out, except for ZeroKeys' (pointers where the default is not 0).
 type Scenario struct {
 	Name       string            `yaml:"name" json:"name"`
 	Seed       uint64            `yaml:"seed" json:"seed"`
@@ -280,7 +282,7 @@ func Load(path string, sets []string) (*Scenario, error) {
 		}
 		return nil, configs.BadInput(err)
 	}
-	s, err := load(configs.LoadOptions{Data: data, Name: name, EnvPrefix: configs.EnvScenario, EnvExample: "power.mode", Sets: sets})
+	s, err := load(configs.LoadOptions{Data: data, Name: name, EnvPrefix: configs.EnvScenario, EnvExample: "power.mode", Sets: sets}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -293,15 +295,29 @@ func Load(path string, sets []string) (*Scenario, error) {
 // Parse decodes a scenario, applies overrides, fills defaults and checks
 // it. Its errors are bad input (configs.InputError).
 func Parse(data []byte, name string, sets []string) (*Scenario, error) {
-	return load(configs.LoadOptions{Data: data, Name: name, Sets: sets})
+	return load(configs.LoadOptions{Data: data, Name: name, Sets: sets}, false)
 }
 
-func load(opts configs.LoadOptions) (*Scenario, error) {
+// ParseResolved decodes a scenario lpictl wrote itself from a resolved one
+// (a sweep's scenario.json, the HIL check's scenario), in which a key the
+// user left unset is written as 0: there a 0 is an unset key, not an
+// explicit zero (ZeroKeys).
+func ParseResolved(data []byte, name string) (*Scenario, error) {
+	return load(configs.LoadOptions{Data: data, Name: name}, true)
+}
+
+func load(opts configs.LoadOptions, resolved bool) (*Scenario, error) {
 	var s Scenario
-	if _, err := configs.Load(opts, &s); err != nil {
+	l, err := configs.Load(opts, &s)
+	if err != nil {
 		return nil, configs.BadInput(oneLine(err))
 	}
 	s.source = opts.Name
+	if !resolved {
+		if err := checkZeros(l.Doc); err != nil {
+			return nil, configs.BadInput(s.named(err))
+		}
+	}
 	if err := s.normalize(); err != nil {
 		return nil, configs.BadInput(s.named(err))
 	}
@@ -337,7 +353,7 @@ func (s *Scenario) normalize() error {
 	}
 	n := &s.Network
 	if n.LinkRate < 0 || math.IsNaN(n.LinkRate) || math.IsInf(n.LinkRate, 0) {
-		return fmt.Errorf("network.link_rate: must be > 0 bit/s (0 takes the preset's rate), got %v", n.LinkRate)
+		return fmt.Errorf("network.link_rate: must be > 0 bit/s (left out: the preset's rate), got %v", n.LinkRate)
 	}
 	for _, f := range []struct {
 		name string
@@ -409,7 +425,7 @@ func (s *Scenario) normalize() error {
 		e.Queue = string(engine.QueueHeap)
 	}
 	if s.Engine.CalendarBucketPS < 0 || s.Engine.CalendarBuckets < 0 || s.Engine.CalendarBuckets > 1<<24 {
-		return errors.New("engine.calendar_bucket_ps, calendar_buckets: must be ≥ 0 (0 = derived), buckets ≤ 2^24")
+		return errors.New("engine.calendar_bucket_ps, calendar_buckets: must be > 0 (left out: derived), buckets ≤ 2^24")
 	}
 	if s.Output.IdleHistBins == 0 {
 		s.Output.IdleHistBins = DefaultIdleBins
