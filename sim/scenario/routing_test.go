@@ -3,6 +3,7 @@ package scenario
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -146,5 +147,38 @@ func TestDeadlockProneRefused(t *testing.T) {
 				t.Fatalf("%v\nwant (bad input) %s", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestDeadlockRun: a run that deadlocks (a torus of rings of 6 switches
+// without a dateline under saturating traffic, let through Build for the
+// test) returns a *RunError matching network.ErrDeadlock and its outcome,
+// marked incomplete with the deadlock's message, whose table says so
+// (issue 25, defect 5); Interrupted is nil for it (the CLI exits 1, not
+// 130).
+func TestDeadlockRun(t *testing.T) {
+	s, err := Parse([]byte(small), "small.yaml", []string{"topology={kind: torus3d, dims: [6, 6, 1], nodes_per_switch: 2}", "power.mode=always-on",
+		"workload={kind: synthetic, duration: 100us, synthetic: {pattern: uniform, load: 1, message_bytes: 9600}}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Build(); err == nil || !strings.Contains(err.Error(), "topology.dateline") {
+		t.Fatalf("Build: %v, want the refusal", err)
+	}
+	s.deadlockProne = true
+	out, err := Run(t.Context(), s, nil)
+	var re *RunError
+	if !errors.As(err, &re) || !errors.Is(err, network.ErrDeadlock) || configs.IsBadInput(err) {
+		t.Fatalf("Run: %v, want a run error matching network.ErrDeadlock", err)
+	}
+	if out == nil || !out.Report.Incomplete || out.Report.Deadlock != err.Error() || !strings.Contains(out.Report.Deadlock, "cycle of paused links: s") {
+		t.Fatalf("outcome %+v", out)
+	}
+	if out.Interrupted("") != nil {
+		t.Error("Interrupted: not nil for a deadlock")
+	}
+	var b strings.Builder
+	if err := out.WriteTable(&b); err != nil || !strings.Contains(b.String(), "DEADLOCK") || !strings.Contains(b.String(), "INCOMPLETE             deadlocked after") {
+		t.Errorf("table: %v\n%s", err, b.String())
 	}
 }
