@@ -275,13 +275,20 @@ func New(t topo.Topology, p Params) (*Network, error) {
 	if err := n.startEngine(total); err != nil {
 		return nil, err
 	}
-	if p.TCEP.Enabled {
+	if p.TCEP.Enabled || p.Routing == RoutingUGAL {
+		// PAL routing: with the consolidation, or over every link
+		// (routing ugal: no epoch ever runs, every link stays Active).
+		if n.p.TCEP.Config, err = palConfig(t, &p); err != nil {
+			return nil, err
+		}
 		n.vc = newVC(total)
 		n.palQ = make([]int32, total)
 		if n.tc, err = newTCEP(n); err != nil {
 			return nil, err
 		}
-		n.tcepSchedule(p.TCEP.ActivationEpoch, tcepTick, 0, 0)
+		if p.TCEP.Enabled {
+			n.tcepSchedule(p.TCEP.ActivationEpoch, tcepTick, 0, 0)
+		}
 	}
 	return n, nil
 }

@@ -36,6 +36,11 @@ const (
 	// torus3d (powar_torus.go). POWAR field of Params; docs/simulator.md
 	// "POWAR".
 	RoutingPOWAR
+	// RoutingUGAL is paper 004's baseline routing UGAL_p on a HyperX or
+	// flattened butterfly: PAL's progressive UGAL choice per dimension
+	// (routePAL) over every link, without consolidation (no link is ever
+	// deactivated), with its two traffic classes (vc.go).
+	RoutingUGAL
 )
 
 // String returns the scenario name of the kind.
@@ -47,6 +52,8 @@ func (r Routing) String() string {
 		return "ecmp"
 	case RoutingPOWAR:
 		return "powar"
+	case RoutingUGAL:
+		return "ugal"
 	}
 	return fmt.Sprintf("routing(%d)", uint8(r))
 }
@@ -60,8 +67,10 @@ func ParseRouting(s string) (Routing, error) {
 		return RoutingECMP, nil
 	case "powar":
 		return RoutingPOWAR, nil
+	case "ugal":
+		return RoutingUGAL, nil
 	}
-	return 0, fmt.Errorf("unknown routing %q (want minimal, ecmp or powar)", s)
+	return 0, fmt.Errorf("unknown routing %q (want minimal, ecmp, powar or ugal)", s)
 }
 
 // ecmp is the network's ECMP state: the topology's multipath view and a
@@ -435,4 +444,25 @@ func (n *Network) palIntermediate(sub *tcep.Subnet, c, cd int) int {
 		}
 	}
 	return -1
+}
+
+// palConfig is the consolidation state's configuration for routing
+// ugal: PAL over links that stay Active (nothing is ever deactivated: no
+// epoch runs), or the error naming routing.kind on a topology without
+// fully connected dimensions.
+func palConfig(t topo.Topology, p *Params) (tcep.Config, error) {
+	if p.TCEP.Enabled {
+		return p.TCEP.Config, nil
+	}
+	if _, ok := t.(*topo.HyperX); !ok {
+		return tcep.Config{}, fmt.Errorf("routing.kind: ugal needs topology.kind hyperx or fbfly (fully connected dimensions), not %s", t.Name())
+	}
+	return tcep.DefaultConfig(), nil
+}
+
+// UGALRouting is the summary's ugal block (routing.kind ugal): the
+// routing decisions that took a detour through an intermediate (one per
+// packet and dimension).
+type UGALRouting struct {
+	NonMinimal uint64 `json:"non_minimal"`
 }

@@ -28,7 +28,7 @@ func TestParseRouting(t *testing.T) {
 		in   string
 		want Routing
 		ok   bool
-	}{{"", RoutingMinimal, true}, {"minimal", RoutingMinimal, true}, {"ecmp", RoutingECMP, true}, {"adaptive", 0, false}} {
+	}{{"", RoutingMinimal, true}, {"minimal", RoutingMinimal, true}, {"ecmp", RoutingECMP, true}, {"powar", RoutingPOWAR, true}, {"ugal", RoutingUGAL, true}, {"adaptive", 0, false}} {
 		got, err := ParseRouting(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("ParseRouting(%q) = %v, %v", tc.in, got, err)
@@ -613,4 +613,30 @@ func palCDGCyclic(dims []int, classes bool) bool {
 		}
 	}
 	return false
+}
+
+// TestUGAL: routing ugal (paper 004's UGAL_p baseline) is PAL over every
+// link without the consolidation: the same run as PAL with nothing ever
+// deactivated, reported in its own block; refused without fully connected
+// dimensions.
+func TestUGAL(t *testing.T) {
+	tp := hx1(t, 8, 3)
+	runWith := func(p Params) Result {
+		n := build(t, tp, p)
+		attachConfig(t, n, synthetic("tornado", 9600, 0.9, 40*time.Microsecond), 3)
+		return run(t, n)
+	}
+	p := table6(eee.AlwaysOn, 0)
+	p.Routing = RoutingUGAL
+	u := runWith(p)
+	pal := runWith(palAllOn(table6(eee.AlwaysOn, 0)))
+	if u.UGAL == nil || u.Consolidation != nil || u.UGAL.NonMinimal == 0 {
+		t.Fatalf("ugal %+v, consolidation %+v", u.UGAL, u.Consolidation)
+	}
+	if u.ExecTimeS != pal.ExecTimeS || u.UGAL.NonMinimal != pal.Consolidation.NonMinimal || u.Packets != pal.Packets {
+		t.Errorf("ugal %v s, %d detours; PAL all on %v s, %d", u.ExecTimeS, u.UGAL.NonMinimal, pal.ExecTimeS, pal.Consolidation.NonMinimal)
+	}
+	if _, err := New(fatTree(t, 8), p); err == nil || err.Error() != "routing.kind: ugal needs topology.kind hyperx or fbfly (fully connected dimensions), not "+fatTree(t, 8).Name() {
+		t.Errorf("fat tree: %v", err)
+	}
 }

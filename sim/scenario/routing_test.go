@@ -36,7 +36,7 @@ func TestRoutingSection(t *testing.T) {
 		}
 	}
 	_, err := Parse([]byte(small), "small.yaml", []string{"routing.kind=adaptive"})
-	if err == nil || err.Error() != `small.yaml: routing.kind: unknown routing "adaptive" (want minimal, ecmp or powar)` {
+	if err == nil || err.Error() != `small.yaml: routing.kind: unknown routing "adaptive" (want minimal, ecmp, powar or ugal)` {
 		t.Errorf("routing.kind=adaptive: %v", err)
 	}
 	if !bytes.Equal(runJSON(t), runJSON(t, "routing.kind=minimal")) {
@@ -87,6 +87,8 @@ func TestRoutingPOWARSection(t *testing.T) {
 		want string
 	}{
 		{[]string{"routing.powar.t_on=0.6"}, "small.yaml: routing.powar.t_on: used only with routing.kind powar (routing.kind is minimal)"},
+		{[]string{"routing.kind=ugal"}, "small.yaml: routing.kind: ugal needs topology.kind hyperx or fbfly (fully connected dimensions), not megafly"},
+		{[]string{"routing.kind=ugal", "topology={kind: fbfly}", "power.consolidation.kind=tcep"}, "small.yaml: power.consolidation.kind: tcep routes with PAL and needs routing.kind minimal, not ugal"},
 		{[]string{"routing.kind=ecmp", "routing.powar.first_on=true"}, "small.yaml: routing.powar.first_on: used only with routing.kind powar (routing.kind is ecmp)"},
 		{[]string{"routing.kind=powar", "topology={kind: hyperx}"}, "small.yaml: routing.kind: powar needs topology.kind fattree, rlft, megafly (adaptive up ports) or torus3d (aggregated links), not hyperx"},
 		{[]string{"routing.kind=powar", "routing.powar.t_off=0.3"}, "small.yaml: routing.powar.t_on: must be ≥ 2 × routing.powar.t_off (0.3), got 0.5"},
@@ -129,6 +131,7 @@ func TestDeadlockProneRefused(t *testing.T) {
 		{"hyperx-tcep", []string{"topology={kind: hyperx}", "power.consolidation.kind=tcep"}, ""},
 		{"dragonfly", []string{"topology={kind: dragonfly}"}, "small.yaml: topology.kind: dragonfly's minimal routing (local, global, local hops) needs a virtual channel per phase to be deadlock-free, and lpictl models one traffic class: it can deadlock; use megafly"},
 		{"megafly-ecmp", []string{"routing.kind=ecmp"}, ""},
+		{"hyperx-ugal", []string{"topology={kind: hyperx}", "routing.kind=ugal"}, ""},
 		{"fattree-powar", []string{"topology={kind: rlft, radix: 8, levels: 3}", "routing.kind=powar"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

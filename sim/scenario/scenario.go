@@ -455,6 +455,9 @@ func (s *Scenario) normalize() error {
 	if err := s.Power.Consolidation.check(tc.Kind); err != nil {
 		return err
 	}
+	if rk == network.RoutingUGAL && tc.Kind != topo.KindHyperX && tc.Kind != topo.KindFBFly {
+		return fmt.Errorf("routing.kind: ugal needs topology.kind hyperx or fbfly (fully connected dimensions), not %s", tc.Kind)
+	}
 	if s.Power.Consolidation.Kind == "tcep" && rk != network.RoutingMinimal {
 		return fmt.Errorf("power.consolidation.kind: tcep routes with PAL and needs routing.kind minimal, not %s", rk)
 	}
