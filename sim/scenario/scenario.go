@@ -317,7 +317,11 @@ func load(opts configs.LoadOptions, resolved bool) (*Scenario, error) {
 	}
 	s.source = opts.Name
 	if !resolved {
-		if err := checkZeros(l.Doc); err != nil {
+		if key, err := checkZeros(l.Doc); err != nil {
+			// Named by where the 0 came from: the file, a variable, --set.
+			if src := l.Source(key); src != opts.Name && src != "--set" {
+				return nil, configs.BadInput(fmt.Errorf("%s: %w", src, err))
+			}
 			return nil, configs.BadInput(s.named(err))
 		}
 	}

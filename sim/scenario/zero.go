@@ -45,14 +45,15 @@ var ZeroKeys = map[string]string{
 
 // checkZeros applies the rule to the merged document (file, environment
 // and --set): the first numeric key given as 0 that is not in ZeroKeys is
-// an error.
-func checkZeros(doc *yaml.Node) error {
-	return walkZeros(doc, reflect.TypeOf(Scenario{}), "", "")
+// an error, returned with the key's dotted path.
+func checkZeros(doc *yaml.Node) (key string, err error) {
+	err = walkZeros(doc, reflect.TypeOf(Scenario{}), "", "", &key)
+	return key, err
 }
 
 // walkZeros walks node n, of Go type t, at dotted key path (name, with
 // list indices) and canonical key (ZeroKeys' form).
-func walkZeros(n *yaml.Node, t reflect.Type, path, key string) error {
+func walkZeros(n *yaml.Node, t reflect.Type, path, key string, bad *string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -68,7 +69,7 @@ func walkZeros(n *yaml.Node, t reflect.Type, path, key string) error {
 			if !ok {
 				continue // unknown keys are configs.Load's
 			}
-			if err := walkZeros(n.Content[j+1], ft, join(path, name), join(key, name)); err != nil {
+			if err := walkZeros(n.Content[j+1], ft, join(path, name), join(key, name), bad); err != nil {
 				return err
 			}
 		}
@@ -79,7 +80,7 @@ func walkZeros(n *yaml.Node, t reflect.Type, path, key string) error {
 			parent = key[:i]
 		}
 		for i, c := range n.Content {
-			if err := walkZeros(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i), parent); err != nil {
+			if err := walkZeros(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i), parent, bad); err != nil {
 				return err
 			}
 		}
@@ -89,6 +90,7 @@ func walkZeros(n *yaml.Node, t reflect.Type, path, key string) error {
 			return nil // a bad value is configs.Load's error
 		}
 		if _, ok := ZeroKeys[key]; !ok {
+			*bad = path
 			return fmt.Errorf("%s: 0 is not a value of this key (leave the key out for its default)", path)
 		}
 	}

@@ -111,3 +111,13 @@ func TestZeroKeysDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroRuleNamesItsSource: a 0 from the environment is named by its
+// variable.
+func TestZeroRuleNamesItsSource(t *testing.T) {
+	t.Setenv("LPICTL_SCENARIO_SEED", "0")
+	_, err := Load("", nil)
+	if want := "environment LPICTL_SCENARIO_SEED: seed: 0 is not a value of this key (leave the key out for its default)"; err == nil || err.Error() != want {
+		t.Fatalf("%v\nwant %s", err, want)
+	}
+}
