@@ -241,6 +241,9 @@ func (n *Network) vcOarb(o int32, now int64) {
 	} else {
 		po.bytes += pk.size
 	}
+	if n.pw != nil {
+		n.pw.pending[o]-- // routed here (routePOWAR), now past the crossbar
+	}
 	if at := pk.ready + n.p.SwitchLatency; at >= now+x {
 		n.eng.Schedule(at, evOutq, o, k)
 	} else {
