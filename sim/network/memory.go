@@ -14,7 +14,7 @@ import (
 // collections or the runtime's overhead. Pools never shrink, so after a
 // run the queues' figure is their high-water mark.
 type Memory struct {
-	// Ports: the ports' output and input sides (and PAL's second traffic
+	// Ports: the ports' output and input sides (and the second traffic
 	// class, vc.go) and the per-port hints.
 	Ports int64 `json:"ports"`
 	// Queues: the packet pool (every packet in a queue or on a link) and

@@ -173,8 +173,8 @@ type packet struct {
 	last    bool  // last segment of its message
 	only    bool  // its message's only segment
 	detour  bool  // PAL: at an intermediate of its current dimension (consolidation.go)
-	vc      uint8 // PAL: traffic class on the link it crossed or will cross (vc.go)
-	vcNext  uint8 // PAL: class on its next link, taken at the crossbar grant
+	vc      uint8 // traffic class (two classes only) on the link it crossed or will cross (vc.go)
+	vcNext  uint8 // class on its next link, taken at the crossbar grant
 }
 
 type injected struct {
@@ -208,14 +208,15 @@ type Network struct {
 	// share (set with slots).
 	ctlCfg *controller.Shared
 
-	ecmp    ecmp          // ECMP routing's state (routing.go); ecmp.mp is nil with minimal routing
-	pw      *powarState   // POWAR routing's state (routing.go; it uses ecmp's multipath view); nil otherwise
-	tc      *tcepState    // the consolidation and PAL routing (consolidation.go); nil without
-	vc      []vcSide      // per port, the second traffic class (vc.go); nil without PAL
-	palQ    []int32       // per port, packets PAL routed to it not yet sent (routing.go); nil without PAL
-	palSeq  uint64        // PAL's per-packet random choices so far (routing.go)
-	wl      workloadState // an attached workload (workload.go)
-	ext     external      // external control of chosen ports (external.go)
+	ecmp    ecmp            // ECMP routing's state (routing.go); ecmp.mp is nil with minimal routing
+	pw      *powarState     // POWAR routing's state (routing.go; it uses ecmp's multipath view); nil otherwise
+	tc      *tcepState      // the consolidation and PAL routing (consolidation.go); nil without
+	vc      []vcSide        // per port, the second traffic class (vc.go); nil with one class
+	cls     topo.HopClasser // the hop classes without PAL (a dateline torus); nil otherwise
+	palQ    []int32         // per port, packets PAL routed to it not yet sent (routing.go); nil without PAL
+	palSeq  uint64          // PAL's per-packet random choices so far (routing.go)
+	wl      workloadState   // an attached workload (workload.go)
+	ext     external        // external control of chosen ports (external.go)
 	injects []injected
 
 	psPerByte, xbarPsPerByte float64
@@ -289,6 +290,8 @@ func New(t topo.Topology, p Params) (*Network, error) {
 		if p.TCEP.Enabled {
 			n.tcepSchedule(p.TCEP.ActivationEpoch, tcepTick, 0, 0)
 		}
+	} else if n.cls = HopClasses(t, p.Routing); n.cls != nil {
+		n.vc = newVC(total)
 	}
 	return n, nil
 }
@@ -937,7 +940,7 @@ func (n *Network) tryStart(i int32, now int64) {
 	}
 	if n.vc != nil {
 		k = n.vcNext(i)
-		if po.sw >= 0 {
+		if po.sw >= 0 && n.palQ != nil {
 			n.palQ[i]-- // routed here (arrive), now sent
 		}
 	} else {
@@ -1060,15 +1063,22 @@ func (n *Network) arrive(i, k int32, now int64) {
 	}
 	pk.ready = done
 	if n.vc != nil {
-		// PAL: two classes (vc.go); the class of the next link is 1 after
-		// the intermediate of the current dimension.
-		if n.ports[pi.peer].sw >= 0 {
-			n.tcepCrossed(pi.peer)
+		// Two classes (vc.go). PAL: the class of the next link is 1 after
+		// the intermediate of the current dimension. Otherwise the
+		// topology's hop class (a torus's dateline) of the port the
+		// routing chose.
+		if n.tc != nil {
+			if n.ports[pi.peer].sw >= 0 {
+				n.tcepCrossed(pi.peer)
+			}
+			second := pk.detour
+			pk.out = n.routePAL(pi.sw, pk)
+			pk.vcNext = vcBit(second)
+			n.palQ[pk.out]++
+		} else {
+			pk.out = n.route(pi.sw, pk, now)
+			pk.vcNext = uint8(n.cls.HopClass(int(pi.sw), int(pk.dst), int(pk.out-n.swBase[pi.sw])))
 		}
-		second := pk.detour
-		pk.out = n.routePAL(pi.sw, pk)
-		pk.vcNext = vcBit(second)
-		n.palQ[pk.out]++
 		if pk.vc == 1 {
 			n.vcArrive(i, k, pk, now, done)
 			return
@@ -1083,14 +1093,8 @@ func (n *Network) arrive(i, k int32, now int64) {
 		n.pauses++
 		n.eng.Schedule(now+n.handshake, evPFC, pi.peer, 1)
 	}
-	if n.ecmp.mp == nil {
-		if n.tc == nil {
-			pk.out = n.swBase[pi.sw] + int32(n.t.Route(int(pi.sw), int(pk.dst)))
-		}
-	} else if n.pw == nil {
-		pk.out = n.routeECMP(pi.sw, pk)
-	} else {
-		pk.out = n.routePOWAR(pi.sw, pk, now)
+	if n.vc == nil {
+		pk.out = n.route(pi.sw, pk, now)
 	}
 	pk.next = -1
 	if pi.head < 0 {
@@ -1103,6 +1107,19 @@ func (n *Network) arrive(i, k int32, now int64) {
 	}
 	n.pkts[pi.tail].next = k
 	pi.tail = k
+}
+
+// route returns packet pk's output port (global index) at switch sw at
+// now under the routing of one class or the topology's hop classes (PAL
+// routes in arrive).
+func (n *Network) route(sw int32, pk *packet, now int64) int32 {
+	switch {
+	case n.ecmp.mp == nil:
+		return n.swBase[sw] + int32(n.t.Route(int(sw), int(pk.dst)))
+	case n.pw == nil:
+		return n.routeECMP(sw, pk)
+	}
+	return n.routePOWAR(sw, pk, now)
 }
 
 // oarb arbitrates output port o's crossbar port among waiting inputs:

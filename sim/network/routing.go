@@ -319,7 +319,8 @@ func (n *Network) freeAwake(sw int32, set uint64, now int64) (free, awake uint64
 // crossbar, or has packets routed to it waiting for the crossbar.
 func (n *Network) portBusy(g int32) bool {
 	po := &n.ports[g]
-	return n.pw.pending[g] > 0 || po.bytes > 0 || po.head >= 0 || po.flags&txBusy != 0
+	return n.pw.pending[g] > 0 || po.bytes > 0 || po.head >= 0 || po.flags&txBusy != 0 ||
+		(n.vc != nil && (n.vc[g].outBytes > 0 || n.vc[g].outHead >= 0))
 }
 
 // portAwake: port g's link would carry a packet now without waiting
@@ -444,6 +445,19 @@ func (n *Network) palIntermediate(sub *tcep.Subnet, c, cd int) int {
 		}
 	}
 	return -1
+}
+
+// HopClasses returns the hop classes that routing r on t carries in the
+// network's two traffic classes (vc.go), or nil for one class: the
+// topology's (topo.Classes: a torus3d with topology.dateline) under every
+// routing but PAL's, which has its own (ugal here;
+// tcep's consolidation sets them in arrive). sim/scenario refuses the
+// configurations that still deadlock.
+func HopClasses(t topo.Topology, r Routing) topo.HopClasser {
+	if r == RoutingUGAL {
+		return nil
+	}
+	return topo.Classes(t)
 }
 
 // palConfig is the consolidation state's configuration for routing

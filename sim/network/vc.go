@@ -2,22 +2,32 @@ package network
 
 import "math/bits"
 
-// Two traffic classes on every port, for PAL routing (paper 004 §IV-E:
-// "the proposed PAL routing only requires two VCs since dimension-order
-// routing is used across multiple dimensions"). Ethernet's equivalent of a
-// virtual channel is a PFC priority: each class has its own input buffer
-// with its own PAUSE thresholds (network.pfc_stop, pfc_go), its own output
-// buffer (network.queue_size each) and output queue, so that a paused or
-// full class never holds the other up. A packet travels in class 0 on a
-// minimal hop and on the first hop of a detour, in class 1 on the hops
-// after the intermediate of its current dimension (the second hop, or the
-// hub's two when the direct link was gated meanwhile); the next dimension
-// starts again in class 0. Ordered by (dimension, class), every channel
-// dependency goes up, so the channel dependency graph is acyclic and PAL
-// cannot deadlock (docs/simulator.md "Consolidation: TCEP").
+// Two traffic classes on every port, where the routing needs them to be
+// deadlock-free. Ethernet's equivalent of a virtual channel is a PFC
+// priority: each class has its own input buffer with its own PAUSE
+// thresholds (network.pfc_stop, pfc_go), its own output buffer
+// (network.queue_size each) and output queue, so that a paused or full
+// class never holds the other up. A packet's class on its next link
+// (packet.vcNext) is chosen with its output port when it arrives at a
+// switch, and taken at the crossbar grant; a NIC sends in class 0.
+//
+// PAL routing (paper 004 §IV-E: "the proposed PAL routing only requires
+// two VCs since dimension-order routing is used across multiple
+// dimensions"): a packet travels in class 0 on a minimal hop and on the
+// first hop of a detour, in class 1 on the hops after the intermediate of
+// its current dimension (the second hop, or the hub's two when the direct
+// link was gated meanwhile); the next dimension starts again in class 0.
+// Ordered by (dimension, class), every channel dependency goes up, so the
+// channel dependency graph is acyclic and PAL cannot deadlock
+// (docs/simulator.md "Consolidation: TCEP").
+//
+// Other routings (Network.cls, HopClasses): the topology's hop class of
+// the chosen port (topo.HopClasser): a torus3d with topology.dateline
+// (Dally and Seitz's dateline classes, topo.Torus.HopClass), under minimal
+// routing, ECMP and POWAR alike (docs/simulator.md "Deadlocks").
 //
 // Class 0 lives in the port's own fields (port, inPort), class 1 in a
-// vcSide per port; the slice exists only with PAL (Network.vc nil
+// vcSide per port; the slice exists only with two classes (Network.vc nil
 // otherwise), so other runs take none of these paths.
 
 // vcSide is a port's class-1 state.

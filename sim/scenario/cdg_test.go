@@ -10,11 +10,15 @@ import (
 // TestRefusalsMatchDependencyCycles checks the deadlock refusals
 // (deadlockFree) against the channel dependency graph of the routing
 // itself on small instances of each topology: a channel is a switch's
-// output port to another switch, and a route adds a dependency from each
-// channel to the next (minimal routing: the topology's Route; ECMP: every
-// minimal port at every switch, topo.MultiPath), over the routes packets
-// take from the nodes' switches. Build refuses a
-// configuration if and only if its graph has a cycle.
+// output port to another switch in one traffic class (the hop's class
+// from network.HopClasses, the network's own, where the routing carries
+// classes: a torus with a dateline; class 0 otherwise),
+// and a route adds a dependency from each channel to the next (minimal
+// routing: the topology's Route; ECMP: every minimal port at every
+// switch, topo.MultiPath), over the routes packets take from the nodes'
+// switches. Build refuses a configuration if and only if its graph has a
+// cycle; the rows without dateline or classes check that one class would
+// not do.
 func TestRefusalsMatchDependencyCycles(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -23,8 +27,11 @@ func TestRefusalsMatchDependencyCycles(t *testing.T) {
 		{"torus-4-minimal", []string{"topology={kind: torus3d, dims: [4, 4, 4], nodes_per_switch: 1}"}},
 		{"torus-3-minimal", []string{"topology={kind: torus3d, dims: [3, 3, 3], nodes_per_switch: 1}"}},
 		{"torus-3-ecmp", []string{"topology={kind: torus3d, dims: [3, 3, 3], nodes_per_switch: 1}", "routing.kind=ecmp"}},
-		{"torus-4-dateline-minimal", []string{"topology={kind: torus3d, dims: [4, 4, 4], nodes_per_switch: 1, trunk: 2, dateline: true}"}},
-		{"torus-4-dateline-ecmp", []string{"topology={kind: torus3d, dims: [4, 4, 4], nodes_per_switch: 1, trunk: 2, dateline: true}", "routing.kind=ecmp"}},
+		{"torus-4-dateline-minimal", []string{"topology={kind: torus3d, dims: [4, 4, 4], nodes_per_switch: 1, dateline: true}"}},
+		{"torus-4-dateline-ecmp", []string{"topology={kind: torus3d, dims: [4, 4, 4], nodes_per_switch: 1, dateline: true}", "routing.kind=ecmp"}},
+		{"torus-5-dateline-trunk2-minimal", []string{"topology={kind: torus3d, dims: [5, 3, 2], nodes_per_switch: 2, trunk: 2, dateline: true}"}},
+		{"torus-5-dateline-trunk3-ecmp", []string{"topology={kind: torus3d, dims: [5, 3, 2], nodes_per_switch: 2, trunk: 3, dateline: true}", "routing.kind=ecmp"}},
+		{"torus-6-trunk2-minimal", []string{"topology={kind: torus3d, dims: [6, 2, 2], nodes_per_switch: 2, trunk: 2}"}},
 		{"hyperx-minimal", []string{"topology={kind: hyperx, dims: [3, 4, 3], nodes_per_switch: 1}"}},
 		{"hyperx-ecmp", []string{"topology={kind: hyperx, dims: [3, 4, 3], nodes_per_switch: 1}", "routing.kind=ecmp"}},
 		{"fbfly-1d-ecmp", []string{"topology={kind: fbfly, dims: [8], nodes_per_switch: 2}", "routing.kind=ecmp"}},
@@ -44,19 +51,27 @@ func TestRefusalsMatchDependencyCycles(t *testing.T) {
 				t.Fatal(err)
 			}
 			rk, _ := network.ParseRouting(s.Routing.Kind)
-			cyclic := dependencyCycle(t, tp, rk == network.RoutingECMP)
+			hc := network.HopClasses(tp, rk)
+			cyclic := dependencyCycle(t, tp, rk == network.RoutingECMP, hc)
 			if cyclic != (buildErr != nil) {
 				t.Fatalf("dependency cycle %v, Build error %v", cyclic, buildErr)
+			}
+			if hc != nil {
+				// The classes are what breaks the cycles: one class
+				// alone has them.
+				if !dependencyCycle(t, tp, rk == network.RoutingECMP, nil) {
+					t.Errorf("%s: acyclic with one class too; the classes are not needed", tp.Name())
+				}
 			}
 		})
 	}
 }
 
 // dependencyCycle builds the channel dependency graph of tp's minimal
-// routing (every minimal port with ecmp) and reports whether it has a
-// cycle.
-func dependencyCycle(t *testing.T, tp topo.Topology, ecmp bool) bool {
-	type ch struct{ s, p int32 }
+// routing (every minimal port with ecmp), each hop in its class from hc
+// (class 0 if nil), and reports whether it has a cycle.
+func dependencyCycle(t *testing.T, tp topo.Topology, ecmp bool, hc topo.HopClasser) bool {
+	type ch struct{ s, p, c int32 }
 	edges := map[ch]map[ch]bool{}
 	var mp topo.MultiPath
 	if ecmp {
@@ -88,7 +103,11 @@ func dependencyCycle(t *testing.T, tp topo.Topology, ecmp bool) bool {
 		var out []ch
 		for _, p := range outs(s, d) {
 			if peer, ok := tp.PortPeer(s, p); ok && peer.Kind == topo.SwitchEnd {
-				out = append(out, ch{int32(s), int32(p)})
+				c := 0
+				if hc != nil {
+					c = hc.HopClass(s, d, p)
+				}
+				out = append(out, ch{int32(s), int32(p), int32(c)})
 			}
 		}
 		return out

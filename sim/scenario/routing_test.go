@@ -107,8 +107,8 @@ func TestRoutingPOWARSection(t *testing.T) {
 }
 
 // TestDeadlockProneRefused: configurations whose routing can deadlock by
-// construction (a cycle in the channel dependency graph with one traffic
-// class) are refused before the run, as bad input naming the keys; the
+// construction (a cycle in the channel dependency graph, with the
+// routing's traffic classes) are refused before the run, as bad input naming the keys; the
 // deadlock-free neighbours of each are accepted (issue 25, defect 5: a
 // trunked torus without a dateline under POWAR used to be accepted and to
 // deadlock at 30 % load).
@@ -119,13 +119,15 @@ func TestDeadlockProneRefused(t *testing.T) {
 		want string // "" = accepted
 	}{
 		{"torus-powar-no-dateline", []string{"topology={kind: torus3d, dims: [4, 4, 4], trunk: 4}", "routing.kind=powar"},
-			"small.yaml: topology.dateline: a torus3d whose rings have 4 or more switches (topology.dims [4 4 4]) can deadlock without a dateline: the routes around each ring's wrap-around link form a cycle of channel dependencies; set topology.trunk to an even number ≥ 2 and topology.dateline: true, or dims of at most 3"},
-		{"torus-minimal-no-dateline", []string{"topology={kind: torus3d, dims: [3, 3, 4]}"}, "small.yaml: topology.dateline: a torus3d whose rings have 4 or more switches (topology.dims [3 3 4]) can deadlock without a dateline: the routes around each ring's wrap-around link form a cycle of channel dependencies; set topology.trunk to an even number ≥ 2 and topology.dateline: true, or dims of at most 3"},
+			"small.yaml: topology.dateline: a torus3d whose rings have 4 or more switches (topology.dims [4 4 4]) can deadlock without a dateline: the routes around each ring's wrap-around link form a cycle of channel dependencies; set topology.dateline: true (two traffic classes, any topology.trunk), or dims of at most 3"},
+		{"torus-minimal-no-dateline", []string{"topology={kind: torus3d, dims: [3, 3, 4]}"}, "small.yaml: topology.dateline: a torus3d whose rings have 4 or more switches (topology.dims [3 3 4]) can deadlock without a dateline: the routes around each ring's wrap-around link form a cycle of channel dependencies; set topology.dateline: true (two traffic classes, any topology.trunk), or dims of at most 3"},
 		{"torus-powar-dateline", []string{"topology={kind: torus3d, dims: [4, 4, 4], trunk: 4, dateline: true}", "routing.kind=powar"}, ""},
 		{"torus-ecmp-dateline", []string{"topology={kind: torus3d, dims: [4, 4, 4], trunk: 2, dateline: true}", "routing.kind=ecmp"}, ""},
 		{"torus-3-minimal", []string{"topology={kind: torus3d, dims: [3, 3, 3]}"}, ""},
-		{"torus-3-ecmp", []string{"topology={kind: torus3d, dims: [3, 3, 3]}", "routing.kind=ecmp"}, "small.yaml: routing.kind: ecmp on a torus3d without topology.dateline mixes dimension orders with one traffic class and can deadlock; use minimal, or topology.dateline: true (an even topology.trunk ≥ 2)"},
-		{"torus-3-adaptive", []string{"topology={kind: torus3d, dims: [3, 3, 3], trunk: 2}", "routing.kind=powar", "routing.powar.torus_adaptive=true"}, "small.yaml: routing.powar.torus_adaptive: mixes dimension orders with one traffic class and can deadlock; leave it false"},
+		{"torus-3-ecmp", []string{"topology={kind: torus3d, dims: [3, 3, 3]}", "routing.kind=ecmp"}, "small.yaml: routing.kind: ecmp on a torus3d without topology.dateline mixes dimension orders with one traffic class and can deadlock; use minimal, or topology.dateline: true (ECMP then keeps dimension order)"},
+		{"torus-3-adaptive", []string{"topology={kind: torus3d, dims: [3, 3, 3], trunk: 2}", "routing.kind=powar", "routing.powar.torus_adaptive=true"}, "small.yaml: routing.powar.torus_adaptive: mixes dimension orders, which can deadlock: a torus's two traffic classes are the dateline's, for dimension order (fully adaptive routing needs a third, adaptive class); leave it false"},
+		{"torus-adaptive-dateline", []string{"topology={kind: torus3d, dims: [4, 4, 4], trunk: 2, dateline: true}", "routing.kind=powar", "routing.powar.torus_adaptive=true"}, "small.yaml: routing.powar.torus_adaptive: mixes dimension orders, which can deadlock: a torus's two traffic classes are the dateline's, for dimension order (fully adaptive routing needs a third, adaptive class); leave it false"},
+		{"torus-minimal-dateline-one-cable", []string{"topology={kind: torus3d, dims: [10, 10, 10], nodes_per_switch: 4, dateline: true}"}, ""},
 		{"hyperx-ecmp", []string{"topology={kind: hyperx}", "routing.kind=ecmp"}, "small.yaml: routing.kind: ecmp on a hyperx of 3 dimensions mixes dimension orders with one traffic class and can deadlock; use minimal (dimension order) or power.consolidation.kind tcep (PAL, two traffic classes)"},
 		{"fbfly-1d-ecmp", []string{"topology={kind: fbfly, dims: [8]}", "routing.kind=ecmp"}, ""},
 		{"hyperx-tcep", []string{"topology={kind: hyperx}", "power.consolidation.kind=tcep"}, ""},

@@ -609,10 +609,12 @@ func (s *Scenario) checkRanks(nodes int) error {
 }
 
 // deadlockFree refuses the configurations whose routing can deadlock by
-// construction: with one traffic class (PFC pauses links, there are no
-// virtual channels but PAL's two, sim/network/vc.go) a routing whose
-// channel dependency graph has a cycle can fill it and stop for good
-// (docs/simulator.md "Deadlocks"). The error names the keys.
+// construction: PFC pauses links, and a routing whose channel dependency
+// graph has a cycle can fill it and stop for good (docs/simulator.md
+// "Deadlocks"). A channel is a link direction in a traffic class: there
+// are two classes where the routing carries classes (PAL's, and the hop
+// classes of network.HopClasses: a torus3d with topology.dateline), one
+// otherwise. The error names the keys.
 func (s *Scenario) deadlockFree() error {
 	if s.deadlockProne {
 		return nil
@@ -625,17 +627,20 @@ func (s *Scenario) deadlockFree() error {
 	}
 	switch tc.Kind {
 	case topo.KindTorus3D:
+		if rk == network.RoutingPOWAR && s.Routing.POWAR.TorusAdaptive {
+			// Fully adaptive minimal routing on a torus needs an adaptive
+			// class beside the dateline's two escape classes (Duato); with
+			// two classes the turns between dimensions close cycles.
+			return errors.New("routing.powar.torus_adaptive: mixes dimension orders, which can deadlock: a torus's two traffic classes are the dateline's, for dimension order (fully adaptive routing needs a third, adaptive class); leave it false")
+		}
 		if tc.Dateline {
 			return nil // deadlock-free under DOR, ECMP and POWAR (docs/topologies.md)
 		}
 		if ring >= 4 {
-			return fmt.Errorf("topology.dateline: a torus3d whose rings have 4 or more switches (topology.dims %v) can deadlock without a dateline: the routes around each ring's wrap-around link form a cycle of channel dependencies; set topology.trunk to an even number ≥ 2 and topology.dateline: true, or dims of at most 3", tc.Dims)
+			return fmt.Errorf("topology.dateline: a torus3d whose rings have 4 or more switches (topology.dims %v) can deadlock without a dateline: the routes around each ring's wrap-around link form a cycle of channel dependencies; set topology.dateline: true (two traffic classes, any topology.trunk), or dims of at most 3", tc.Dims)
 		}
 		if rk == network.RoutingECMP {
-			return errors.New("routing.kind: ecmp on a torus3d without topology.dateline mixes dimension orders with one traffic class and can deadlock; use minimal, or topology.dateline: true (an even topology.trunk ≥ 2)")
-		}
-		if rk == network.RoutingPOWAR && s.Routing.POWAR.TorusAdaptive {
-			return errors.New("routing.powar.torus_adaptive: mixes dimension orders with one traffic class and can deadlock; leave it false")
+			return errors.New("routing.kind: ecmp on a torus3d without topology.dateline mixes dimension orders with one traffic class and can deadlock; use minimal, or topology.dateline: true (ECMP then keeps dimension order)")
 		}
 	case topo.KindHyperX, topo.KindFBFly:
 		dims := 0
