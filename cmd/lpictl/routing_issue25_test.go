@@ -11,7 +11,7 @@ import (
 // bad input (exit 2, one line naming the key); PAL's baseline routing ugal
 // on a HyperX runs, and so do the configurations the traffic classes made
 // deadlock-free: a dateline torus of one cable per neighbour (Table 7's
-// wiring).
+// wiring) and the dragonfly.
 func TestSimRunRoutingRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -26,6 +26,7 @@ func TestSimRunRoutingRefusals(t *testing.T) {
 			"lpictl: ../../configs/sim/quick.yaml: workload.synthetic.load: 0 is not a value of this key (leave the key out for its default)\n", ""},
 		{"ugal-hyperx", []string{"topology={kind: hyperx, dims: [2, 2]}", "routing.kind=ugal", "workload.duration=5us"}, 0, "", `"ugal"`},
 		{"torus-dateline-one-cable", []string{"topology={kind: torus3d, dims: [4,4,4], dateline: true}", "workload.duration=5us"}, 0, "", `"topology": "torus3d-256"`},
+		{"dragonfly", []string{"topology={kind: dragonfly, routers: 4, global_links: 2}", "workload.duration=5us"}, 0, "", `"topology": "dragonfly-`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := []string{"sim", "run", "-c", "../../configs/sim/quick.yaml", "--json", "--deterministic"}

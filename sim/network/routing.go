@@ -449,8 +449,8 @@ func (n *Network) palIntermediate(sub *tcep.Subnet, c, cd int) int {
 
 // HopClasses returns the hop classes that routing r on t carries in the
 // network's two traffic classes (vc.go), or nil for one class: the
-// topology's (topo.Classes: a torus3d with topology.dateline) under every
-// routing but PAL's, which has its own (ugal here;
+// topology's (topo.Classes: a torus3d with topology.dateline, the
+// dragonfly) under every routing but PAL's, which has its own (ugal here;
 // tcep's consolidation sets them in arrive). sim/scenario refuses the
 // configurations that still deadlock.
 func HopClasses(t topo.Topology, r Routing) topo.HopClasser {

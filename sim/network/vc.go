@@ -23,8 +23,10 @@ import "math/bits"
 //
 // Other routings (Network.cls, HopClasses): the topology's hop class of
 // the chosen port (topo.HopClasser): a torus3d with topology.dateline
-// (Dally and Seitz's dateline classes, topo.Torus.HopClass), under minimal
-// routing, ECMP and POWAR alike (docs/simulator.md "Deadlocks").
+// (Dally and Seitz's dateline classes, topo.Torus.HopClass) and the
+// dragonfly (class 1 on the local hop in the destination's group,
+// topo.Dragonfly.HopClass), under minimal routing, ECMP and POWAR alike
+// (docs/simulator.md "Deadlocks").
 //
 // Class 0 lives in the port's own fields (port, inPort), class 1 in a
 // vcSide per port; the slice exists only with two classes (Network.vc nil

@@ -12,7 +12,7 @@ import (
 // itself on small instances of each topology: a channel is a switch's
 // output port to another switch in one traffic class (the hop's class
 // from network.HopClasses, the network's own, where the routing carries
-// classes: a torus with a dateline; class 0 otherwise),
+// classes: a torus with a dateline, the dragonfly; class 0 otherwise),
 // and a route adds a dependency from each channel to the next (minimal
 // routing: the topology's Route; ECMP: every minimal port at every
 // switch, topo.MultiPath), over the routes packets take from the nodes'
@@ -39,6 +39,7 @@ func TestRefusalsMatchDependencyCycles(t *testing.T) {
 		{"megafly-ecmp", []string{"routing.kind=ecmp"}},
 		{"rlft-ecmp", []string{"topology={kind: rlft, radix: 8, levels: 3}", "routing.kind=ecmp"}},
 		{"dragonfly-minimal", []string{"topology={kind: dragonfly, routers: 4, nodes_per_switch: 2, global_links: 2}"}},
+		{"dragonfly-ecmp", []string{"topology={kind: dragonfly, routers: 3, nodes_per_switch: 1, global_links: 1}", "routing.kind=ecmp"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := Parse([]byte(small), "small.yaml", tc.sets)

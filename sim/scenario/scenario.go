@@ -613,8 +613,8 @@ func (s *Scenario) checkRanks(nodes int) error {
 // graph has a cycle can fill it and stop for good (docs/simulator.md
 // "Deadlocks"). A channel is a link direction in a traffic class: there
 // are two classes where the routing carries classes (PAL's, and the hop
-// classes of network.HopClasses: a torus3d with topology.dateline), one
-// otherwise. The error names the keys.
+// classes of network.HopClasses: a torus3d with topology.dateline, the
+// dragonfly), one otherwise. The error names the keys.
 func (s *Scenario) deadlockFree() error {
 	if s.deadlockProne {
 		return nil
@@ -652,8 +652,6 @@ func (s *Scenario) deadlockFree() error {
 		if rk == network.RoutingECMP && dims > 1 {
 			return fmt.Errorf("routing.kind: ecmp on a %s of %d dimensions mixes dimension orders with one traffic class and can deadlock; use minimal (dimension order) or power.consolidation.kind tcep (PAL, two traffic classes)", tc.Kind, dims)
 		}
-	case topo.KindDragonfly:
-		return errors.New("topology.kind: dragonfly's minimal routing (local, global, local hops) needs a virtual channel per phase to be deadlock-free, and lpictl models one traffic class: it can deadlock; use megafly")
 	}
 	return nil
 }

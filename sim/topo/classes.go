@@ -17,8 +17,9 @@ type HopClasser interface {
 
 // Classes returns the hop classes that t's routing needs to be
 // deadlock-free, or nil if it needs none: a torus3d with a dateline (the
-// Dally–Seitz classes, Torus.HopClass), with minimal routing (Route) and
-// with multipath routing over MinimalPorts alike. Every other
+// Dally–Seitz classes, Torus.HopClass) and the dragonfly (class 1 in the
+// destination's group, Dragonfly.HopClass), with minimal routing (Route)
+// and with multipath routing over MinimalPorts alike. Every other
 // topology's minimal routing is acyclic with one class (docs/simulator.md
 // "Deadlocks"). Whether multipath routing is acyclic with the returned
 // classes is the caller's question (sim/scenario refuses what is not).
@@ -28,9 +29,33 @@ func Classes(t Topology) HopClasser {
 		if v.dateline {
 			return v
 		}
+	case *Dragonfly:
+		return v
 	}
 	return nil
 }
 
+// HopClass implements HopClasser: the standard scheme for a dragonfly's
+// minimal (local, global, local) routing with two virtual channels (Kim,
+// Dally, Scott and Abts, ISCA 2008): class 0 on the hops in the source's
+// group and on the global hop, class 1 on the local hop in the
+// destination's group, after the global hop. A packet within one group
+// takes its one local hop in class 1 too (it depends on nothing after
+// it). Dependencies then run local 0 → global 0 → local 1 → node only:
+// each path has at most one local hop per group, so no class-0 local
+// channel waits for another, and a class-1 channel waits for no switch
+// channel at all. One class is not enough: the same local channel is a
+// path's last hop and another's first, and a cycle global → local →
+// global → … closes through the groups.
+func (d *Dragonfly) HopClass(s, dst, p int) int {
+	if p >= d.localBase && p < d.globalBase && s/d.routers == dst/d.perRtr/d.routers {
+		return 1
+	}
+	return 0
+}
+
 // Interface checks.
-var _ HopClasser = (*Torus)(nil)
+var (
+	_ HopClasser = (*Torus)(nil)
+	_ HopClasser = (*Dragonfly)(nil)
+)
