@@ -212,7 +212,7 @@ type Network struct {
 	pw      *powarState     // POWAR routing's state (routing.go; it uses ecmp's multipath view); nil otherwise
 	tc      *tcepState      // the consolidation and PAL routing (consolidation.go); nil without
 	vc      []vcSide        // per port, the second traffic class (vc.go); nil with one class
-	cls     topo.HopClasser // the hop classes without PAL (a dateline torus, a dragonfly); nil otherwise
+	cls     topo.HopClasser // the hop classes without PAL (HopClasses); nil otherwise
 	palQ    []int32         // per port, packets PAL routed to it not yet sent (routing.go); nil without PAL
 	palSeq  uint64          // PAL's per-packet random choices so far (routing.go)
 	wl      workloadState   // an attached workload (workload.go)
@@ -1065,8 +1065,9 @@ func (n *Network) arrive(i, k int32, now int64) {
 	if n.vc != nil {
 		// Two classes (vc.go). PAL: the class of the next link is 1 after
 		// the intermediate of the current dimension. Otherwise the
-		// topology's hop class (a torus's dateline, a dragonfly's
-		// destination group) of the port the routing chose.
+		// topology's hop class (HopClasses: a torus's dateline, a
+		// dragonfly's destination group, a 2-D HyperX's last hop under
+		// ECMP) of the port the routing chose.
 		if n.tc != nil {
 			if n.ports[pi.peer].sw >= 0 {
 				n.tcepCrossed(pi.peer)

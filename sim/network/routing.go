@@ -450,14 +450,15 @@ func (n *Network) palIntermediate(sub *tcep.Subnet, c, cd int) int {
 // HopClasses returns the hop classes that routing r on t carries in the
 // network's two traffic classes (vc.go), or nil for one class: the
 // topology's (topo.Classes: a torus3d with topology.dateline, the
-// dragonfly) under every routing but PAL's, which has its own (ugal here;
-// tcep's consolidation sets them in arrive). sim/scenario refuses the
-// configurations that still deadlock.
+// dragonfly, and with ECMP or POWAR, which choose among MinimalPorts, a
+// HyperX or fbfly of two dimensions) under every routing but PAL's,
+// which has its own (ugal here; tcep's consolidation sets them in
+// arrive). sim/scenario refuses the configurations that still deadlock.
 func HopClasses(t topo.Topology, r Routing) topo.HopClasser {
 	if r == RoutingUGAL {
 		return nil
 	}
-	return topo.Classes(t)
+	return topo.Classes(t, r == RoutingECMP || r == RoutingPOWAR)
 }
 
 // palConfig is the consolidation state's configuration for routing

@@ -25,7 +25,9 @@ import "math/bits"
 // the chosen port (topo.HopClasser): a torus3d with topology.dateline
 // (Dally and Seitz's dateline classes, topo.Torus.HopClass) and the
 // dragonfly (class 1 on the local hop in the destination's group,
-// topo.Dragonfly.HopClass), under minimal routing, ECMP and POWAR alike
+// topo.Dragonfly.HopClass), under minimal routing, ECMP and POWAR alike;
+// and ECMP on a HyperX or fbfly of two dimensions (class 1 on the hop
+// reaching the destination's switch, topo.HyperX.HopClass)
 // (docs/simulator.md "Deadlocks").
 //
 // Class 0 lives in the port's own fields (port, inPort), class 1 in a

@@ -12,7 +12,8 @@ import (
 // itself on small instances of each topology: a channel is a switch's
 // output port to another switch in one traffic class (the hop's class
 // from network.HopClasses, the network's own, where the routing carries
-// classes: a torus with a dateline, the dragonfly; class 0 otherwise),
+// classes: a torus with a dateline, the dragonfly, ECMP on a HyperX of
+// two dimensions; class 0 otherwise),
 // and a route adds a dependency from each channel to the next (minimal
 // routing: the topology's Route; ECMP: every minimal port at every
 // switch, topo.MultiPath), over the routes packets take from the nodes'
@@ -35,6 +36,9 @@ func TestRefusalsMatchDependencyCycles(t *testing.T) {
 		{"hyperx-minimal", []string{"topology={kind: hyperx, dims: [3, 4, 3], nodes_per_switch: 1}"}},
 		{"hyperx-ecmp", []string{"topology={kind: hyperx, dims: [3, 4, 3], nodes_per_switch: 1}", "routing.kind=ecmp"}},
 		{"fbfly-1d-ecmp", []string{"topology={kind: fbfly, dims: [8], nodes_per_switch: 2}", "routing.kind=ecmp"}},
+		{"hyperx-2d-ecmp", []string{"topology={kind: hyperx, dims: [3, 4], nodes_per_switch: 1}", "routing.kind=ecmp"}},
+		{"hyperx-3x1x4-ecmp", []string{"topology={kind: hyperx, dims: [3, 1, 4], nodes_per_switch: 1}", "routing.kind=ecmp"}},
+		{"fbfly-2d-ecmp", []string{"topology={kind: fbfly, dims: [4, 4], nodes_per_switch: 2}", "routing.kind=ecmp"}},
 		{"megafly-minimal", nil},
 		{"megafly-ecmp", []string{"routing.kind=ecmp"}},
 		{"rlft-ecmp", []string{"topology={kind: rlft, radix: 8, levels: 3}", "routing.kind=ecmp"}},

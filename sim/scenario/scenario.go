@@ -614,7 +614,7 @@ func (s *Scenario) checkRanks(nodes int) error {
 // "Deadlocks"). A channel is a link direction in a traffic class: there
 // are two classes where the routing carries classes (PAL's, and the hop
 // classes of network.HopClasses: a torus3d with topology.dateline, the
-// dragonfly), one otherwise. The error names the keys.
+// dragonfly, ECMP on a HyperX of two dimensions), one otherwise. The error names the keys.
 func (s *Scenario) deadlockFree() error {
 	if s.deadlockProne {
 		return nil
@@ -649,8 +649,9 @@ func (s *Scenario) deadlockFree() error {
 				dims++
 			}
 		}
-		if rk == network.RoutingECMP && dims > 1 {
-			return fmt.Errorf("routing.kind: ecmp on a %s of %d dimensions mixes dimension orders with one traffic class and can deadlock; use minimal (dimension order) or power.consolidation.kind tcep (PAL, two traffic classes)", tc.Kind, dims)
+		if rk == network.RoutingECMP && dims > 2 {
+			// Two dimensions: class 1 on the last hop (topo.HyperX.HopClass).
+			return fmt.Errorf("routing.kind: ecmp on a %s of %d dimensions mixes dimension orders and can deadlock: two traffic classes make it deadlock-free on at most 2 dimensions (class 1 on the last hop); use minimal (dimension order) or power.consolidation.kind tcep (PAL)", tc.Kind, dims)
 		}
 	}
 	return nil

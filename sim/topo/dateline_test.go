@@ -137,7 +137,7 @@ func dlBtoi(b bool) int {
 // the hop's class.
 func TestDatelineRoutePorts(t *testing.T) {
 	tp := mustBuild(t, Config{Kind: KindTorus3D, Dims: []int{4, 4, 4}, Trunk: 4, Dateline: true}).(*Torus)
-	if !tp.Dateline() || Classes(tp) == nil {
+	if !tp.Dateline() || Classes(tp, false) == nil {
 		t.Fatal("Dateline() false or no Classes")
 	}
 	cases := []struct {
@@ -164,7 +164,7 @@ func TestDatelineRoutePorts(t *testing.T) {
 		{21, 87, 3, 0, []int{3}},
 	}
 	plain := mustBuild(t, Config{Kind: KindTorus3D, Dims: []int{4, 4, 4}, Trunk: 4}).(*Torus)
-	if Classes(plain) != nil {
+	if Classes(plain, true) != nil {
 		t.Error("Classes of a torus without dateline is not nil")
 	}
 	for _, c := range cases {
@@ -210,7 +210,7 @@ func torusNext(t *Torus, s, p int) int {
 
 // class is the hop's class when the torus uses them (Classes), else 0.
 func torusClass(t *Torus, s, dst, p int) int {
-	if hc := Classes(t); hc != nil {
+	if hc := Classes(t, true); hc != nil {
 		return hc.HopClass(s, dst, p)
 	}
 	return 0
@@ -259,6 +259,31 @@ func minimalCDG(t *Torus) torusCDG {
 	return g
 }
 
+// adaptiveClassCDG is the CDG of fully adaptive minimal routing (every
+// minimal aggregate, in any dimension order: POWAR's torus_adaptive) with
+// every hop in its dateline class: what torus_adaptive on a dateline
+// torus would be.
+func adaptiveClassCDG(t *Torus) torusCDG {
+	g := torusCDG{}
+	for s := range t.Switches() {
+		for dst := range t.Nodes() {
+			if s == dst/t.perSw {
+				continue
+			}
+			for _, p := range t.MinimalPorts(s, dst, nil) {
+				n := torusNext(t, s, p)
+				if n == dst/t.perSw {
+					continue
+				}
+				for _, q := range t.MinimalPorts(n, dst, nil) {
+					g.add(torusChannel{s, p, t.HopClass(s, dst, p)}, torusChannel{n, q, t.HopClass(n, dst, q)})
+				}
+			}
+		}
+	}
+	return g
+}
+
 // cyclic reports whether g has a cycle (Kahn's algorithm: whatever cannot
 // be peeled off by in-degree 0 lies on or behind a cycle).
 func torusCyclic(g torusCDG) bool {
@@ -296,7 +321,9 @@ func torusCyclic(g torusCDG) bool {
 // MinimalPorts (ECMP): with the dateline it keeps dimension order and
 // hashes over the aggregate's members, each hop in its class, so it is
 // acyclic too. A trunk of 1 is Table 7's torus: the classes need no
-// second cable.
+// second cable. Fully adaptive minimal routing (every minimal aggregate,
+// POWAR's torus_adaptive) stays cyclic with the dateline classes: two
+// classes cannot make it deadlock-free, so it is refused.
 // (Rings of 3 have no cycle either way, minimal paths being one hop; and
 // without the dateline a ring's members only close a cycle when member
 // dst mod w recurs along it, which the node counts here ensure.)
@@ -324,6 +351,9 @@ func TestDatelineAcyclic(t *testing.T) {
 			}
 			if !torusCyclic(minimalCDG(without)) {
 				t.Errorf("%s: adaptive minimal routing without dateline has an acyclic CDG; want cycles", name)
+			}
+			if !torusCyclic(adaptiveClassCDG(without)) {
+				t.Errorf("%s: adaptive minimal routing with the dateline classes has an acyclic CDG; torus_adaptive's refusal assumes cycles", name)
 			}
 		}
 	}
