@@ -553,7 +553,7 @@ func (c *Config) simulate(ctx context.Context, dir, name string, kind predictor.
 	if err := os.WriteFile(scPath, data, 0o644); err != nil {
 		return SimResult{}, err
 	}
-	s, err := scenario.Parse(data, scPath, nil)
+	s, err := scenario.ParseResolved(data, scPath)
 	if err != nil {
 		return SimResult{}, err
 	}

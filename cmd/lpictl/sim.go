@@ -46,7 +46,8 @@ goes to stderr when it is a terminal. A bad trace record exits 2 naming FILE:LIN
 
 Interrupted (Ctrl-C, SIGTERM), it stops, writes and prints what it simulated so far, marked
 incomplete (summary.json "incomplete": true, an INCOMPLETE line in the table), says so on
-stderr and exits 130.`,
+stderr and exits 130. A run that deadlocks (packets left, every port that could move them
+paused) writes and prints the same way, with "deadlock" naming the paused links, and exits 1.`,
 		Example: `  lpictl sim run -c configs/sim/quick.yaml
   lpictl sim run -c configs/sim/quick.yaml --set power.mode=fast-wake --set seed=2 --json
   lpictl sim run --set workload.synthetic.load=0.5 -o out/megafly
@@ -66,6 +67,11 @@ stderr and exits 130.`,
 			// An interrupted run (^C, SIGTERM) still writes what it
 			// simulated, marked incomplete, and exits 130.
 			if err := out.Emit(cmd.OutOrStdout(), o.out, o.json, !o.deterministic); err != nil {
+				return err
+			}
+			if out.Report.Deadlock != "" {
+				// A deadlock is a runtime failure (exit 1), its output
+				// written and marked incomplete as an interrupted run's.
 				return err
 			}
 			if err := out.Interrupted(o.out); err != nil {

@@ -69,8 +69,8 @@ type tcepState struct {
 	pausedFrom             []int64
 	actPaused, deactPaused []int64
 	// ugalOffset: PAL's adaptive choice keeps the Active minimal port
-	// while q_min ≤ 2·q_nm + ugalOffset (packets: what an output buffer
-	// and one input buffer hold, 2·⌊queue_size / MTU⌋).
+	// while q_min ≤ 2·q_nm + ugalOffset (packets: half an output buffer,
+	// ⌊queue_size / MTU⌋ / 2, at least 1; routing.go).
 	ugalOffset int32
 	// uses per subnetwork, snapshots of the last epochs.
 	acUse, deUse     [][]tcep.Use
@@ -167,7 +167,7 @@ func newTCEP(n *Network) (*tcepState, error) {
 		tc.ema = make([][5]float64, total)
 		tc.alpha = float64(cfg.ActivationEpoch) / float64(cfg.Window)
 	}
-	tc.ugalOffset = 2 * (n.p.QueueBytes / n.p.MTU)
+	tc.ugalOffset = max(1, n.p.QueueBytes/n.p.MTU/2)
 	tc.cand = make([]int32, 0, 64)
 	tc.acWait, tc.deWait = make([]int, len(tc.subs)), make([]int, len(tc.subs))
 	tc.acSent = make([][]tcep.Request, len(tc.subs))
@@ -210,13 +210,13 @@ func (n *Network) tcepSchedule(at int64, kind, obj, arg int32) {
 //
 // In the current dimension, from router c towards cd (the packet's
 // coordinate there), with g the direct port c→cd and m an intermediate
-// chosen by a hash of the flow and the switch among the available ones
-// (Subnet.Usable: below both ends, both links Active; the hub always is
-// one when neither end is the hub):
-//   - g Active (row 1): UGAL. With q(p) the packets routed to port p and
-//     not yet at its far end (waiting at this switch's inputs, in its
-//     output buffer or on the wire), H_min = 1 and H_nm = 2: minimal if
-//     q(g) ≤ 2·q(c→m) + ugalOffset, else the detour.
+// chosen at random per packet among the available ones (palIntermediate,
+// routing.go: any other router of the row with both links Active; the hub
+// always is one when neither end is the hub):
+//   - g Active (row 1): UGAL. With q(p) the packets routed to port p at
+//     this switch and not yet sent (routing.go, "history window"), H_min =
+//     1 and H_nm = 2: minimal if q(g) ≤ 2·q(c→m) + ugalOffset, else the
+//     detour.
 //   - g Shadow (row 2): the detour if its first port has room (credits:
 //     not PFC-paused by the next switch, and its output buffer can take
 //     the packet); else the shadow link is reactivated (logical, at once)
@@ -253,12 +253,12 @@ func (n *Network) routePAL(sw int32, pk *packet) int32 {
 		return tc.count(base+int32(tc.port(dim, c, 0)), 1, pk.size)
 	}
 	st := tc.state[g]
-	if st == tcep.Active && tc.routed[g] <= tc.ugalOffset {
+	if st == tcep.Active && n.palQ[g] <= tc.ugalOffset {
 		// The minimal port wins whatever the detour's queue.
 		return tc.count(g, 0, pk.size)
 	}
 	si := tc.subOf[s*len(tc.dims)+dim]
-	m := tc.intermediate(tc.subs[si], c, cd, pk, sw)
+	m := n.palIntermediate(tc.subs[si], c, cd)
 	if m < 0 {
 		if st != tcep.Active { // cannot happen: the hub is always one
 			tc.violations++
@@ -268,7 +268,7 @@ func (n *Network) routePAL(sw int32, pk *packet) int32 {
 	gm := base + int32(tc.port(dim, c, m))
 	switch st {
 	case tcep.Active:
-		if tc.routed[g] <= 2*tc.routed[gm]+tc.ugalOffset {
+		if n.palQ[g] <= 2*n.palQ[gm]+tc.ugalOffset {
 			return tc.count(g, 0, pk.size)
 		}
 		tc.adaptive++
@@ -288,30 +288,6 @@ func (n *Network) routePAL(sw int32, pk *packet) int32 {
 	tc.det[g] += int64(pk.size)
 	pk.detour, pk.hops = true, pk.hops+1
 	return tc.count(gm, 1, pk.size)
-}
-
-// intermediate returns PAL's intermediate from c to cd in subnetwork sub
-// for packet pk at switch sw (a hash of the flow and the switch among the
-// available ones, Subnet.Usable), or −1 if there is none.
-func (tc *tcepState) intermediate(sub *tcep.Subnet, c, cd int, pk *packet, sw int32) int {
-	// Intermediates below both ends only: a detour goes down then up the
-	// ids, so no channel dependency runs from an up channel to a down one
-	// and PAL is deadlock-free without the paper's two virtual channels
-	// (the model has none).
-	cand := tc.cand[:0]
-	for m := range min(c, cd) {
-		if sub.Usable(c, cd, m) {
-			cand = append(cand, int32(m))
-		}
-	}
-	tc.cand = cand
-	switch len(cand) {
-	case 0:
-		return -1
-	case 1:
-		return int(cand[0])
-	}
-	return int(cand[ecmpPick(flowKey(pk.msg, pk.dst), sw, len(cand))])
 }
 
 // count adds a packet of size bytes routed to port g (kind 0 minimal, 1

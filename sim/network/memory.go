@@ -14,7 +14,8 @@ import (
 // collections or the runtime's overhead. Pools never shrink, so after a
 // run the queues' figure is their high-water mark.
 type Memory struct {
-	// Ports: the ports' output and input sides and the per-port hints.
+	// Ports: the ports' output and input sides (and the second traffic
+	// class, vc.go) and the per-port hints.
 	Ports int64 `json:"ports"`
 	// Queues: the packet pool (every packet in a queue or on a link) and
 	// its free list, and injected messages.
@@ -52,7 +53,7 @@ func sliceBytes[T any](s []T) int64 {
 // Memory returns the model's memory by component.
 func (n *Network) Memory() Memory {
 	var m Memory
-	m.Ports = sliceBytes(n.ports) + sliceBytes(n.in) + sliceBytes(n.hints.empty) + sliceBytes(n.hints.link) + sliceBytes(n.hints.slot)
+	m.Ports = sliceBytes(n.ports) + sliceBytes(n.in) + sliceBytes(n.hints.empty) + sliceBytes(n.hints.link) + sliceBytes(n.hints.slot) + sliceBytes(n.vc)
 	m.Queues = sliceBytes(n.pkts) + sliceBytes(n.free) + sliceBytes(n.injects)
 	if n.slots != nil {
 		m.Controllers = sliceBytes(n.slots) + int64(len(n.slots))*int64(unsafe.Sizeof([slotChunk]ctlSlot{}))
@@ -68,7 +69,7 @@ func (n *Network) Memory() Memory {
 		}
 	}
 	m.Links = sliceBytes(n.links)
-	m.Routing = sliceBytes(n.swBase) + sliceBytes(n.ecmp.cand)
+	m.Routing = sliceBytes(n.swBase) + sliceBytes(n.ecmp.cand) + sliceBytes(n.palQ)
 	if n.pw != nil {
 		m.Routing += sliceBytes(n.pw.sw) + sliceBytes(n.pw.pending) + sliceBytes(n.pw.on) + sliceBytes(n.pw.upFirst) + sliceBytes(n.pw.upCount)
 	}

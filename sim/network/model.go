@@ -175,6 +175,8 @@ type packet struct {
 	last    bool  // last segment of its message
 	only    bool  // its message's only segment
 	detour  bool  // PAL: at an intermediate of its current dimension (consolidation.go)
+	vc      uint8 // traffic class (two classes only) on the link it crossed or will cross (vc.go)
+	vcNext  uint8 // class on its next link, taken at the crossbar grant
 }
 
 type injected struct {
@@ -209,12 +211,16 @@ type Network struct {
 	// share (set with slots).
 	ctlCfg *controller.Shared
 
-	ecmp    ecmp          // ECMP routing's state (routing.go); ecmp.mp is nil with minimal routing
-	pw      *powarState   // POWAR routing's state (routing.go; it uses ecmp's multipath view); nil otherwise
-	portTx  []int64       // per port, the time it transmitted (ps): the powar_model block's ideal; nil without it
-	tc      *tcepState    // the consolidation and PAL routing (consolidation.go); nil without
-	wl      workloadState // an attached workload (workload.go)
-	ext     external      // external control of chosen ports (external.go)
+	ecmp    ecmp            // ECMP routing's state (routing.go); ecmp.mp is nil with minimal routing
+	pw      *powarState     // POWAR routing's state (routing.go; it uses ecmp's multipath view); nil otherwise
+	portTx  []int64         // per port, the time it transmitted (ps): the powar_model block's ideal; nil without it
+	tc      *tcepState      // the consolidation and PAL routing (consolidation.go); nil without
+	vc      []vcSide        // per port, the second traffic class (vc.go); nil with one class
+	cls     topo.HopClasser // the hop classes without PAL (HopClasses); nil otherwise
+	palQ    []int32         // per port, packets PAL routed to it not yet sent (routing.go); nil without PAL
+	palSeq  uint64          // PAL's per-packet random choices so far (routing.go)
+	wl      workloadState   // an attached workload (workload.go)
+	ext     external        // external control of chosen ports (external.go)
 	injects []injected
 
 	psPerByte, xbarPsPerByte float64
@@ -239,7 +245,8 @@ type Network struct {
 	pauses       uint64
 	wall         time.Duration
 	finished     bool
-	interrupted  bool // Run stopped by its context: results up to then
+	interrupted  bool // Run stopped by its context, or deadlocked: results up to then
+	deadlocked   bool // Run ended with packets left and no event (deadlock.go)
 	endTime      int64
 }
 
@@ -273,11 +280,22 @@ func New(t topo.Topology, p Params) (*Network, error) {
 	if err := n.startEngine(total); err != nil {
 		return nil, err
 	}
-	if p.TCEP.Enabled {
+	if p.TCEP.Enabled || p.Routing == RoutingUGAL {
+		// PAL routing: with the consolidation, or over every link
+		// (routing ugal: no epoch ever runs, every link stays Active).
+		if n.p.TCEP.Config, err = palConfig(t, &p); err != nil {
+			return nil, err
+		}
+		n.vc = newVC(total)
+		n.palQ = make([]int32, total)
 		if n.tc, err = newTCEP(n); err != nil {
 			return nil, err
 		}
-		n.tcepSchedule(p.TCEP.ActivationEpoch, tcepTick, 0, 0)
+		if p.TCEP.Enabled {
+			n.tcepSchedule(p.TCEP.ActivationEpoch, tcepTick, 0, 0)
+		}
+	} else if n.cls = HopClasses(t, p.Routing); n.cls != nil {
+		n.vc = newVC(total)
 	}
 	return n, nil
 }
@@ -679,7 +697,11 @@ func (n *Network) Handle(e engine.Event) {
 			}
 			n.pw.pending[o]++
 		}
-		n.ports[o].waitMask |= 1 << n.in[e.Obj].local
+		if n.vc != nil && n.pkts[e.Arg].vc == 1 {
+			n.vc[o].wait |= 1 << n.in[e.Obj].local
+		} else {
+			n.ports[o].waitMask |= 1 << n.in[e.Obj].local
+		}
 		n.oarb(o, now)
 	case evOarb, evOarbBusy:
 		n.ports[e.Obj].flags &^= oarbPending
@@ -692,6 +714,10 @@ func (n *Network) Handle(e engine.Event) {
 		n.ports[e.Obj].flags &^= kickPending
 		n.tryStart(e.Obj, now)
 	case evPFC:
+		if e.Arg >= pfcResume1 {
+			n.vcPFC(e.Obj, e.Arg == pfcPause1, now)
+			break
+		}
 		po := &n.ports[e.Obj]
 		if n.tc != nil {
 			n.tc.pfc(e.Obj, e.Arg == 1, now)
@@ -779,9 +805,13 @@ func (n *Network) prefetchIdle(i, link int32) {
 // enqueueOut puts packet k into port i's output queue at now.
 func (n *Network) enqueueOut(i, k int32, now int64) {
 	po := &n.ports[i]
+	if n.vc != nil && n.pkts[k].vc == 1 {
+		n.vcEnqueueOut(i, k, now)
+		return
+	}
 	n.pkts[k].next = -1
 	if po.head < 0 {
-		if po.flags&txBusy == 0 {
+		if po.flags&txBusy == 0 && n.vcOutEmpty(i) {
 			n.needed(i, now)
 		}
 		po.head = k
@@ -917,7 +947,12 @@ func (n *Network) settle() {
 // tryStart starts the next transmission of port i if it can.
 func (n *Network) tryStart(i int32, now int64) {
 	po := &n.ports[i]
-	if po.flags&(txBusy|paused) != 0 || po.head < 0 {
+	var k int32
+	if n.vc != nil {
+		if po.flags&txBusy != 0 || !n.vcCanSend(i) {
+			return
+		}
+	} else if po.flags&(txBusy|paused) != 0 || po.head < 0 {
 		return
 	}
 	if po.readyAt > now {
@@ -927,12 +962,19 @@ func (n *Network) tryStart(i int32, now int64) {
 		}
 		return
 	}
-	k := po.head
-	pk := &n.pkts[k]
-	po.head = pk.next
-	if po.head < 0 {
-		n.hints.setEmpty(i)
+	if n.vc != nil {
+		k = n.vcNext(i)
+		if po.sw >= 0 && n.palQ != nil {
+			n.palQ[i]-- // routed here (arrive), now sent
+		}
+	} else {
+		k = po.head
+		po.head = n.pkts[k].next
+		if po.head < 0 {
+			n.hints.setEmpty(i)
+		}
 	}
+	pk := &n.pkts[k]
 	po.flags |= txBusy
 	po.txSize = pk.size
 	// Sent(hops) is reported to the controller later, in order, before
@@ -1001,12 +1043,16 @@ func (n *Network) txEnd(i int32, now int64) {
 	po := &n.ports[i]
 	po.flags &^= txBusy
 	if po.sw >= 0 {
-		po.bytes -= po.txSize
-		if po.waitMask != 0 {
+		if n.vc != nil && n.vc[i].outFlags&vcTx != 0 {
+			n.vc[i].outBytes -= po.txSize
+		} else {
+			po.bytes -= po.txSize
+		}
+		if po.waitMask != 0 || (n.vc != nil && n.vc[i].wait != 0) {
 			n.oarb(i, now)
 		}
 	}
-	if po.head >= 0 {
+	if po.head >= 0 || !n.vcOutEmpty(i) {
 		n.tryStart(i, now)
 		return
 	}
@@ -1053,6 +1099,30 @@ func (n *Network) arrive(i, k int32, now int64) {
 		n.free = append(n.free, k)
 		return
 	}
+	pk.ready = done
+	if n.vc != nil {
+		// Two classes (vc.go). PAL: the class of the next link is 1 after
+		// the intermediate of the current dimension. Otherwise the
+		// topology's hop class (HopClasses: a torus's dateline, a
+		// dragonfly's destination group, a 2-D HyperX's last hop under
+		// ECMP) of the port the routing chose.
+		if n.tc != nil {
+			if n.ports[pi.peer].sw >= 0 {
+				n.tcepCrossed(pi.peer)
+			}
+			second := pk.detour
+			pk.out = n.routePAL(pi.sw, pk)
+			pk.vcNext = vcBit(second)
+			n.palQ[pk.out]++
+		} else {
+			pk.out = n.route(pi.sw, pk, now)
+			pk.vcNext = uint8(n.cls.HopClass(int(pi.sw), int(pk.dst), int(pk.out-n.swBase[pi.sw])))
+		}
+		if pk.vc == 1 {
+			n.vcArrive(i, k, pk, now, done)
+			return
+		}
+	}
 	pi.bytes += pk.size
 	if pi.bytes > n.p.QueueBytes {
 		n.overflows++
@@ -1062,20 +1132,8 @@ func (n *Network) arrive(i, k int32, now int64) {
 		n.pauses++
 		n.eng.Schedule(now+n.handshake, evPFC, pi.peer, 1)
 	}
-	pk.ready = done
-	if n.ecmp.mp == nil {
-		if n.tc == nil {
-			pk.out = n.swBase[pi.sw] + int32(n.t.Route(int(pi.sw), int(pk.dst)))
-		} else {
-			if n.ports[pi.peer].sw >= 0 {
-				n.tcepCrossed(pi.peer)
-			}
-			pk.out = n.routePAL(pi.sw, pk)
-		}
-	} else if n.pw == nil {
-		pk.out = n.routeECMP(pi.sw, pk)
-	} else {
-		pk.out = n.routePOWAR(pi.sw, pk, now)
+	if n.vc == nil {
+		pk.out = n.route(pi.sw, pk, now)
 	}
 	pk.next = -1
 	if pi.head < 0 {
@@ -1090,9 +1148,26 @@ func (n *Network) arrive(i, k int32, now int64) {
 	pi.tail = k
 }
 
+// route returns packet pk's output port (global index) at switch sw at
+// now under the routing of one class or the topology's hop classes (PAL
+// routes in arrive).
+func (n *Network) route(sw int32, pk *packet, now int64) int32 {
+	switch {
+	case n.ecmp.mp == nil:
+		return n.swBase[sw] + int32(n.t.Route(int(sw), int(pk.dst)))
+	case n.pw == nil:
+		return n.routeECMP(sw, pk)
+	}
+	return n.routePOWAR(sw, pk, now)
+}
+
 // oarb arbitrates output port o's crossbar port among waiting inputs:
 // oldest head packet first, round-robin among equals (aging).
 func (n *Network) oarb(o int32, now int64) {
+	if n.vc != nil {
+		n.vcOarb(o, now)
+		return
+	}
 	po := &n.ports[o]
 	if po.waitMask == 0 {
 		return
@@ -1172,9 +1247,6 @@ type Progress struct {
 	Delivered uint64
 }
 
-// ErrDeadlock reports packets left in the network when no event remains.
-var ErrDeadlock = errors.New("network deadlocked")
-
 // Run runs the simulation to completion. progress, if not nil, is called
 // about every chunk events. The context cancels the run between chunks:
 // Run then returns ctx's error, and the results (Result, Ports, …) cover
@@ -1200,15 +1272,23 @@ func (n *Network) Run(ctx context.Context, chunk uint64, progress func(Progress)
 		}
 	}
 	n.wall = time.Since(start)
+	if n.delivered != n.created && !n.workloadFailed() {
+		// No event left and packets in the network: a deadlock (docs/
+		// simulator.md "Deadlocks"). The results cover the run up to the
+		// last event, marked as an interrupted run's.
+		d := n.deadlock()
+		n.interrupted, n.deadlocked = true, true
+		n.finish()
+		return d
+	}
 	n.finish()
-	if err := n.workloadErr(); err != nil {
-		return err
-	}
-	if n.delivered != n.created {
-		return fmt.Errorf("%w: %d of %d packets undelivered at %d ps", ErrDeadlock, n.created-n.delivered, n.created, n.eng.Now())
-	}
-	return nil
+	return n.workloadErr()
 }
+
+// Deadlocked reports whether Run ended in a deadlock (its error is a
+// *DeadlockError); Interrupted reports it too: the results cover the run
+// up to the last event.
+func (n *Network) Deadlocked() bool { return n.deadlocked }
 
 // Interrupted reports whether Run was stopped by its context before the
 // workload ended: the results cover the simulated time up to then.

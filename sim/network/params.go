@@ -41,6 +41,9 @@ type Params struct {
 	// TCEP is the consolidation (power.consolidation: tcep) with PAL
 	// routing (consolidation.go).
 	TCEP TCEP
+	// Seed seeds the model's own random choices (PAL's intermediates,
+	// routing.go); the scenario's seed.
+	Seed uint64
 
 	Queue            engine.QueueKind
 	CalendarBucketPS int64 // 0 = derived from the network
@@ -107,7 +110,7 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("network.nic_latency: must be ≥ 0")
 	case !pos(p.Speedup) || p.Speedup < 1:
 		return fmt.Errorf("network.speedup: must be ≥ 1, got %v", p.Speedup)
-	case p.Routing > RoutingPOWAR:
+	case p.Routing > RoutingUGAL:
 		return fmt.Errorf("routing.kind: unknown routing %v", p.Routing)
 	case p.ControlBytes <= 0:
 		return fmt.Errorf("network.control_bytes: must be > 0, got %d", p.ControlBytes)

@@ -11,16 +11,14 @@ import (
 // aggregates (topology.trunk): Algorithm 3's selectable prefix of every
 // aggregate of every switch (powar.Aggregates; the round-robin pointer
 // stays per switch, in powarState.sw) and whether the adaptive set spans
-// every minimal aggregate or only the dimension-order one. With
-// topology.dateline each aggregate's two member classes are managed as
-// two aggregates of w/2 members (halves = 2): a hop may only use its
-// class, so each class has its own selectable prefix (≥ 1) and counter,
-// and the state of half h of aggregate a is powar aggregate 2a+h.
+// every minimal aggregate or only the dimension-order one. (topology.dateline
+// changes nothing here: every member carries both dateline classes, so
+// halves is always 1.)
 type powarTorus struct {
 	t        *topo.Torus
 	agg      *powar.Aggregates
-	width    int // members per managed aggregate: w, or w/2 with a dateline
-	halves   int // managed aggregates per torus aggregate: 1, or 2 with a dateline
+	width    int // members per managed aggregate: w
+	halves   int // managed aggregates per torus aggregate: 1
 	adaptive bool
 }
 
@@ -32,9 +30,6 @@ const torusAggregates = 6
 // switches of more than 64 ports, so every port is a bit of a uint64.
 func newPOWARTorus(t *topo.Torus, c *POWAR) *powarTorus {
 	halves := 1
-	if t.Dateline() {
-		halves = 2
-	}
 	width := t.Trunk() / halves
 	return &powarTorus{t: t, agg: powar.NewAggregates(t.Switches(), torusAggregates*halves, width, c.Initial),
 		width: width, halves: halves, adaptive: c.TorusAdaptive}
@@ -45,8 +40,7 @@ func newPOWARTorus(t *topo.Torus, c *POWAR) *powarTorus {
 // port is its NIC's. Elsewhere the routing function gives the adaptive set
 // P (every member of every minimal aggregate with torus_adaptive, else the
 // members of the DOR aggregate) and the deterministic output D (the DOR
-// aggregate), with a dateline only the members of the hop's class
-// (topo.Torus.Members); each managed aggregate's first Sel members are
+// aggregate); each managed aggregate's first Sel members are
 // selectable (Algorithm 3, brought to the current checking cycle here),
 // and powar.SelectAggregated applies Algorithm 1. The packet's bytes count
 // on the chosen port's managed aggregate.
@@ -68,8 +62,8 @@ func (n *Network) routePOWARTorus(sw int32, pk *packet, now int64) int32 {
 		return g
 	}
 	if s.wait {
-		if lo, m := t.Members(int(sw), int(pk.dst), dAgg); s.tr.adaptive || m > 1 {
-			return ^(base + int32(t.AggregatePort(dAgg, lo)))
+		if s.tr.adaptive || t.Trunk() > 1 {
+			return ^(base + int32(t.AggregatePort(dAgg, 0)))
 		}
 		// One member and nothing else: no choice, so no wait (as a fat
 		// tree's descent); counted in pending at the request.
@@ -94,9 +88,8 @@ func (n *Network) selectPOWARTorus(sw int32, pk *packet, now int64, dAgg int, wa
 		cand = n.ecmp.mp.MinimalPorts(int(sw), int(pk.dst), n.ecmp.cand)
 	} else {
 		cand = n.ecmp.cand[:0]
-		lo, m := t.Members(int(sw), int(pk.dst), dAgg)
-		for j := range m {
-			cand = append(cand, t.AggregatePort(dAgg, lo+j))
+		for j := range t.Trunk() {
+			cand = append(cand, t.AggregatePort(dAgg, j))
 		}
 	}
 	cycle := now / s.cycle

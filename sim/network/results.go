@@ -117,6 +117,8 @@ type Result struct {
 	PowarNonMinimal *POWARNonMinimal `json:"powar_nonminimal,omitempty"`
 	// Consolidation reports TCEP (power.consolidation: tcep).
 	Consolidation *Consolidation `json:"consolidation,omitempty"`
+	// UGAL reports routing ugal's detours.
+	UGAL *UGALRouting `json:"ugal,omitempty"`
 	// Ledger sums the ports' delay ledgers, when they run under one.
 	Ledger *LedgerResult `json:"ledger,omitempty"`
 }
@@ -231,8 +233,11 @@ func (n *Network) Result() Result {
 		r.PowarRouting = &st
 		r.PowarNonMinimal = n.powarNonMinimal()
 	}
-	if n.tc != nil {
+	switch {
+	case n.p.TCEP.Enabled:
 		r.Consolidation = n.consolidation(end)
+	case n.tc != nil: // routing ugal
+		r.UGAL = &UGALRouting{NonMinimal: n.tc.nonMinimal}
 	}
 	var led LedgerResult
 	for i := range n.ports {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lpictl/lpictl/sim/eee"
 	"github.com/lpictl/lpictl/sim/powar"
+	"github.com/lpictl/lpictl/sim/tcep"
 	"github.com/lpictl/lpictl/sim/topo"
 )
 
@@ -35,6 +36,11 @@ const (
 	// torus3d (powar_torus.go). POWAR field of Params; docs/simulator.md
 	// "POWAR".
 	RoutingPOWAR
+	// RoutingUGAL is paper 004's baseline routing UGAL_p on a HyperX or
+	// flattened butterfly: PAL's progressive UGAL choice per dimension
+	// (routePAL) over every link, without consolidation (no link is ever
+	// deactivated), with its two traffic classes (vc.go).
+	RoutingUGAL
 )
 
 // String returns the scenario name of the kind.
@@ -46,6 +52,8 @@ func (r Routing) String() string {
 		return "ecmp"
 	case RoutingPOWAR:
 		return "powar"
+	case RoutingUGAL:
+		return "ugal"
 	}
 	return fmt.Sprintf("routing(%d)", uint8(r))
 }
@@ -59,8 +67,10 @@ func ParseRouting(s string) (Routing, error) {
 		return RoutingECMP, nil
 	case "powar":
 		return RoutingPOWAR, nil
+	case "ugal":
+		return RoutingUGAL, nil
 	}
-	return 0, fmt.Errorf("unknown routing %q (want minimal, ecmp or powar)", s)
+	return 0, fmt.Errorf("unknown routing %q (want minimal, ecmp, powar or ugal)", s)
 }
 
 // ecmp is the network's ECMP state: the topology's multipath view and a
@@ -510,7 +520,8 @@ func (n *Network) freeAwake(sw int32, set uint64, now int64) (free, awake uint64
 // busy, so more packets join them and share the wake-up.
 func (n *Network) portBusy(g int32, now int64) bool {
 	po := &n.ports[g]
-	queued := n.pw.pending[g] > 0 || po.bytes > 0 || po.head >= 0
+	queued := n.pw.pending[g] > 0 || po.bytes > 0 || po.head >= 0 ||
+		(n.vc != nil && (n.vc[g].outBytes > 0 || n.vc[g].outHead >= 0))
 	if !n.pw.wait {
 		return queued || po.flags&txBusy != 0
 	}
@@ -665,4 +676,74 @@ func linkOn(l *eee.Link) float64 {
 		return 1
 	}
 	return float64(total-low) / float64(total)
+}
+
+// palIntermediate returns PAL's intermediate from router c to router cd of
+// subnetwork sub (paper 004 §IV-E: "a non-minimal path towards the
+// destination position in the current subnetwork dimension is randomly
+// chosen among available, active paths"): a uniform choice, per packet,
+// among the routers m ≠ c, cd whose links c–m and m–cd are both Active, or
+// −1 if there is none. The choice is a SplitMix64 stream seeded by the
+// run's seed (Params.Seed), one draw per decision with candidates:
+// deterministic, and nothing is allocated. Any intermediate is deadlock-free
+// because the second hop travels in the other traffic class (vc.go).
+func (n *Network) palIntermediate(sub *tcep.Subnet, c, cd int) int {
+	cnt := 0
+	for m := range sub.K {
+		if m != c && m != cd && sub.State(c, m) == tcep.Active && sub.State(m, cd) == tcep.Active {
+			cnt++
+		}
+	}
+	switch cnt {
+	case 0:
+		return -1
+	case 1:
+	default:
+		n.palSeq++
+		hi, _ := bits.Mul64(mix64(n.p.Seed^mix64(n.palSeq)), uint64(cnt))
+		cnt = int(hi) + 1
+	}
+	for m := range sub.K {
+		if m != c && m != cd && sub.State(c, m) == tcep.Active && sub.State(m, cd) == tcep.Active {
+			if cnt--; cnt == 0 {
+				return m
+			}
+		}
+	}
+	return -1
+}
+
+// HopClasses returns the hop classes that routing r on t carries in the
+// network's two traffic classes (vc.go), or nil for one class: the
+// topology's (topo.Classes: a torus3d with topology.dateline, the
+// dragonfly, and with ECMP or POWAR, which choose among MinimalPorts, a
+// HyperX or fbfly of two dimensions) under every routing but PAL's,
+// which has its own (ugal here; tcep's consolidation sets them in
+// arrive). sim/scenario refuses the configurations that still deadlock.
+func HopClasses(t topo.Topology, r Routing) topo.HopClasser {
+	if r == RoutingUGAL {
+		return nil
+	}
+	return topo.Classes(t, r == RoutingECMP || r == RoutingPOWAR)
+}
+
+// palConfig is the consolidation state's configuration for routing
+// ugal: PAL over links that stay Active (nothing is ever deactivated: no
+// epoch runs), or the error naming routing.kind on a topology without
+// fully connected dimensions.
+func palConfig(t topo.Topology, p *Params) (tcep.Config, error) {
+	if p.TCEP.Enabled {
+		return p.TCEP.Config, nil
+	}
+	if _, ok := t.(*topo.HyperX); !ok {
+		return tcep.Config{}, fmt.Errorf("routing.kind: ugal needs topology.kind hyperx or fbfly (fully connected dimensions), not %s", t.Name())
+	}
+	return tcep.DefaultConfig(), nil
+}
+
+// UGALRouting is the summary's ugal block (routing.kind ugal): the
+// routing decisions that took a detour through an intermediate (one per
+// packet and dimension).
+type UGALRouting struct {
+	NonMinimal uint64 `json:"non_minimal"`
 }

@@ -4,12 +4,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/eee"
+	"github.com/lpictl/lpictl/sim/tcep"
 	"github.com/lpictl/lpictl/sim/topo"
 )
 
@@ -26,7 +28,7 @@ func TestParseRouting(t *testing.T) {
 		in   string
 		want Routing
 		ok   bool
-	}{{"", RoutingMinimal, true}, {"minimal", RoutingMinimal, true}, {"ecmp", RoutingECMP, true}, {"adaptive", 0, false}} {
+	}{{"", RoutingMinimal, true}, {"minimal", RoutingMinimal, true}, {"ecmp", RoutingECMP, true}, {"powar", RoutingPOWAR, true}, {"ugal", RoutingUGAL, true}, {"adaptive", 0, false}} {
 		got, err := ParseRouting(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("ParseRouting(%q) = %v, %v", tc.in, got, err)
@@ -426,5 +428,255 @@ func TestPOWARAlonso(t *testing.T) {
 	}
 	if a.PowarRouting.Sleeping != 0 || a.PowarRouting.MeanSelectable >= 8 {
 		t.Errorf("Alonso decisions %+v: want no sleeping port and fewer than 8 selectable", *a.PowarRouting)
+	}
+}
+
+// hx1 is a 1-D HyperX of k routers with c nodes each, as the tests of PAL
+// use it.
+func hx1(t testing.TB, k, c int) topo.Topology {
+	t.Helper()
+	tp, err := topo.Build(topo.Config{Kind: topo.KindHyperX, Dims: []int{k}, NodesPerSwitch: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tp
+}
+
+// palAllOn is PAL over every link: TCEP with a deactivation epoch longer
+// than any run (the sweeps' "pal-all-on", the analogue of the paper's
+// UGAL_p).
+func palAllOn(p Params) Params {
+	p.TCEP = TCEP{Enabled: true, Config: tcep.DefaultConfig()}
+	p.TCEP.DeactivationEpoch = 1_000_000 * us
+	return p
+}
+
+// TestPALIntermediates: with the direct link congested, PAL detours
+// through any other router of the row, chosen uniformly per packet —
+// from the hub (0) and to it, and between the highest ids, which the
+// earlier lower-id rule left without a detour (issue 25, defect 4).
+func TestPALIntermediates(t *testing.T) {
+	const k, draws = 8, 6000
+	for _, tc := range []struct {
+		name string
+		c, t int
+	}{{"hub-to-4", 0, 4}, {"4-to-hub", 4, 0}, {"7-to-6", 7, 6}, {"3-to-5", 3, 5}} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := build(t, hx1(t, k, 1), palAllOn(table6(eee.AlwaysOn, 0)))
+			g := n.swBase[tc.c] + int32(n.tc.port(0, tc.c, tc.t))
+			n.palQ[g] = 1000 // far above 2·q(detour) + offset
+			count := map[int32]int{}
+			for range draws {
+				pk := &packet{dst: int32(tc.t), size: 9600, hops: 1}
+				out := n.routePAL(int32(tc.c), pk)
+				if !pk.detour || out == g {
+					t.Fatalf("no detour: out %d", out)
+				}
+				count[n.ports[n.ports[out].peer].sw]++
+			}
+			if len(count) != k-2 {
+				t.Fatalf("intermediates %v, want every router but %d and %d", count, tc.c, tc.t)
+			}
+			for m, c := range count {
+				if m == int32(tc.c) || m == int32(tc.t) || c < draws/(k-2)*8/10 || c > draws/(k-2)*12/10 {
+					t.Errorf("intermediate %d taken %d times of %d", m, c, draws)
+				}
+			}
+		})
+	}
+}
+
+// TestPALTornadoThroughput: tornado on a 1-D HyperX of 8 routers with 3
+// nodes each (24 nodes; node i sends to i + 11, so two of a router's nodes
+// share one destination router) at 90 % load for 40 µs, always on.
+// Minimal routing gives such a pair one link (a cap of 50 % a node), so
+// the run takes about 1.8 times its duration; PAL over every link spreads
+// it over the row and keeps up (issue 25, defect 4: with the lower-id rule
+// the pairs with the hub had no detour).
+func TestPALTornadoThroughput(t *testing.T) {
+	tp := hx1(t, 8, 3)
+	exec := func(p Params) float64 {
+		n := build(t, tp, p)
+		attachConfig(t, n, synthetic("tornado", 9600, 0.9, 40*time.Microsecond), 3)
+		return run(t, n).ExecTimeS
+	}
+	minimal := exec(table6(eee.AlwaysOn, 0))
+	pal := exec(palAllOn(table6(eee.AlwaysOn, 0)))
+	t.Logf("tornado 90 %%: minimal %.1f µs, PAL %.1f µs", minimal*1e6, pal*1e6)
+	if minimal < 65e-6 {
+		t.Errorf("minimal %.1f µs: expected the 50 %% cap (about 72 µs)", minimal*1e6)
+	}
+	if pal > 48e-6 {
+		t.Errorf("PAL %.1f µs: expected about the 40 µs of offered traffic", pal*1e6)
+	}
+}
+
+// TestPALDeadlockFree: PAL with detours through any intermediate delivers
+// everything at 100 % offered load with small buffers (pausing early), on
+// a 2-D and a 3-D HyperX, every pattern, all links on and under TCEP.
+func TestPALDeadlockFree(t *testing.T) {
+	for _, dims := range [][]int{{4, 4}, {3, 3, 3}} {
+		tp, err := topo.Build(topo.Config{Kind: topo.KindHyperX, Dims: dims, NodesPerSwitch: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pattern := range []string{"uniform", "tornado", "bitreverse"} {
+			if pattern == "bitreverse" && len(dims) == 3 {
+				continue // 54 nodes: not a power of two
+			}
+			for _, allOn := range []bool{true, false} {
+				p := table6(eee.DeepSleep, time.Microsecond)
+				p.QueueBytes, p.PFCStop, p.PFCGo = 24000, 12000, 3200
+				if allOn {
+					p = palAllOn(p)
+				} else {
+					p.TCEP = TCEP{Enabled: true, Config: tcep.DefaultConfig()}
+				}
+				n := build(t, tp, p)
+				attachConfig(t, n, synthetic(pattern, 9600, 1, 30*time.Microsecond), 11)
+				if err := n.Run(t.Context(), 0, nil); err != nil {
+					t.Errorf("%v %s all-on %v: %v", dims, pattern, allOn, err)
+					continue
+				}
+				if c := n.Result().Consolidation; c.Violations != 0 {
+					t.Errorf("%v %s all-on %v: %+v", dims, pattern, allOn, c)
+				}
+			}
+		}
+	}
+}
+
+// TestPALChannelDependenciesAcyclic checks the scheme behind PAL's deadlock
+// freedom on a 2-D and a 3-D HyperX: every path PAL can take (dimension
+// order; per dimension direct, or via any intermediate m, or via m and then
+// the hub when m's direct link was gated meanwhile), with the class
+// network.arrive gives each hop (1 after the dimension's intermediate, else
+// 0), adds a dependency between consecutive (link, class) channels; the
+// graph must be acyclic. Without the classes (one class) it is not, which
+// is why the model needs them (vc.go).
+func TestPALChannelDependenciesAcyclic(t *testing.T) {
+	for _, dims := range [][]int{{4, 4}, {3, 4, 3}} {
+		for _, classes := range []bool{true, false} {
+			cyclic := palCDGCyclic(dims, classes)
+			if cyclic == classes {
+				t.Errorf("dims %v, two classes %v: cyclic %v", dims, classes, cyclic)
+			}
+		}
+	}
+}
+
+// palCDGCyclic builds PAL's channel dependency graph on a HyperX of dims
+// and reports whether it has a cycle. A channel is (from, to, class).
+func palCDGCyclic(dims []int, classes bool) bool {
+	type ch struct{ a, b, c int }
+	S := 1
+	for _, k := range dims {
+		S *= k
+	}
+	coord := func(s, i int) int {
+		for j := range i {
+			s /= dims[j]
+		}
+		return s % dims[i]
+	}
+	with := func(s, i, v int) int {
+		st := 1
+		for j := range i {
+			st *= dims[j]
+		}
+		return s + (v-coord(s, i))*st
+	}
+	edges := map[ch]map[ch]bool{}
+	add := func(path []ch) {
+		for j := 1; j < len(path); j++ {
+			if edges[path[j-1]] == nil {
+				edges[path[j-1]] = map[ch]bool{}
+			}
+			edges[path[j-1]][path[j]] = true
+		}
+	}
+	cls := func(c int) int {
+		if classes {
+			return c
+		}
+		return 0
+	}
+	// paths extends each prefix ending at switch s by dimension i onward.
+	var walk func(prefix []ch, s, d, i int)
+	walk = func(prefix []ch, s, d, i int) {
+		if i == len(dims) {
+			add(prefix)
+			return
+		}
+		c, cd := coord(s, i), coord(d, i)
+		if c == cd {
+			walk(prefix, s, d, i+1)
+			return
+		}
+		t := with(s, i, cd)
+		walk(append(slices.Clip(prefix), ch{s, t, 0}), t, d, i+1)
+		for m := range dims[i] {
+			if m == c || m == cd {
+				continue
+			}
+			sm := with(s, i, m)
+			walk(append(slices.Clip(prefix), ch{s, sm, 0}, ch{sm, t, cls(1)}), t, d, i+1)
+			if m != 0 && c != 0 && cd != 0 {
+				h := with(s, i, 0)
+				walk(append(slices.Clip(prefix), ch{s, sm, 0}, ch{sm, h, cls(1)}, ch{h, t, cls(1)}), t, d, i+1)
+			}
+		}
+	}
+	for s := range S {
+		for d := range S {
+			if s != d {
+				walk(nil, s, d, 0)
+			}
+		}
+	}
+	// Cycle search: iterative colouring DFS.
+	state := map[ch]int{}
+	var visit func(u ch) bool
+	visit = func(u ch) bool {
+		state[u] = 1
+		for v := range edges[u] {
+			if state[v] == 1 || (state[v] == 0 && visit(v)) {
+				return true
+			}
+		}
+		state[u] = 2
+		return false
+	}
+	for u := range edges {
+		if state[u] == 0 && visit(u) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestUGAL: routing ugal (paper 004's UGAL_p baseline) is PAL over every
+// link without the consolidation: the same run as PAL with nothing ever
+// deactivated, reported in its own block; refused without fully connected
+// dimensions.
+func TestUGAL(t *testing.T) {
+	tp := hx1(t, 8, 3)
+	runWith := func(p Params) Result {
+		n := build(t, tp, p)
+		attachConfig(t, n, synthetic("tornado", 9600, 0.9, 40*time.Microsecond), 3)
+		return run(t, n)
+	}
+	p := table6(eee.AlwaysOn, 0)
+	p.Routing = RoutingUGAL
+	u := runWith(p)
+	pal := runWith(palAllOn(table6(eee.AlwaysOn, 0)))
+	if u.UGAL == nil || u.Consolidation != nil || u.UGAL.NonMinimal == 0 {
+		t.Fatalf("ugal %+v, consolidation %+v", u.UGAL, u.Consolidation)
+	}
+	if u.ExecTimeS != pal.ExecTimeS || u.UGAL.NonMinimal != pal.Consolidation.NonMinimal || u.Packets != pal.Packets {
+		t.Errorf("ugal %v s, %d detours; PAL all on %v s, %d", u.ExecTimeS, u.UGAL.NonMinimal, pal.ExecTimeS, pal.Consolidation.NonMinimal)
+	}
+	if _, err := New(fatTree(t, 8), p); err == nil || err.Error() != "routing.kind: ugal needs topology.kind hyperx or fbfly (fully connected dimensions), not "+fatTree(t, 8).Name() {
+		t.Errorf("fat tree: %v", err)
 	}
 }

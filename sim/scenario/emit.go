@@ -22,9 +22,10 @@ func (o *Outcome) Emit(w io.Writer, dir string, asJSON, withPerf bool) error {
 }
 
 // Interrupted says how far an interrupted run (^C, SIGTERM) got and where
-// its partial output is (dir, when not ""); nil for a complete run.
+// its partial output is (dir, when not ""); nil for a complete run and for
+// a deadlocked one (its error is the run's, a runtime failure).
 func (o *Outcome) Interrupted(dir string) error {
-	if !o.Report.Incomplete {
+	if !o.Report.Incomplete || o.Report.Deadlock != "" {
 		return nil
 	}
 	where := ""

@@ -42,6 +42,9 @@ type Report struct {
 	// SIGTERM): the figures cover the simulated time up to then
 	// (exec_time_s).
 	Incomplete bool `json:"incomplete,omitempty"`
+	// Deadlock, on a run that deadlocked (also Incomplete), says where:
+	// the paused links (network.DeadlockError).
+	Deadlock string `json:"deadlock,omitempty"`
 	network.Result
 }
 
@@ -108,6 +111,9 @@ func Run(ctx context.Context, s *Scenario, progress func(network.Progress)) (*Ou
 		Preset: b.Preset.Name, Mode: s.Power.Mode, Predictor: kind, Seed: s.Seed,
 		Workload: workloadKind(&s.Workload), Ranks: b.Workload.Ranks,
 		Result: n.Result(), Incomplete: n.Interrupted(),
+	}
+	if n.Deadlocked() && runErr != nil {
+		o.Report.Deadlock = runErr.Error()
 	}
 	if runErr != nil {
 		return o, runError(runErr)
@@ -265,7 +271,11 @@ func (o *Outcome) WriteTable(w io.Writer) error {
 	r := o.Report
 	bw := bufio.NewWriter(w)
 	p := func(k, format string, a ...any) { fmt.Fprintf(bw, "%-22s "+format+"\n", append([]any{k}, a...)...) }
-	if r.Incomplete {
+	switch {
+	case r.Deadlock != "":
+		p("INCOMPLETE", "deadlocked after %s simulated: every figure below covers the run up to there", fmtS(r.ExecTimeS))
+		p("DEADLOCK", "%s", r.Deadlock)
+	case r.Incomplete:
 		p("INCOMPLETE", "interrupted after %s simulated: every figure below covers the run up to there", fmtS(r.ExecTimeS))
 	}
 	p("scenario", "%s (seed %d)", r.Scenario, r.Seed)

@@ -26,8 +26,10 @@ import (
 // DefaultFile is the shipped scenario used when none is given.
 const DefaultFile = "sim/megafly-4160.yaml"
 
-// Scenario is a simulator scenario file (docs/scenario.md). Zero values
-// take the defaults; pointers distinguish an explicit zero.
+// Scenario is a simulator scenario file (docs/scenario.md). A key left out
+// takes its default; an explicit 0 is refused unless 0 is one of the key's
+// values (ZeroKeys, checkZeros), so a zero field after loading is a key
+// left out, except for ZeroKeys' (pointers where the default is not 0).
 type Scenario struct {
 	Name       string            `yaml:"name" json:"name"`
 	Seed       uint64            `yaml:"seed" json:"seed"`
@@ -44,6 +46,9 @@ type Scenario struct {
 	// source names the scenario's file in errors found after parsing
 	// (docs/scenario.md: every config error names the file and the key).
 	source string
+	// deadlockProne (tests only) lets a configuration that can deadlock
+	// by construction through Build, to test how a deadlock is reported.
+	deadlockProne bool
 }
 
 // named prefixes a configuration error with the scenario's file.
@@ -338,7 +343,7 @@ func Load(path string, sets []string) (*Scenario, error) {
 		}
 		return nil, configs.BadInput(err)
 	}
-	s, err := load(configs.LoadOptions{Data: data, Name: name, EnvPrefix: configs.EnvScenario, EnvExample: "power.mode", Sets: sets})
+	s, err := load(configs.LoadOptions{Data: data, Name: name, EnvPrefix: configs.EnvScenario, EnvExample: "power.mode", Sets: sets}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -351,15 +356,33 @@ func Load(path string, sets []string) (*Scenario, error) {
 // Parse decodes a scenario, applies overrides, fills defaults and checks
 // it. Its errors are bad input (configs.InputError).
 func Parse(data []byte, name string, sets []string) (*Scenario, error) {
-	return load(configs.LoadOptions{Data: data, Name: name, Sets: sets})
+	return load(configs.LoadOptions{Data: data, Name: name, Sets: sets}, false)
 }
 
-func load(opts configs.LoadOptions) (*Scenario, error) {
+// ParseResolved decodes a scenario lpictl wrote itself from a resolved one
+// (a sweep's scenario.json, the HIL check's scenario), in which a key the
+// user left unset is written as 0: there a 0 is an unset key, not an
+// explicit zero (ZeroKeys).
+func ParseResolved(data []byte, name string) (*Scenario, error) {
+	return load(configs.LoadOptions{Data: data, Name: name}, true)
+}
+
+func load(opts configs.LoadOptions, resolved bool) (*Scenario, error) {
 	var s Scenario
-	if _, err := configs.Load(opts, &s); err != nil {
+	l, err := configs.Load(opts, &s)
+	if err != nil {
 		return nil, configs.BadInput(oneLine(err))
 	}
 	s.source = opts.Name
+	if !resolved {
+		if key, err := checkZeros(l.Doc); err != nil {
+			// Named by where the 0 came from: the file, a variable, --set.
+			if src := l.Source(key); src != opts.Name && src != "--set" {
+				return nil, configs.BadInput(fmt.Errorf("%s: %w", src, err))
+			}
+			return nil, configs.BadInput(s.named(err))
+		}
+	}
 	if err := s.normalize(); err != nil {
 		return nil, configs.BadInput(s.named(err))
 	}
@@ -395,7 +418,7 @@ func (s *Scenario) normalize() error {
 	}
 	n := &s.Network
 	if n.LinkRate < 0 || math.IsNaN(n.LinkRate) || math.IsInf(n.LinkRate, 0) {
-		return fmt.Errorf("network.link_rate: must be > 0 bit/s (0 takes the preset's rate), got %v", n.LinkRate)
+		return fmt.Errorf("network.link_rate: must be > 0 bit/s (left out: the preset's rate), got %v", n.LinkRate)
 	}
 	for _, f := range []struct {
 		name string
@@ -467,7 +490,7 @@ func (s *Scenario) normalize() error {
 		e.Queue = string(engine.QueueHeap)
 	}
 	if s.Engine.CalendarBucketPS < 0 || s.Engine.CalendarBuckets < 0 || s.Engine.CalendarBuckets > 1<<24 {
-		return errors.New("engine.calendar_bucket_ps, calendar_buckets: must be ≥ 0 (0 = derived), buckets ≤ 2^24")
+		return errors.New("engine.calendar_bucket_ps, calendar_buckets: must be > 0 (left out: derived), buckets ≤ 2^24")
 	}
 	if s.Output.IdleHistBins == 0 {
 		s.Output.IdleHistBins = DefaultIdleBins
@@ -493,6 +516,9 @@ func (s *Scenario) normalize() error {
 	}
 	if err := s.Power.Consolidation.check(tc.Kind); err != nil {
 		return err
+	}
+	if rk == network.RoutingUGAL && tc.Kind != topo.KindHyperX && tc.Kind != topo.KindFBFly {
+		return fmt.Errorf("routing.kind: ugal needs topology.kind hyperx or fbfly (fully connected dimensions), not %s", tc.Kind)
 	}
 	if s.Power.Consolidation.Kind == "tcep" && rk != network.RoutingMinimal {
 		return fmt.Errorf("power.consolidation.kind: tcep routes with PAL and needs routing.kind minimal, not %s", rk)
@@ -542,6 +568,9 @@ func (s *Scenario) build() (*Built, error) {
 	if s.Power.LPI != "" {
 		lpi = power.LPI(s.Power.LPI)
 	}
+	if err := s.deadlockFree(); err != nil {
+		return nil, cfgErr(err)
+	}
 	t, err := topo.Build(s.Topology)
 	if err != nil {
 		return nil, cfgErr(err)
@@ -572,6 +601,7 @@ func (s *Scenario) build() (*Built, error) {
 	p.Routing, _ = network.ParseRouting(s.Routing.Kind) // normalize checked it
 	p.POWAR = s.Routing.POWAR.params()
 	p.TCEP = s.Power.Consolidation.params()
+	p.Seed = s.Seed
 	p.Power.WakeW = pre.WakePowerW
 	p.Power.IdleFraction = pre.IdleFraction()
 	if o := pre.Off; o != nil {
@@ -639,6 +669,55 @@ func (s *Scenario) checkRanks(nodes int) error {
 	}
 	if k := max(1, s.Workload.RanksPerNode); ranks > nodes*k {
 		return fmt.Errorf("workload.ranks: %d ranks do not fit on %d nodes (%d per node: workload.ranks_per_node)", ranks, nodes, k)
+	}
+	return nil
+}
+
+// deadlockFree refuses the configurations whose routing can deadlock by
+// construction: PFC pauses links, and a routing whose channel dependency
+// graph has a cycle can fill it and stop for good (docs/simulator.md
+// "Deadlocks"). A channel is a link direction in a traffic class: there
+// are two classes where the routing carries classes (PAL's, and the hop
+// classes of network.HopClasses: a torus3d with topology.dateline, the
+// dragonfly, ECMP on a HyperX of two dimensions), one otherwise. The error names the keys.
+func (s *Scenario) deadlockFree() error {
+	if s.deadlockProne {
+		return nil
+	}
+	tc := s.Topology
+	rk, _ := network.ParseRouting(s.Routing.Kind) // normalize checked it
+	ring := 0
+	for _, k := range tc.Dims {
+		ring = max(ring, k)
+	}
+	switch tc.Kind {
+	case topo.KindTorus3D:
+		if rk == network.RoutingPOWAR && s.Routing.POWAR.TorusAdaptive {
+			// Fully adaptive minimal routing on a torus needs an adaptive
+			// class beside the dateline's two escape classes (Duato); with
+			// two classes the turns between dimensions close cycles.
+			return errors.New("routing.powar.torus_adaptive: mixes dimension orders, which can deadlock: a torus's two traffic classes are the dateline's, for dimension order (fully adaptive routing needs a third, adaptive class); leave it false")
+		}
+		if tc.Dateline {
+			return nil // deadlock-free under DOR, ECMP and POWAR (docs/topologies.md)
+		}
+		if ring >= 4 {
+			return fmt.Errorf("topology.dateline: a torus3d whose rings have 4 or more switches (topology.dims %v) can deadlock without a dateline: the routes around each ring's wrap-around link form a cycle of channel dependencies; set topology.dateline: true (two traffic classes, any topology.trunk), or dims of at most 3", tc.Dims)
+		}
+		if rk == network.RoutingECMP {
+			return errors.New("routing.kind: ecmp on a torus3d without topology.dateline mixes dimension orders with one traffic class and can deadlock; use minimal, or topology.dateline: true (ECMP then keeps dimension order)")
+		}
+	case topo.KindHyperX, topo.KindFBFly:
+		dims := 0
+		for _, k := range tc.Dims {
+			if k > 1 {
+				dims++
+			}
+		}
+		if rk == network.RoutingECMP && dims > 2 {
+			// Two dimensions: class 1 on the last hop (topo.HyperX.HopClass).
+			return fmt.Errorf("routing.kind: ecmp on a %s of %d dimensions mixes dimension orders and can deadlock: two traffic classes make it deadlock-free on at most 2 dimensions (class 1 on the last hop); use minimal (dimension order) or power.consolidation.kind tcep (PAL)", tc.Kind, dims)
+		}
 	}
 	return nil
 }

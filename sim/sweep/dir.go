@@ -212,7 +212,7 @@ func LoadScenario(dir string, pt Point) (*scenario.Scenario, error) {
 	if err != nil {
 		return nil, inputErr(fmt.Errorf("run %d: %w", pt.Index, err))
 	}
-	sc, err := scenario.Parse(data, path, nil)
+	sc, err := scenario.ParseResolved(data, path)
 	if err != nil {
 		return nil, inputErr(err)
 	}

@@ -109,11 +109,10 @@ type Config struct {
 	// torus3d (an aggregated link, paper 002's 4-wide trunks); 0 and 1 are
 	// a single cable. Other kinds refuse it.
 	Trunk int `yaml:"trunk,omitempty" json:"trunk,omitempty"`
-	// Dateline splits the members of every torus3d aggregate into two
-	// classes (members 0..trunk/2−1 and trunk/2..trunk−1), used as the two
-	// virtual channels of a dateline: dimension-order routing becomes
-	// deadlock-free (see Torus). It needs an even trunk ≥ 2; other kinds
-	// refuse it.
+	// Dateline gives the hops of a torus3d the Dally–Seitz dateline
+	// classes (Torus.HopClass), which the simulator carries as its two
+	// traffic classes: dimension-order routing becomes deadlock-free (see
+	// Torus). Any trunk; other kinds refuse it.
 	Dateline bool `yaml:"dateline,omitempty" json:"dateline,omitempty"`
 }
 
@@ -392,9 +391,6 @@ func (c *Config) normalizeGrid() error {
 	}
 	if c.Trunk > MaxRadix {
 		return fieldErr("trunk", "%d exceeds the limit of %d", c.Trunk, MaxRadix)
-	}
-	if c.Dateline && (c.Trunk < 2 || c.Trunk%2 != 0) {
-		return fieldErr("dateline", "needs an even topology.trunk ≥ 2 (members 0..trunk/2−1 are class 0, the rest class 1), got trunk %d", max(1, c.Trunk))
 	}
 	ports := c.NodesPerSwitch
 	for _, k := range c.Dims {

@@ -14,7 +14,7 @@ func datelineRing(t *testing.T, k, trunk int, dateline bool) *Torus {
 }
 
 // TestDatelineClassTable is the class of every minimal hop of a ring of 4
-// and of 5, worked by hand from the rule "class 0 while the rest of the
+// and of 5 (trunks of 1, 2 and 3 cables), worked by hand from the rule "class 0 while the rest of the
 // path in the dimension crosses the wrap link of its direction (+: 3→0 or
 // 4→0; −: 0→3 or 0→4), the hop over it included". Going + the path from
 // c to cd crosses it iff it passes k−1, i.e. cd < c; going −, iff it
@@ -57,27 +57,26 @@ func TestDatelineClassTable(t *testing.T) {
 		if len(hops) != want {
 			t.Fatalf("k=%d: table has %d hops, want %d", k, len(hops), want)
 		}
-		for _, trunk := range []int{2, 4} {
+		for _, trunk := range []int{1, 2, 3} {
 			tp := datelineRing(t, k, trunk, true)
-			h := trunk / 2
 			for _, c := range hops {
-				if got := tp.HopClass(c.c, c.cd, c.dir); got != c.class {
-					t.Errorf("k=%d: HopClass %d→%d dir %d = %d, want %d", k, c.c, c.cd, c.dir, got, c.class)
+				// Every member of the aggregate carries both classes:
+				// the class is the hop's, whatever the member.
+				for j := range trunk {
+					p := tp.AggregatePort(c.dir, j)
+					if got := tp.HopClass(c.c, c.cd, p); got != c.class {
+						t.Errorf("k=%d w=%d: HopClass %d→%d dir %d member %d = %d, want %d", k, trunk, c.c, c.cd, c.dir, j, got, c.class)
+					}
 				}
-				lo, n := tp.Members(c.c, c.cd, c.dir)
-				if lo != c.class*h || n != h {
-					t.Errorf("k=%d w=%d: Members %d→%d dir %d = [%d, +%d), want [%d, +%d)", k, trunk, c.c, c.cd, c.dir, lo, n, c.class*h, h)
-				}
-				// The port Route gives on this aggregate: member
-				// class·h + dst mod h; MinimalPorts: the class's members.
-				p := tp.AggregatePort(c.dir, c.class*h+c.cd%h)
+				// Route: member dst mod w of the DOR aggregate;
+				// MinimalPorts: all its members.
 				if tp.RouteAggregate(c.c, c.cd) == c.dir {
-					if got := tp.Route(c.c, c.cd); got != p {
-						t.Errorf("k=%d w=%d: Route(%d, %d) = %d, want %d", k, trunk, c.c, c.cd, got, p)
+					if got, want := tp.Route(c.c, c.cd), tp.AggregatePort(c.dir, c.cd%trunk); got != want {
+						t.Errorf("k=%d w=%d: Route(%d, %d) = %d, want %d", k, trunk, c.c, c.cd, got, want)
 					}
 					var want []int
-					for j := range h {
-						want = append(want, tp.AggregatePort(c.dir, c.class*h+j))
+					for j := range trunk {
+						want = append(want, tp.AggregatePort(c.dir, j))
 					}
 					if mp := tp.MinimalPorts(c.c, c.cd, nil); !slices.Equal(mp, want) {
 						t.Errorf("k=%d w=%d: MinimalPorts(%d, %d) = %v, want %v", k, trunk, c.c, c.cd, mp, want)
@@ -132,60 +131,62 @@ func dlBtoi(b bool) int {
 }
 
 // TestDatelineRoutePorts: the 4×4×4 torus with 4 nodes per switch and
-// 4-wide trunks (ports 4–7 +x, 8–11 −x, 12–15 +y, 20–23 +z), worked by
-// hand. Class 0 is members 0–1, class 1 members 2–3; Route takes member
-// class·2 + dst mod 2; MinimalPorts is both members of Route's class (the
-// dimension-order aggregate only).
+// 4-wide trunks (ports 4–7 +x, 8–11 −x, 12–15 +y, 24–27 −z), worked by
+// hand. The dateline changes no port: Route takes member dst mod 4 of the
+// dimension-order aggregate, MinimalPorts all its members; HopClass gives
+// the hop's class.
 func TestDatelineRoutePorts(t *testing.T) {
 	tp := mustBuild(t, Config{Kind: KindTorus3D, Dims: []int{4, 4, 4}, Trunk: 4, Dateline: true}).(*Torus)
-	if !tp.Dateline() {
-		t.Fatal("Dateline() false")
+	if !tp.Dateline() || Classes(tp, false) == nil {
+		t.Fatal("Dateline() false or no Classes")
 	}
 	cases := []struct {
-		s, dst, route int
-		minimal       []int
+		s, dst, route, class int
+		minimal              []int
 	}{
-		// Switch 0 (0,0,0) to node 87 on switch 21 (1,1,1): +x, +y, +z,
-		// never wrapping: class 1 everywhere; 87 mod 2 = 1: member 3.
-		{0, 87, 7, []int{6, 7}},
+		// Switch 0 (0,0,0) to node 87 on switch 21 (1,1,1): +x, never
+		// wrapping: class 1; 87 mod 4 = 3: port 7.
+		{0, 87, 7, 1, []int{4, 5, 6, 7}},
 		// Switch 3 (3,0,0) to node 5 on switch 1 (1,0,0): offset 2. DOR
-		// goes + over the wrap 3→0: class 0, member 5 mod 2 = 1: port 5.
-		// (The − way 3,2,1, class 1, is not offered: dimension order.)
-		{3, 5, 5, []int{4, 5}},
+		// goes + over the wrap 3→0: class 0, member 5 mod 4 = 1: port 5.
+		// (The − way 3,2,1 is not offered: dimension order.)
+		{3, 5, 5, 0, []int{4, 5, 6, 7}},
 		// Switch 0 to node 8 on switch 2 (2,0,0): + is 0,1,2 (class 1,
-		// member 2 + 0); the tie's − way is not offered.
-		{0, 8, 6, []int{6, 7}},
+		// member 0); the tie's − way is not offered.
+		{0, 8, 4, 1, []int{4, 5, 6, 7}},
 		// Switch 1 (1,0,0) to node 2 on switch 0: −x (1→0), class 1;
-		// 2 mod 2 = 0: member 2, port 8 + 2.
-		{1, 2, 10, []int{10, 11}},
+		// member 2: port 8 + 2.
+		{1, 2, 10, 1, []int{8, 9, 10, 11}},
 		// Switch 0 to node 4·48+1 = 193 on switch 48 (0,0,3): −z over
 		// the wrap 0→3: class 0, member 1: port 24 + 1.
-		{0, 193, 25, []int{24, 25}},
-		// At the destination's switch: the node's port.
-		{21, 87, 3, []int{3}},
+		{0, 193, 25, 0, []int{24, 25, 26, 27}},
+		// At the destination's switch: the node's port, class 0.
+		{21, 87, 3, 0, []int{3}},
+	}
+	plain := mustBuild(t, Config{Kind: KindTorus3D, Dims: []int{4, 4, 4}, Trunk: 4}).(*Torus)
+	if Classes(plain, true) != nil {
+		t.Error("Classes of a torus without dateline is not nil")
 	}
 	for _, c := range cases {
 		if got := tp.Route(c.s, c.dst); got != c.route {
 			t.Errorf("Route(%d, %d) = %d, want %d", c.s, c.dst, got, c.route)
 		}
+		if got := plain.Route(c.s, c.dst); got != c.route {
+			t.Errorf("no dateline: Route(%d, %d) = %d, want %d", c.s, c.dst, got, c.route)
+		}
+		if got := tp.HopClass(c.s, c.dst, c.route); got != c.class {
+			t.Errorf("HopClass(%d, %d, %d) = %d, want %d", c.s, c.dst, c.route, got, c.class)
+		}
 		if got := tp.MinimalPorts(c.s, c.dst, nil); !slices.Equal(got, c.minimal) {
 			t.Errorf("MinimalPorts(%d, %d) = %v, want %v", c.s, c.dst, got, c.minimal)
 		}
 	}
-	// Without the dateline the same torus routes member dst mod 4 over all
-	// four members.
-	plain := mustBuild(t, Config{Kind: KindTorus3D, Dims: []int{4, 4, 4}, Trunk: 4}).(*Torus)
-	if plain.Route(3, 5) != 5 || plain.Route(0, 87) != 7 || plain.Route(0, 8) != 4 {
-		t.Errorf("no dateline: Route %d %d %d, want 5 7 4", plain.Route(3, 5), plain.Route(0, 87), plain.Route(0, 8))
-	}
-	if lo, n := plain.Members(3, 5, 0); lo != 0 || n != 4 {
-		t.Errorf("no dateline: Members = [%d, +%d), want [0, +4)", lo, n)
-	}
 }
 
-// torusChannel is one switch output port carrying switch-to-switch traffic: a
-// cable's member, which has its own output and input buffer.
-type torusChannel struct{ s, p int }
+// torusChannel is one class of one switch output port carrying
+// switch-to-switch traffic: a cable's member in one traffic class, which
+// has its own output and input buffer.
+type torusChannel struct{ s, p, c int }
 
 // torusCDG is a channel dependency graph: an edge a→b when a packet holding a
 // may next request b.
@@ -207,6 +208,14 @@ func torusNext(t *Torus, s, p int) int {
 	return int(e.ID)
 }
 
+// class is the hop's class when the torus uses them (Classes), else 0.
+func torusClass(t *Torus, s, dst, p int) int {
+	if hc := Classes(t, true); hc != nil {
+		return hc.HopClass(s, dst, p)
+	}
+	return 0
+}
+
 // routeCDG is the CDG of every path Route takes, source switch to every
 // node.
 func routeCDG(t *Torus) torusCDG {
@@ -215,7 +224,8 @@ func routeCDG(t *Torus) torusCDG {
 		for dst := range t.Nodes() {
 			var prev *torusChannel
 			for s := src; s != dst/t.perSw; {
-				c := torusChannel{s, t.Route(s, dst)}
+				p := t.Route(s, dst)
+				c := torusChannel{s, p, torusClass(t, s, dst, p)}
 				if prev != nil {
 					g.add(*prev, c)
 				}
@@ -241,7 +251,32 @@ func minimalCDG(t *Torus) torusCDG {
 					continue
 				}
 				for _, q := range t.MinimalPorts(n, dst, nil) {
-					g.add(torusChannel{s, p}, torusChannel{n, q})
+					g.add(torusChannel{s, p, torusClass(t, s, dst, p)}, torusChannel{n, q, torusClass(t, n, dst, q)})
+				}
+			}
+		}
+	}
+	return g
+}
+
+// adaptiveClassCDG is the CDG of fully adaptive minimal routing (every
+// minimal aggregate, in any dimension order: POWAR's torus_adaptive) with
+// every hop in its dateline class: what torus_adaptive on a dateline
+// torus would be.
+func adaptiveClassCDG(t *Torus) torusCDG {
+	g := torusCDG{}
+	for s := range t.Switches() {
+		for dst := range t.Nodes() {
+			if s == dst/t.perSw {
+				continue
+			}
+			for _, p := range t.MinimalPorts(s, dst, nil) {
+				n := torusNext(t, s, p)
+				if n == dst/t.perSw {
+					continue
+				}
+				for _, q := range t.MinimalPorts(n, dst, nil) {
+					g.add(torusChannel{s, p, t.HopClass(s, dst, p)}, torusChannel{n, q, t.HopClass(n, dst, q)})
 				}
 			}
 		}
@@ -281,10 +316,14 @@ func torusCyclic(g torusCDG) bool {
 
 // TestDatelineAcyclic builds the torusChannel dependency graph of all
 // dimension-order paths on small tori (every source switch to every node,
-// channels at member granularity) and checks it: acyclic with the
-// dateline, cyclic without (the wrap-around rings); and the same for
+// channels at member and class granularity) and checks it: acyclic with
+// the dateline, cyclic without (the wrap-around rings); and the same for
 // MinimalPorts (ECMP): with the dateline it keeps dimension order and
-// hashes over the hop class's members, so it is acyclic too.
+// hashes over the aggregate's members, each hop in its class, so it is
+// acyclic too. A trunk of 1 is Table 7's torus: the classes need no
+// second cable. Fully adaptive minimal routing (every minimal aggregate,
+// POWAR's torus_adaptive) stays cyclic with the dateline classes: two
+// classes cannot make it deadlock-free, so it is refused.
 // (Rings of 3 have no cycle either way, minimal paths being one hop; and
 // without the dateline a ring's members only close a cycle when member
 // dst mod w recurs along it, which the node counts here ensure.)
@@ -293,7 +332,7 @@ func TestDatelineAcyclic(t *testing.T) {
 		dims  []int
 		nodes int
 	}{{[]int{4, 4, 2}, 2}, {[]int{5, 3, 1}, 2}, {[]int{6, 2, 2}, 1}} {
-		for _, trunk := range []int{2, 4} {
+		for _, trunk := range []int{1, 2, 4} {
 			name := fmt.Sprintf("%v/%d/trunk%d", c.dims, c.nodes, trunk)
 			with := mustBuild(t, Config{Kind: KindTorus3D, Dims: c.dims, NodesPerSwitch: c.nodes, Trunk: trunk, Dateline: true}).(*Torus)
 			without := mustBuild(t, Config{Kind: KindTorus3D, Dims: c.dims, NodesPerSwitch: c.nodes, Trunk: trunk}).(*Torus)
@@ -308,43 +347,44 @@ func TestDatelineAcyclic(t *testing.T) {
 				t.Errorf("%s: DOR without dateline has an acyclic channel dependency graph; want the wrap-around cycles", name)
 			}
 			if torusCyclic(minimalCDG(with)) {
-				t.Errorf("%s: ECMP with dateline (members of the DOR aggregate's class) has a cyclic CDG", name)
+				t.Errorf("%s: ECMP with dateline (members of the DOR aggregate) has a cyclic CDG", name)
 			}
 			if !torusCyclic(minimalCDG(without)) {
 				t.Errorf("%s: adaptive minimal routing without dateline has an acyclic CDG; want cycles", name)
+			}
+			if !torusCyclic(adaptiveClassCDG(without)) {
+				t.Errorf("%s: adaptive minimal routing with the dateline classes has an acyclic CDG; torus_adaptive's refusal assumes cycles", name)
 			}
 		}
 	}
 }
 
-// TestDatelineConfig: one-line errors naming topology.dateline; a valid
-// dateline torus; and a trunk torus without it routes as before.
+// TestDatelineConfig: one-line errors naming topology.dateline on other
+// kinds; a dateline torus with any trunk.
 func TestDatelineConfig(t *testing.T) {
 	checkValidate(t, []validateCase{
-		{Config{Kind: KindTorus3D, Dateline: true}, "topology.dateline: needs an even topology.trunk ≥ 2"},
-		{Config{Kind: KindTorus3D, Trunk: 1, Dateline: true}, "topology.dateline: needs an even topology.trunk ≥ 2"},
-		{Config{Kind: KindTorus3D, Trunk: 3, Dateline: true}, "topology.dateline: needs an even topology.trunk ≥ 2 (members 0..trunk/2−1 are class 0, the rest class 1), got trunk 3"},
 		{Config{Kind: KindHyperX, Dateline: true}, "topology.dateline: not used by kind hyperx"},
 		{Config{Kind: KindMegafly, Dateline: true}, "topology.dateline: not used by kind megafly"},
+		{Config{Kind: KindTorus3D, Dateline: true}, ""},
+		{Config{Kind: KindTorus3D, Trunk: 1, Dateline: true}, ""},
 		{Config{Kind: KindTorus3D, Trunk: 2, Dateline: true}, ""},
-		{Config{Kind: KindTorus3D, Trunk: 4, Dateline: true}, ""},
+		{Config{Kind: KindTorus3D, Trunk: 3, Dateline: true}, ""},
 	})
 }
 
 // TestDatelineMinimalBFS: with the dateline every MinimalPorts port is
-// still one step closer (the class only narrows the members), lies in
-// the hop's class, and Route is member lo + dst mod n of Members on
-// RouteAggregate's aggregate.
+// still one step closer, all of them on the dimension-order aggregate,
+// Route among them (member dst mod w), and each hop's class is that of
+// the dimension-order hop it makes.
 func TestDatelineMinimalBFS(t *testing.T) {
-	tp := mustBuild(t, Config{Kind: KindTorus3D, Dims: []int{4, 3, 2}, NodesPerSwitch: 2, Trunk: 4, Dateline: true}).(*Torus)
+	tp := mustBuild(t, Config{Kind: KindTorus3D, Dims: []int{4, 3, 2}, NodesPerSwitch: 2, Trunk: 3, Dateline: true}).(*Torus)
 	for s := range tp.Switches() {
 		for dst := range tp.Nodes() {
 			d := tp.Distance(s, dst)
 			mp := tp.MinimalPorts(s, dst, nil)
-			// Route's inlined class is Members' on RouteAggregate.
-			if a := tp.RouteAggregate(s, dst); a >= 0 {
-				lo, n := tp.Members(s, dst, a)
-				if want := tp.AggregatePort(a, lo+dst%n); tp.Route(s, dst) != want {
+			a := tp.RouteAggregate(s, dst)
+			if a >= 0 {
+				if want := tp.AggregatePort(a, dst%3); tp.Route(s, dst) != want {
 					t.Fatalf("Route(%d, %d) = %d, want %d", s, dst, tp.Route(s, dst), want)
 				}
 			}
@@ -358,8 +398,11 @@ func TestDatelineMinimalBFS(t *testing.T) {
 				if got := tp.Distance(torusNext(tp, s, p), dst); got != d-1 {
 					t.Errorf("MinimalPorts(%d, %d) port %d leads %d from dst, want %d", s, dst, p, got, d-1)
 				}
-				if _, j, _ := tp.Aggregate(p); j/2 != tp.HopClass(s, dst, (p-tp.perSw)/4) {
-					t.Errorf("MinimalPorts(%d, %d) port %d: member %d outside the hop's class", s, dst, p, j)
+				if agg, _, _ := tp.Aggregate(p); agg != a {
+					t.Errorf("MinimalPorts(%d, %d) port %d: aggregate %d, not the dimension-order %d", s, dst, p, agg, a)
+				}
+				if got, want := tp.HopClass(s, dst, p), tp.HopClass(s, dst, tp.Route(s, dst)); got != want {
+					t.Errorf("MinimalPorts(%d, %d) port %d: class %d, Route's %d", s, dst, p, got, want)
 				}
 			}
 		}

@@ -73,36 +73,51 @@ func (g *grid) injectionLinks(links []Link) []Link {
 // long (even k, offset k/2). Within the aggregate, member dst mod w, so
 // that the destinations share its cables.
 //
-// Dateline (topology.dateline, even w ≥ 2): the members of every aggregate
-// form two classes, members 0..w/2−1 class 0 and w/2..w−1 class 1, which
-// play the two virtual channels of the Dally–Seitz dateline scheme (each
-// member has its own input and output buffer, so a paused member blocks
-// no other). A hop in dimension i from coordinate c towards the
-// destination's cd is class 0 while the rest of the packet's path in that
-// dimension still crosses the ring's wrap-around link of its direction
-// (the + link from k−1 to 0: cd < c; the − link from 0 to k−1: cd > c),
-// the hop over the wrap link included, and class 1 after it or when the
-// path never crosses it (HopClass). Route takes member dst mod (w/2) of
-// the hop's class. Why the channel dependency graph of dimension-order
-// routing is then acyclic: a packet never changes direction within a
-// dimension and moves to higher dimensions only, so a cycle would lie in
-// one direction of one ring. There, class-0 hops leave coordinates
-// 1..k−1 (+; 0..k−2 for −) and end with the wrap link, after which the
-// packet is class 1: the class-0 channels form a path ending at the wrap
-// link, no dependency leads from it to another class-0 channel. Class-1
-// channels exclude the wrap link, so they form a path too (0→1→…→k−1 for
-// +), and no dependency leads from class 1 back to class 0 within a
-// dimension. Every dependency thus goes forward along one of these paths,
-// from class 0 to class 1, or to a higher dimension: no cycle, so no
-// deadlock under PFC whatever the load (tested on the CDG of small tori).
-// MinimalPorts keeps every minimal aggregate but only its hop class's
-// members; adaptive routing across dimensions (ECMP, POWAR with
-// torus_adaptive) still closes cycles between dimensions.
+// Dateline (topology.dateline, any w): every hop has a class, 0 or 1, the
+// two virtual channels of Dally and Seitz's dateline scheme, which the
+// simulator carries as its two traffic classes (PFC priorities, each with
+// its own input and output buffer on every member, so a paused class
+// blocks no other; sim/network/vc.go). The class is their routing
+// function for a ring (Dally and Seitz 1987, "Deadlock-free message
+// routing in multiprocessor interconnection networks"), which compares
+// the current coordinate with the destination's: a hop in dimension i
+// from coordinate c towards the destination's cd is class 0 while the
+// rest of the packet's path in that dimension still crosses the ring's
+// wrap-around link of its direction (the dateline: the + link from k−1
+// to 0, cd < c; the − link from 0 to k−1, cd > c), the hop over the wrap
+// link included, and class 1 after it or when the path never crosses it
+// (HopClass). So a packet moves to class 1 when it crosses the dateline
+// of the ring it travels, and takes the class of the next dimension's
+// rule when it turns (class 0 if it will cross that ring's dateline,
+// else 1). (The textbook variant that starts every packet of a dimension
+// in class 0 is acyclic too; this one needs no state on the packet and
+// spreads the load over both classes.) Route and MinimalPorts are the
+// same with or without the dateline, so the dateline costs no cable:
+// every member carries both classes.
+//
+// Why the channel dependency graph of dimension-order routing is then
+// acyclic (a channel is a member in one direction in one class): a packet
+// never changes direction within a dimension and moves to higher
+// dimensions only, so a cycle would lie in one class of one direction of
+// one ring. There, class-0 hops leave coordinates 1..k−1 (+; 0..k−2 for
+// −) and end with the wrap link, after which the packet is class 1: the
+// class-0 channels form a path ending at the wrap link, no dependency
+// leads from it to another class-0 channel. Class-1 channels exclude the
+// wrap link, so they form a path too (0→1→…→k−1 for +), and no
+// dependency leads from class 1 back to class 0 within a dimension. Every
+// dependency thus goes forward along one of these paths, from class 0 to
+// class 1, or to a higher dimension: no cycle, so no deadlock under PFC
+// whatever the load (tested on the CDG of small tori, and by sim/scenario
+// against the refusals). With a dateline MinimalPorts keeps dimension
+// order (every member of the dimension-order aggregate): adaptive
+// routing across dimensions (ECMP or POWAR's torus_adaptive over every
+// minimal aggregate) closes cycles between dimensions that two classes do
+// not break (sim/scenario refuses it).
 type Torus struct {
 	grid
 	name     string
 	trunk    int  // w: cables per aggregate (≥ 1)
-	dateline bool // two member classes, see HopClass
+	dateline bool // hops carry the dateline classes, see HopClass
 }
 
 func newTorus(c Config) *Torus {
@@ -110,17 +125,22 @@ func newTorus(c Config) *Torus {
 	return &Torus{grid: g, name: fmt.Sprintf("torus3d-%d", g.Nodes()), trunk: max(1, c.Trunk), dateline: c.Dateline}
 }
 
-// Dateline reports whether the aggregates' members form the two dateline
-// classes (topology.dateline).
+// Dateline reports whether the hops carry the dateline classes
+// (topology.dateline): the routing is then deadlock-free only with
+// HopClass's two traffic classes, and MinimalPorts keeps dimension order.
 func (t *Torus) Dateline() bool { return t.dateline }
 
-// HopClass returns the dateline class of the hop from switch s towards
-// node dst on aggregate agg (2i+dir), agg being one that a minimal path
-// takes from s (s and dst differ in dimension i): 0 if the rest of the
-// path in dimension i crosses the wrap-around link of direction dir, the
-// hop over it included; 1 otherwise. It does not depend on whether the
-// torus has a dateline.
-func (t *Torus) HopClass(s, dst, agg int) int {
+// HopClass implements HopClasser: the dateline class of the hop from
+// switch s towards node dst over port p, p being one that Route or
+// MinimalPorts returns for them: on an aggregate 2i+dir, 0 if the rest of
+// the path in dimension i crosses the wrap-around link of direction dir,
+// the hop over it included, and 1 otherwise; 0 on a node port. It does
+// not depend on whether the torus has a dateline.
+func (t *Torus) HopClass(s, dst, p int) int {
+	agg, _, ok := t.Aggregate(p)
+	if !ok {
+		return 0
+	}
 	i := agg / 2
 	return datelineClass(t.coord(s, i), t.coord(dst/t.perSw, i), agg%2)
 }
@@ -133,17 +153,6 @@ func datelineClass(c, cd, dir int) int {
 		return 0
 	}
 	return 1
-}
-
-// Members returns the members [lo, lo+n) of aggregate agg that a hop from
-// switch s towards node dst may use: every member (0, w) without a
-// dateline, else the hop's class (HopClass·w/2, w/2).
-func (t *Torus) Members(s, dst, agg int) (lo, n int) {
-	if !t.dateline {
-		return 0, t.trunk
-	}
-	h := t.trunk / 2
-	return t.HopClass(s, dst, agg) * h, h
 }
 
 // Name implements Topology.
@@ -226,31 +235,14 @@ func (t *Torus) RouteAggregate(s, dst int) int {
 	return -1
 }
 
-// Route implements Topology: RouteAggregate's aggregate, member dst mod w,
-// or with a dateline member class·w/2 + dst mod (w/2) (the class from the
-// coordinates RouteAggregate compares, as HopClass).
+// Route implements Topology: RouteAggregate's aggregate, member dst mod w
+// (with or without a dateline: the class is not a member, see HopClass).
 func (t *Torus) Route(s, dst int) int {
-	if !t.dateline {
-		agg := t.RouteAggregate(s, dst)
-		if agg < 0 {
-			return dst % t.perSw
-		}
-		return t.AggregatePort(agg, dst%t.trunk)
+	agg := t.RouteAggregate(s, dst)
+	if agg < 0 {
+		return dst % t.perSw
 	}
-	ds := dst / t.perSw
-	h := t.trunk / 2
-	for i, k := range t.dims {
-		c, cd := t.coord(s, i), t.coord(ds, i)
-		if c == cd {
-			continue
-		}
-		dir := 0
-		if fwd := (cd - c + k) % k; fwd > k-fwd {
-			dir = 1
-		}
-		return t.AggregatePort(2*i+dir, datelineClass(c, cd, dir)*h+dst%h)
-	}
-	return dst % t.perSw
+	return t.AggregatePort(agg, dst%t.trunk)
 }
 
 // Distance implements Topology.

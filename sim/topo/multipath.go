@@ -18,8 +18,8 @@ type MultiPath interface {
 	// butterflies; for the Megafly and the dragonfly, shortest paths that
 	// cross at most one global link (their routing's deadlock-avoidance
 	// assumption), which are graph-shortest from a Megafly leaf; for a
-	// torus with a dateline, the dimension-order aggregate's members of
-	// the hop's class (the dateline's deadlock freedom needs both).
+	// torus with a dateline, the dimension-order aggregate's members (the
+	// dateline's deadlock freedom needs dimension order).
 	MinimalPorts(s, dst int, buf []int) []int
 }
 
@@ -82,13 +82,13 @@ func (d *Dragonfly) MinimalPorts(s, dst int, buf []int) []int {
 // path discipline is dimension order (the dateline keeps each dimension's
 // hops deadlock-free, but a free choice of dimension order would close
 // cycles of paused links across dimensions), so the ports are the members
-// of the dimension-order aggregate's hop class (Members): ECMP then hashes
-// over them as a LAG does, and stays deadlock-free.
+// of the dimension-order aggregate: ECMP then hashes over them as a LAG
+// does, and stays deadlock-free (each hop in its HopClass).
 func (t *Torus) MinimalPorts(s, dst int, buf []int) []int {
 	buf = buf[:0]
 	if t.dateline {
 		if agg := t.RouteAggregate(s, dst); agg >= 0 {
-			return t.appendAggregate(buf, s, dst, agg)
+			return t.appendAggregate(buf, agg)
 		}
 		return append(buf, dst%t.perSw)
 	}
@@ -100,10 +100,10 @@ func (t *Torus) MinimalPorts(s, dst int, buf []int) []int {
 		}
 		fwd := (cd - c + k) % k
 		if fwd <= k-fwd {
-			buf = t.appendAggregate(buf, s, dst, 2*i)
+			buf = t.appendAggregate(buf, 2*i)
 		}
 		if fwd >= k-fwd {
-			buf = t.appendAggregate(buf, s, dst, 2*i+1)
+			buf = t.appendAggregate(buf, 2*i+1)
 		}
 	}
 	if len(buf) == 0 {
@@ -112,10 +112,9 @@ func (t *Torus) MinimalPorts(s, dst int, buf []int) []int {
 	return buf
 }
 
-func (t *Torus) appendAggregate(buf []int, s, dst, agg int) []int {
-	lo, n := t.Members(s, dst, agg)
-	for j := range n {
-		buf = append(buf, t.AggregatePort(agg, lo+j))
+func (t *Torus) appendAggregate(buf []int, agg int) []int {
+	for j := range t.trunk {
+		buf = append(buf, t.AggregatePort(agg, j))
 	}
 	return buf
 }
