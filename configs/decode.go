@@ -147,7 +147,7 @@ func resetKind(root *yaml.Node, t reflect.Type, override string) {
 		if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
 			return
 		}
-		ft, ok := yamlFields(t)[part]
+		ft, ok := YAMLFields(t)[part]
 		if !ok {
 			return
 		}

@@ -52,7 +52,7 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, labels map[*yaml.Node]
 		if n.Kind != yaml.MappingNode {
 			return nil // the decoder reports the type mismatch
 		}
-		fields := yamlFields(t)
+		fields := YAMLFields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			p := join(path, k.Value)
@@ -94,8 +94,10 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string, labels map[*yaml.Node]
 	return nil
 }
 
-// yamlFields maps a struct's YAML keys to field types (inline structs flattened).
-func yamlFields(t reflect.Type) map[string]reflect.Type {
+// YAMLFields maps a struct's YAML keys to field types (inline structs
+// flattened): the keys Decode accepts for t, for checks that walk a
+// document against its Go type (sim/scenario's zero rule).
+func YAMLFields(t reflect.Type) map[string]reflect.Type {
 	m := map[string]reflect.Type{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
@@ -112,7 +114,7 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 			for ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
 			}
-			for k, v := range yamlFields(ft) {
+			for k, v := range YAMLFields(ft) {
 				m[k] = v
 			}
 			continue

@@ -211,7 +211,7 @@ func LeafKeys(t reflect.Type) map[string]reflect.Type {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	for name, ft := range yamlFields(t) {
+	for name, ft := range YAMLFields(t) {
 		et := ft
 		for et.Kind() == reflect.Pointer {
 			et = et.Elem()

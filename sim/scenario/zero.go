@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/lpictl/lpictl/configs"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -62,7 +63,7 @@ func walkZeros(n *yaml.Node, t reflect.Type, path, key string, bad *string) erro
 	}
 	switch {
 	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode && !reflect.PointerTo(t).Implements(unmarshaler):
-		fields := yamlFields(t)
+		fields := configs.YAMLFields(t)
 		for j := 0; j+1 < len(n.Content); j += 2 {
 			name := n.Content[j].Value
 			ft, ok := fields[name]
@@ -116,36 +117,4 @@ func numeric(t reflect.Type) bool {
 		return true
 	}
 	return false
-}
-
-// yamlFields maps the YAML keys of struct t to their field types, inline
-// structs flattened.
-func yamlFields(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		tag := f.Tag.Get("yaml")
-		name, opts, _ := strings.Cut(tag, ",")
-		if strings.Contains(opts, "inline") {
-			ft := f.Type
-			for ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			for k, v := range yamlFields(ft) {
-				out[k] = v
-			}
-			continue
-		}
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = strings.ToLower(f.Name)
-		}
-		out[name] = f.Type
-	}
-	return out
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/lpictl/lpictl/configs"
 )
 
 // numericKeys lists every numeric key of the scenario (durations and byte
@@ -15,7 +17,7 @@ func numericKeys(t reflect.Type, prefix string, out *[]string) {
 		t = t.Elem()
 	}
 	if t.Kind() == reflect.Struct && !reflect.PointerTo(t).Implements(unmarshaler) {
-		for name, ft := range yamlFields(t) {
+		for name, ft := range configs.YAMLFields(t) {
 			numericKeys(ft, join(prefix, name), out)
 		}
 		return
