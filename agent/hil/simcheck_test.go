@@ -92,17 +92,25 @@ func closeReplay(a, b PortReplay) bool {
 		a.Decisions == b.Decisions && a.Matching == b.Matching
 }
 
-func TestSimulateLine(t *testing.T) {
-	c := fixedConfig(t)
-	dir := t.TempDir()
+// handVEF writes handMsgs as a VEF trace in a fresh directory: the
+// directory (for the simulator's files) and the trace's path.
+func handVEF(t *testing.T) (dir, vefPath string) {
+	t.Helper()
+	dir = t.TempDir()
 	var b bytes.Buffer
 	if err := WriteVEF(&b, handMsgs); err != nil {
 		t.Fatal(err)
 	}
-	vefPath := filepath.Join(dir, "t.vef")
+	vefPath = filepath.Join(dir, "t.vef")
 	if err := os.WriteFile(vefPath, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return dir, vefPath
+}
+
+func TestSimulateLine(t *testing.T) {
+	c := fixedConfig(t)
+	dir, vefPath := handVEF(t)
 	ctx := context.Background()
 	base, err := c.simulate(ctx, dir, "base", predictor.KindFixed, power.AlwaysOn, vefPath, 0, nil)
 	if err != nil {
@@ -138,15 +146,7 @@ func TestSimulateLine(t *testing.T) {
 // by hand on two runs.
 func TestSimEnsemble(t *testing.T) {
 	c := fixedConfig(t)
-	dir := t.TempDir()
-	var b bytes.Buffer
-	if err := WriteVEF(&b, handMsgs); err != nil {
-		t.Fatal(err)
-	}
-	vefPath := filepath.Join(dir, "t.vef")
-	if err := os.WriteFile(vefPath, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, vefPath := handVEF(t)
 	ctx := context.Background()
 	phases := map[string]PortPhase{"a0": {Lead: 3 * time.Millisecond}, "s1": {Lead: 3 * time.Millisecond},
 		"b0": {Lead: 7 * time.Millisecond}, "s0": {Lead: 7 * time.Millisecond}}
