@@ -302,20 +302,25 @@ func (s *Subnet) Reactivate(a, b int) bool {
 }
 
 // Usable reports whether m is an available intermediate from r to t for
-// PAL: below both ends (lpictl's lower-id detours) with r–m and m–t both
-// Active.
+// PAL: any other router of the subnetwork with r–m and m–t both Active
+// (the set PAL's per-packet choice draws from; any intermediate is
+// deadlock-free because the second hop travels in the other traffic
+// class, docs/simulator.md "Consolidation: TCEP").
 func (s *Subnet) Usable(r, t, m int) bool {
-	return m < r && m < t && s.State(r, m) == Active && s.State(m, t) == Active
+	return m != r && m != t && s.State(r, m) == Active && s.State(m, t) == Active
 }
 
 // IndirectTarget returns the router an indirect activation request of
-// router r for target t goes to: the lowest id X below both r and t that
-// is not an available intermediate only because X–t is not Active while
-// r–X is (so that, X–t activated, X becomes one), or −1 if there is none
-// (a missing r–X is r's own link: its direct activation's business).
+// router r for target t goes to (paper 004 §IV-B: "the router with the
+// lowest ID that is not available as an intermediate router"): the lowest
+// id X other than r and t that is not an available intermediate only
+// because X–t is not Active while r–X is (so that, X–t activated, X
+// becomes one), or −1 if there is none (a missing r–X is r's own link:
+// its direct activation's business). The scan is in ascending id, so the
+// answer depends on the link states alone.
 func (s *Subnet) IndirectTarget(r, t int) int {
-	for x := range min(r, t) {
-		if s.State(r, x) == Active && s.State(x, t) != Active {
+	for x := range s.K {
+		if x != r && x != t && s.State(r, x) == Active && s.State(x, t) != Active {
 			return x
 		}
 	}
@@ -409,7 +414,7 @@ func (s *Subnet) ActivationEpoch(u []Use, hwm float64, reqs []Request) []Request
 // hot reports whether one of r's available intermediates towards t is
 // reached over a link above hwm.
 func (s *Subnet) hot(u []Use, r, t int, hwm float64) bool {
-	for m := range min(r, t) {
+	for m := range s.K {
 		if s.Usable(r, t, m) && use(u, s.K, r, m).Util() > hwm {
 			return true
 		}

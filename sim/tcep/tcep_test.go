@@ -235,8 +235,8 @@ func TestDeactivationMatching(t *testing.T) {
 // Inactive, router 3 detours traffic for 5; its only available
 // intermediate is 0 (1 and 2 lack their link to 5), reached over 3→0 at
 // 0.9 > hwm 0.75: 5 is hot. Router 3 has no Inactive link (no direct
-// request), so it sends an indirect request to the lowest router below 3
-// and 5 that is not an intermediate for lack of X–5 with 3–X Active: 1.
+// request), so it sends an indirect request to the lowest router that is
+// not an intermediate for lack of X–5 with 3–X Active: 1.
 // It is buffered at 1; at the next epoch 1 asks 5 for 1–5 with the
 // detoured utilisation (0.4) as value, which wins over 1's own direct
 // candidate (its link to 6, virtual 0.3) and loses to a higher one.
@@ -317,15 +317,10 @@ func TestIndirectActivation(t *testing.T) {
 	}
 
 	// 3–1 Inactive: 1 could not become an intermediate: 2 is asked.
-	// Nothing below both ends lacks only its link to the target: no
-	// request (router 1's detours can only go through the hub).
 	s = setup()
 	s.set(3, 1, Inactive)
 	if x := s.IndirectTarget(3, 5); x != 2 {
 		t.Errorf("IndirectTarget(3, 5) with 3–1 off = %d, want 2", x)
-	}
-	if x := s.IndirectTarget(1, 5); x != -1 {
-		t.Errorf("IndirectTarget(1, 5) = %d, want -1", x)
 	}
 	// A router that sends a direct request sends no indirect one.
 	s = setup()
@@ -423,5 +418,100 @@ func TestBoundaryFrom(t *testing.T) {
 		if got := BoundaryFrom(links, 0.75, tc.innerMin); got != tc.want {
 			t.Errorf("%s: boundary %d, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestAnyIntermediate: with PAL's two traffic classes any router of the
+// subnetwork may be an intermediate (paper 004 §IV-E), so Usable, the hot
+// check and IndirectTarget consider routers above the ends too, not only
+// those below both (the earlier lower-id rule). An 8-router subnetwork,
+// the links listed Inactive; each row asks router r about target t.
+// IndirectTarget is the lowest X ∉ {r, t} with r–X Active and X–t not
+// Active (paper 004 §IV-B: "the router with the lowest ID that is not
+// available as an intermediate"), scanned in ascending id.
+func TestAnyIntermediate(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		off      [][2]int
+		r, to    int
+		usable   []int // Usable(r, to, m), ascending
+		indirect int
+	}{
+		// Nothing off: every other router is an intermediate, no target.
+		{"all-active", nil, 3, 5, []int{0, 1, 2, 4, 6, 7}, -1},
+		// Router 1 to 5, 2–5 off: 2 is asked; the rule below both ends
+		// left 1 with no one to ask (0 is an intermediate already).
+		{"above-the-sender", [][2]int{{2, 5}}, 1, 5, []int{0, 3, 4, 6, 7}, 2},
+		// Every router below both ends an intermediate, 6–5 and 7–5 off:
+		// 6, above both ends, is asked (before: −1).
+		{"above-both", [][2]int{{6, 5}, {7, 5}}, 3, 5, []int{0, 1, 2, 4}, 6},
+		// 4–5 off but 3–4 off too: 4 could not become an intermediate;
+		// 6 (3–6 Active, 6–5 off) is the lowest that can.
+		{"skip-missing-r-x", [][2]int{{4, 5}, {3, 4}, {6, 5}}, 3, 5, []int{0, 1, 2, 7}, 6},
+		// The hub as the target: every other router with both links
+		// Active is an intermediate; X–0 is a root link, never off:
+		// nobody to ask (before, nothing was below the hub at all).
+		{"to-the-hub", [][2]int{{3, 6}}, 3, 0, []int{1, 2, 4, 5, 7}, -1},
+		// From the hub to 7, 5–7 off: 5 is asked.
+		{"from-the-hub", [][2]int{{5, 7}}, 0, 7, []int{1, 2, 3, 4, 6}, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSubnet(8)
+			for _, l := range tc.off {
+				s.set(l[0], l[1], Inactive)
+			}
+			var got []int
+			for m := range s.K {
+				if s.Usable(tc.r, tc.to, m) {
+					got = append(got, m)
+				}
+			}
+			if !slices.Equal(got, tc.usable) {
+				t.Errorf("Usable(%d, %d, ·) = %v, want %v", tc.r, tc.to, got, tc.usable)
+			}
+			for range 2 { // the same state, the same answer
+				if x := s.IndirectTarget(tc.r, tc.to); x != tc.indirect {
+					t.Errorf("IndirectTarget(%d, %d) = %d, want %d", tc.r, tc.to, x, tc.indirect)
+				}
+			}
+		})
+	}
+}
+
+// TestIndirectAboveBothEnds: the hot check and the indirect request reach
+// intermediates above both ends. Router 3 detours towards 5 (1–5, 2–5
+// and 7–5 off, 3 has no Inactive link: no direct request); its available
+// intermediates are 0, 4 and 6. Only 3→6 is above U_hwm (0.9): 5 is hot
+// (before, 6 was not an intermediate and 5 was not hot), and the indirect
+// request goes to 1, the lowest router lacking only its link to 5.
+// With 3→4 hot instead the same; with no intermediate's link hot, none.
+func TestIndirectAboveBothEnds(t *testing.T) {
+	const hwm = 0.75
+	for _, tc := range []struct {
+		name  string
+		hotTo int // 3's link above hwm (−1: none)
+		want  []Request
+	}{
+		{"via-6", 6, []Request{{1, 5, 0.4}}},
+		{"via-4", 4, []Request{{1, 5, 0.4}}},
+		{"none-hot", -1, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSubnet(8)
+			for _, x := range []int{1, 2, 7} {
+				s.set(x, 5, Inactive)
+			}
+			u := make([]Use, 64)
+			u[3*8+5] = Use{Min: 0.5, Detour: 0.4}
+			if tc.hotTo >= 0 {
+				u[3*8+tc.hotTo] = Use{NonMin: 0.9}
+			}
+			if reqs := s.ActivationEpoch(u, hwm, nil); len(reqs) != 0 {
+				t.Fatalf("requests %v, want none", reqs)
+			}
+			if !slices.Equal(s.inbox, tc.want) || s.Stats.Indirect != uint64(len(tc.want)) {
+				t.Fatalf("inbox %v (indirect %d), want %v", s.inbox, s.Stats.Indirect, tc.want)
+			}
+		})
 	}
 }
