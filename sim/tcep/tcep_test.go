@@ -232,9 +232,8 @@ func TestDeactivationMatching(t *testing.T) {
 }
 
 // TestIndirectActivation: in an 8-router subnetwork with 1–5 and 2–5
-// Inactive, router 3 detours traffic for 5; its only available
-// intermediate is 0 (1 and 2 lack their link to 5), reached over 3→0 at
-// 0.9 > hwm 0.75: 5 is hot. Router 3 has no Inactive link (no direct
+// Inactive, router 3 detours traffic for 5 through 0 (Detoured), reached
+// over 3→0 at 0.9 > hwm 0.75: 5 is hot. Router 3 has no Inactive link (no direct
 // request), so it sends an indirect request to the lowest router that is
 // not an intermediate for lack of X–5 with 3–X Active: 1.
 // It is buffered at 1; at the next epoch 1 asks 5 for 1–5 with the
@@ -260,6 +259,7 @@ func TestIndirectActivation(t *testing.T) {
 	if x := s.IndirectTarget(3, 5); x != 1 {
 		t.Fatalf("IndirectTarget(3, 5) = %d, want 1", x)
 	}
+	s.Detoured(3, 5, 0)
 	if reqs := s.ActivationEpoch(hot(), hwm, nil); len(reqs) != 0 {
 		t.Fatalf("requests %v, want none (the indirect one is buffered)", reqs)
 	}
@@ -278,6 +278,8 @@ func TestIndirectActivation(t *testing.T) {
 	// next indirect request goes to 2.
 	u := hot()
 	u[3*8+1] = Use{NonMin: 0.8}
+	s.Detoured(3, 5, 0)
+	s.Detoured(3, 5, 1)
 	s.ActivationEpoch(u, hwm, nil)
 	if !slices.Equal(s.inbox, []Request{{2, 5, 0.4}}) {
 		t.Fatalf("inbox %v, want 2→5", s.inbox)
@@ -292,6 +294,7 @@ func TestIndirectActivation(t *testing.T) {
 	}{{0.3, Request{1, 5, 0.4}}, {0.5, Request{1, 6, 0.5}}} {
 		s := setup()
 		s.set(1, 6, Inactive)
+		s.Detoured(3, 5, 0)
 		s.ActivationEpoch(hot(), hwm, nil)
 		u := make([]Use, 64)
 		u[1*8+0] = Use{NonMin: 0.8}
@@ -305,6 +308,7 @@ func TestIndirectActivation(t *testing.T) {
 	s = setup()
 	s.set(1, 5, Active)
 	s.CompleteDeactivation([]Request{{1, 5, 0}})
+	s.Detoured(3, 5, 0)
 	s.ActivationEpoch(hot(), hwm, nil)
 	if s.State(1, 5) != Shadow {
 		t.Fatalf("1–5 %v", s.State(1, 5))
@@ -327,6 +331,7 @@ func TestIndirectActivation(t *testing.T) {
 	s.set(3, 6, Inactive)
 	u = hot()
 	u[3*8+6] = Use{Virt: 0.1}
+	s.Detoured(3, 5, 0)
 	if reqs := s.ActivationEpoch(u, hwm, nil); !slices.Equal(reqs, []Request{{3, 6, 0.1}}) || len(s.inbox) != 0 {
 		t.Fatalf("requests %v, inbox %v", reqs, s.inbox)
 	}
@@ -334,6 +339,7 @@ func TestIndirectActivation(t *testing.T) {
 	s = setup()
 	u = hot()
 	u[3*8+0] = Use{NonMin: 0.7}
+	s.Detoured(3, 5, 0)
 	if s.ActivationEpoch(u, hwm, nil); len(s.inbox) != 0 || s.Stats.Messages != 0 {
 		t.Fatalf("inbox %v, %+v", s.inbox, s.Stats)
 	}
@@ -478,23 +484,28 @@ func TestAnyIntermediate(t *testing.T) {
 	}
 }
 
-// TestIndirectAboveBothEnds: the hot check and the indirect request reach
-// intermediates above both ends. Router 3 detours towards 5 (1–5, 2–5
-// and 7–5 off, 3 has no Inactive link: no direct request); its available
-// intermediates are 0, 4 and 6. Only 3→6 is above U_hwm (0.9): 5 is hot
-// (before, 6 was not an intermediate and 5 was not hot), and the indirect
-// request goes to 1, the lowest router lacking only its link to 5.
-// With 3→4 hot instead the same; with no intermediate's link hot, none.
-func TestIndirectAboveBothEnds(t *testing.T) {
+// TestIndirectHotChosen: a target is hot only through the detours
+// actually routed (paper 004 §IV-B: "an output link chosen for non-minimal
+// routing" above U_hwm), whichever router the intermediate is: above both
+// ends too. Router 3 detours towards 5 (1–5, 2–5 and 7–5 off; 3 has no
+// Inactive link: no direct request), its available intermediates 0, 4 and
+// 6; 3→6 reads 0.9 (above U_hwm 0.75), 3→0 and 3→4 0.5. Hot, the
+// indirect request goes to 1, the lowest router lacking only its link to
+// 5; not hot, none. The detours recorded are forgotten at the epoch: the
+// next one, with none recorded, sends nothing.
+func TestIndirectHotChosen(t *testing.T) {
 	const hwm = 0.75
 	for _, tc := range []struct {
-		name  string
-		hotTo int // 3's link above hwm (−1: none)
-		want  []Request
+		name string
+		via  []int // intermediates of the detours recorded
+		want []Request
 	}{
-		{"via-6", 6, []Request{{1, 5, 0.4}}},
-		{"via-4", 4, []Request{{1, 5, 0.4}}},
-		{"none-hot", -1, nil},
+		{"via-6-above-both-ends", []int{6}, []Request{{1, 5, 0.4}}},
+		{"via-0-and-6", []int{0, 6}, []Request{{1, 5, 0.4}}},
+		// 3→6 is hot but no detour took it (the rule that looked at every
+		// available intermediate called 5 hot here).
+		{"hot-link-not-chosen", []int{0, 4}, nil},
+		{"no-detour-recorded", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewSubnet(8)
@@ -503,14 +514,21 @@ func TestIndirectAboveBothEnds(t *testing.T) {
 			}
 			u := make([]Use, 64)
 			u[3*8+5] = Use{Min: 0.5, Detour: 0.4}
-			if tc.hotTo >= 0 {
-				u[3*8+tc.hotTo] = Use{NonMin: 0.9}
+			u[3*8+0] = Use{NonMin: 0.5}
+			u[3*8+4] = Use{NonMin: 0.5}
+			u[3*8+6] = Use{NonMin: 0.9}
+			for _, m := range tc.via {
+				s.Detoured(3, 5, m)
 			}
 			if reqs := s.ActivationEpoch(u, hwm, nil); len(reqs) != 0 {
 				t.Fatalf("requests %v, want none", reqs)
 			}
 			if !slices.Equal(s.inbox, tc.want) || s.Stats.Indirect != uint64(len(tc.want)) {
 				t.Fatalf("inbox %v (indirect %d), want %v", s.inbox, s.Stats.Indirect, tc.want)
+			}
+			s.ActivationEpoch(u, hwm, nil)
+			if s.Stats.Indirect != uint64(len(tc.want)) {
+				t.Errorf("second epoch, no detour recorded: %d indirect requests in all, want %d", s.Stats.Indirect, len(tc.want))
 			}
 		})
 	}
