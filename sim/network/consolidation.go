@@ -55,8 +55,11 @@ type tcepState struct {
 	routed []int32
 	// det: per switch port g (the direct link r→t), the bytes r sent
 	// towards t over a detour in the current activation epoch (indirect
-	// activation).
-	det []int64
+	// activation); vias: each detour's choice is recorded in its
+	// subnetwork (tcep.Subnet.Detoured: with epochs and indirect
+	// activation on).
+	det  []int64
+	vias bool
 	// ema, with a measurement window longer than the activation epoch
 	// (tcep.Config.Window): per switch port, the exponentially weighted
 	// average of its activation epochs' readings (Min, NonMin, Virt,
@@ -159,6 +162,7 @@ func newTCEP(n *Network) (*tcepState, error) {
 	tc.act, tc.deact = make([][3]int64, total), make([][3]int64, total)
 	tc.routed = make([]int32, total)
 	tc.det = make([]int64, total)
+	tc.vias = n.p.TCEP.Enabled && !cfg.NoIndirect
 	tc.pausedFrom, tc.actPaused, tc.deactPaused = make([]int64, total), make([]int64, total), make([]int64, total)
 	for i := range tc.pausedFrom {
 		tc.pausedFrom[i] = -1
@@ -286,6 +290,9 @@ func (n *Network) routePAL(sw int32, pk *packet) int32 {
 	}
 	tc.nonMinimal++
 	tc.det[g] += int64(pk.size)
+	if tc.vias {
+		tc.subs[si].Detoured(c, cd, m) // indirect activation's "output link chosen"
+	}
 	pk.detour, pk.hops = true, pk.hops+1
 	return tc.count(gm, 1, pk.size)
 }

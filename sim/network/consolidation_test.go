@@ -191,7 +191,7 @@ func tcepSetup(n *Network, shadow bool, links ...[2]int) {
 // at least 269 600 B on 3→0 in the first epoch, above 0.5 × 250 000 B.
 // At the tick at 5 µs router 3 (no Inactive link of its own: no direct
 // request) finds target 5 hot and sends an indirect request to 1 (the
-// lowest router below 3 and 5 with 3–1 Active and 1–5 Inactive), buffered
+// lowest router with 3–1 Active and 1–5 Inactive), buffered
 // there until 1's next epoch at 10 µs, when 1 asks 5 for 1–5 over two
 // hops (2d); 5 ACKs over two (2d): switched on at 10 µs + 4d, Active
 // 1 µs later (the off state's wake time). The second epoch
@@ -348,9 +348,14 @@ func b2u(b bool) uint64 {
 func b2u8(b bool) uint8 { return uint8(b2u(b)) }
 
 // offTimeline is TestTCEPTimeline's run: light traffic until 39 µs gates
-// 2–3 at 20 µs + 2d; 100 kB from switch 2 to 3 at 40 µs switch it on at
-// 41 µs + 4d, Active 1 µs later. It returns the network after the run,
-// its result and link 2–3's eee.Link.
+// 2–3 at 20 µs + 2d; 100 kB from each node of switch 2 to one of switch 3
+// at 40 µs switch it on at 41 µs + 4d, Active 1 µs later. Two flows, not
+// one: PAL draws each detour's intermediate (0 or 1) per packet, and the
+// five packets one node has routed by the tick at 41 µs may split 3–2
+// (28 800 B, 0.576 of the epoch: below U_hwm, 2–3 never activated); of
+// the ten of two nodes at least five take the same first hop (48 000 B,
+// 0.96, above U_hwm 0.75), whatever the draws (TestTCEPTimeline). It
+// returns the network after the run, its result and link 2–3's eee.Link.
 func offTimeline(t *testing.T, p Params) (*Network, Result, *eee.Link) {
 	t.Helper()
 	n := build(t, hyperx(t, []int{4}, 2), p)
@@ -358,6 +363,7 @@ func offTimeline(t *testing.T, p Params) (*Network, Result, *eee.Link) {
 		n.Inject(int64(i)*us, 0, 2, 1000)
 	}
 	n.Inject(40*us, 4, 6, 100_000)
+	n.Inject(40*us, 5, 7, 100_000)
 	r := run(t, n)
 	var l *eee.Link
 	if n.tc != nil {
@@ -512,16 +518,27 @@ func BenchmarkTCEPEpoch(b *testing.B) {
 
 // TestTCEPWindow is the regression test of "TCEP never settles near
 // Fig. 12's bound": a 1 µs epoch holds five 9600 B packets at 400 Gb/s, so
-// a reading of one epoch is noise. TestTCEPTimeline's run (2–3 gated at
-// 20 µs + 2d), then from 40 µs switch 2 sends to switch 3 either a burst
-// (100 kB: eleven packets, 0.96 of one epoch) or a sustained stream (a
-// node after another, 2 MB: 42 µs at the link rate). With the epochs'
-// own counters (window 0) the burst activates 2–3 at once; with a
-// measurement window of 20 µs (an exponentially weighted average, the
-// router settling 20 epochs after a request) the burst does not, and the
-// stream does once its average passes U_hwm: with weight α = 1/20 per
-// epoch and readings near 1, the average is about 1 − 0.95^n after n
-// epochs, above 0.75 from n = 27: the tick at 67 µs (ACK at 67 µs + 4d).
+// a reading of one epoch is noise. A 1-D HyperX of 4 routers (2 nodes
+// each), 2–3 and 2–1 gated from the start (tcepSetup), so that the hub is
+// the only intermediate from switch 2 to 3: PAL draws its intermediate per
+// packet among the available ones, and with two (0 and 1) a stream's
+// readings on each first hop would depend on the draws. 2–1 rather than
+// 1–3: router 2 then has no one to send an indirect request to (1 lacks
+// its link to 2), so the only activation is the direct one of 2–3, the
+// inactive link with the virtual utilisation. No link carries traffic
+// before 40 µs, so no rule changes anything (routers 1, 2 and 3 keep two
+// active links or fewer: no outer link). From 40 µs node 4
+// (switch 2) sends to node 6 (switch 3) either a burst (100 kB: eleven
+// packets, five routed by the tick at 41 µs, 48 000 B on 2→0: 0.96 of one
+// epoch) or a sustained stream (2 MB: 42 µs at the link rate), all through
+// 0. With the epochs' own counters (window 0) the burst activates 2–3 at
+// once (2→0 above U_hwm, all non-minimal; 2–3 the inactive link with the
+// virtual utilisation); with a measurement window of 20 µs (an
+// exponentially weighted average, the router settling 20 epochs after a
+// request) the burst does not, and the stream does once its average
+// passes U_hwm: with weight α = 1/20 per epoch and readings near 1 (5.2
+// packets a µs), the average is about 1 − 0.95^n after n epochs, above
+// 0.75 from n = 27: the tick at 67 µs (ACK at 67 µs + 4d).
 func TestTCEPWindow(t *testing.T) {
 	const d = 1280 + 10*ns
 	for _, tc := range []struct {
@@ -540,18 +557,16 @@ func TestTCEPWindow(t *testing.T) {
 			cfg.Window = tc.window
 			p.TCEP = TCEP{Enabled: true, Config: cfg}
 			n := build(t, hyperx(t, []int{4}, 2), p)
+			tcepSetup(n, false, [2]int{2, 3}, [2]int{2, 1})
 			var at int64 = -1
 			n.tc.trace = func(now int64, si, a, b int, st tcep.State) {
 				if a == 2 && b == 3 && st == tcep.Waking && at < 0 {
 					at = now
 				}
 			}
-			for i := range 39 {
-				n.Inject(int64(i)*us, 0, 2, 1000)
-			}
 			n.Inject(40*us, 4, 6, tc.bytes)
 			r := run(t, n)
-			if c := r.Consolidation; c.Gated != 1 || (c.Activations == 1) != (tc.on >= 0) || c.Violations != 0 {
+			if c := r.Consolidation; c.Gated != 2 || c.Deactivations != 2 || (c.Activations == 1) != (tc.on >= 0) || c.Violations != 0 {
 				t.Fatalf("consolidation %+v", c)
 			}
 			if at != tc.on {
@@ -561,18 +576,36 @@ func TestTCEPWindow(t *testing.T) {
 	}
 }
 
-// TestTCEPControlPackets: TestTCEPTimeline's run with the requests and
-// answers as packets (power.consolidation.control_packets). Every packet
-// finds its output queue empty and its link awake (always on), so each
-// crossing takes one control message's time d, as the delays do: the
-// same changes at the same times. The control packets are not delivered
-// to nodes (the packet count is the data's) and cost link time: more
-// energy-relevant transmissions, the same data latency here.
+// TestTCEPControlPackets: TestTCEPTimeline's timeline with the requests
+// and answers as packets (power.consolidation.control_packets). Every
+// control packet finds its output queue empty and its link awake (always
+// on), so each crossing takes one control message's time d, as the delays
+// do: the same changes at the same times. The control packets are not
+// delivered to nodes (the packet count is the data's) and cost link time.
+//
+// The activation request and its answer cross the root star via the hub
+// (2→0→3, then 3→0→2), and PAL draws each detour's intermediate among 0
+// and 1 per packet, so data from switch 2 to 3 may be on 2→0 or 0→3 when
+// they are sent: a control packet passes the data waiting in its queue,
+// not a transmission under way (docs/simulator.md "Consolidation: TCEP").
+// The traffic that triggers the activation is therefore across before the
+// tick at 41 µs, whatever the draw: node 4 sends one 9600 B packet to node
+// 6 at 40 µs (first bit at switch 2 at 40.110 µs, routed there: a detour
+// through m = 0 or 1; store and forward, each hop starting 100 ns after
+// the last bit is in: on 2→m from 40.402 to 40.594 µs, on m→3 from 40.704
+// to 40.896 µs). The tick at 41 µs reads 9600 B on 2→m, 0.192 of the
+// epoch's 50 000 B, all non-minimal: with U_hwm 0.15 router 2 asks for
+// 2–3, its one inactive link (virtual utilisation 0.192). Router m's link
+// m→3 reads the same but m has no inactive link: no other request. U_hwm
+// changes nothing before: the light traffic loads no link above 0.02, so
+// every router's first two links cover its others and the deactivations
+// are TestTCEPTimeline's.
 func TestTCEPControlPackets(t *testing.T) {
 	const d = 1280 + 10*ns
 	p := table6(eee.AlwaysOn, 0)
 	cfg := tcep.DefaultConfig()
 	cfg.ControlPackets = true
+	cfg.Hwm = 0.15
 	p.TCEP = TCEP{Enabled: true, Config: cfg}
 	n := build(t, hyperx(t, []int{4}, 2), p)
 	var got []change
@@ -580,7 +613,7 @@ func TestTCEPControlPackets(t *testing.T) {
 	for i := range 39 {
 		n.Inject(int64(i)*us, 0, 2, 1000)
 	}
-	n.Inject(40*us, 4, 6, 100_000)
+	n.Inject(40*us, 4, 6, 9600)
 	r := run(t, n)
 	want := []change{
 		{10*us + 2*d, 2, 3, tcep.Shadow},
@@ -595,7 +628,7 @@ func TestTCEPControlPackets(t *testing.T) {
 	if c.Deactivations != 1 || c.Gated != 1 || c.Activations != 1 || c.Violations != 0 || c.ControlMessages != 9+6+5 {
 		t.Fatalf("consolidation %+v", c)
 	}
-	if r.Packets != 39+11 {
+	if r.Packets != 39+1 {
 		t.Errorf("packets %d", r.Packets)
 	}
 	if len(n.tc.msgs) == 0 || len(n.tc.msgFree) != len(n.tc.msgs) {

@@ -19,10 +19,12 @@
 //
 // Activation (ActivationEpoch) is direct (a router's own Inactive link
 // with the highest virtual utilisation, or its shadow link at once) and
-// indirect: a router whose detours towards a target t leave over a link
-// above U_hwm asks the lowest router X below both ends that is not yet an
-// intermediate for t (X–t not Active, r–X Active) to activate X–t, which X
-// does at its next activation epoch as if it were its own request.
+// indirect: a router whose detours towards a target t (PAL's choices,
+// recorded with Detoured) left over a link above U_hwm asks the lowest
+// router X (any other router of the subnetwork: PAL's two traffic classes
+// make every intermediate deadlock-free) that is not yet an intermediate
+// for t (X–t not Active, r–X Active) to activate X–t, which X does at its
+// next activation epoch as if it were its own request.
 // Reactivate is also PAL's Table I row 2 (a shadow minimal port and no
 // room on the detour).
 package tcep

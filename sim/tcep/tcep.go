@@ -232,6 +232,28 @@ type Subnet struct {
 	// changed or matched; per ordered pair, asked.
 	mark  []bool
 	asked []bool
+	// vias: the detours routed since the last activation epoch (Detoured),
+	// and per ordered pair (r, t) whether one of them left r over a link
+	// above hwm (scratch of ActivationEpoch).
+	vias []Via
+	hotT []bool
+}
+
+// Via is one of PAL's choices: router R sent traffic towards T through
+// intermediate M (the first hop R→M).
+type Via struct{ R, T, M int32 }
+
+// Detoured records that router r has just routed a packet towards t
+// through intermediate m (PAL's per-packet choice): the link r→m is an
+// "output link chosen for non-minimal routing" (paper 004 §IV-B) of this
+// activation epoch. Repeats of the last choice are not stored again; the
+// list is reused from epoch to epoch (no allocation in steady state).
+func (s *Subnet) Detoured(r, t, m int) {
+	v := Via{int32(r), int32(t), int32(m)}
+	if n := len(s.vias); n > 0 && s.vias[n-1] == v {
+		return
+	}
+	s.vias = append(s.vias, v)
 }
 
 // NewSubnet returns a subnetwork of k routers with every link Active.
@@ -302,20 +324,25 @@ func (s *Subnet) Reactivate(a, b int) bool {
 }
 
 // Usable reports whether m is an available intermediate from r to t for
-// PAL: below both ends (lpictl's lower-id detours) with r–m and m–t both
-// Active.
+// PAL: any other router of the subnetwork with r–m and m–t both Active
+// (the set PAL's per-packet choice draws from; any intermediate is
+// deadlock-free because the second hop travels in the other traffic
+// class, docs/simulator.md "Consolidation: TCEP").
 func (s *Subnet) Usable(r, t, m int) bool {
-	return m < r && m < t && s.State(r, m) == Active && s.State(m, t) == Active
+	return m != r && m != t && s.State(r, m) == Active && s.State(m, t) == Active
 }
 
 // IndirectTarget returns the router an indirect activation request of
-// router r for target t goes to: the lowest id X below both r and t that
-// is not an available intermediate only because X–t is not Active while
-// r–X is (so that, X–t activated, X becomes one), or −1 if there is none
-// (a missing r–X is r's own link: its direct activation's business).
+// router r for target t goes to (paper 004 §IV-B: "the router with the
+// lowest ID that is not available as an intermediate router"): the lowest
+// id X other than r and t that is not an available intermediate only
+// because X–t is not Active while r–X is (so that, X–t activated, X
+// becomes one), or −1 if there is none (a missing r–X is r's own link:
+// its direct activation's business). The scan is in ascending id, so the
+// answer depends on the link states alone.
 func (s *Subnet) IndirectTarget(r, t int) int {
-	for x := range min(r, t) {
-		if s.State(r, x) == Active && s.State(x, t) != Active {
+	for x := range s.K {
+		if x != r && x != t && s.State(r, x) == Active && s.State(x, t) != Active {
 			return x
 		}
 	}
@@ -340,10 +367,13 @@ func (s *Subnet) IndirectTarget(r, t int) int {
 //
 // Indirect activation, sent: a router that sent no request checks its
 // detours: a target t it detoured traffic to in the epoch is hot if one
-// of its available intermediates m (Usable) is reached over a link r–m
-// above hwm; for the hot target with the most detoured traffic it sends
-// an indirect request to IndirectTarget(r, t), buffered there until the
-// next activation epoch (one control message).
+// of the detours recorded since the last activation epoch (Detoured) left
+// it towards t over a link r→m whose reading u is above hwm (paper 004
+// §IV-B: "when utilization of an output link chosen for non-minimal
+// routing is greater than U_hwm"); for the hot target with the most
+// detoured traffic it sends an indirect request to IndirectTarget(r, t),
+// buffered there until the next activation epoch (one control message).
+// The recorded detours are then forgotten.
 func (s *Subnet) ActivationEpoch(u []Use, hwm float64, reqs []Request) []Request {
 	inbox := s.inbox
 	s.inbox, s.next = s.next[:0], inbox
@@ -380,6 +410,10 @@ func (s *Subnet) ActivationEpoch(u []Use, hwm float64, reqs []Request) []Request
 			s.Stats.Messages++
 		}
 	}
+	if !s.NoIndirect {
+		s.markHot(u, hwm)
+	}
+	s.vias = s.vias[:0]
 	for r := range s.K {
 		if s.NoIndirect {
 			break
@@ -389,7 +423,7 @@ func (s *Subnet) ActivationEpoch(u []Use, hwm float64, reqs []Request) []Request
 		}
 		t, tv := -1, 0.0
 		for j := range s.K {
-			if d := use(u, s.K, r, j).Detour; j != r && d > tv && s.hot(u, r, j, hwm) {
+			if d := use(u, s.K, r, j).Detour; j != r && d > tv && s.hotT[r*s.K+j] {
 				t, tv = j, d
 			}
 		}
@@ -406,15 +440,18 @@ func (s *Subnet) ActivationEpoch(u []Use, hwm float64, reqs []Request) []Request
 	return reqs
 }
 
-// hot reports whether one of r's available intermediates towards t is
-// reached over a link above hwm.
-func (s *Subnet) hot(u []Use, r, t int, hwm float64) bool {
-	for m := range min(r, t) {
-		if s.Usable(r, t, m) && use(u, s.K, r, m).Util() > hwm {
-			return true
+// markHot sets hotT[r·K+t] for the pairs whose recorded detours left r
+// over a link above hwm.
+func (s *Subnet) markHot(u []Use, hwm float64) {
+	if s.hotT == nil {
+		s.hotT = make([]bool, s.K*s.K)
+	}
+	clear(s.hotT)
+	for _, v := range s.vias {
+		if r, m := int(v.R), int(v.M); use(u, s.K, r, m).Util() > hwm {
+			s.hotT[r*s.K+int(v.T)] = true
 		}
 	}
-	return false
 }
 
 // RespondActivation answers activation requests: highest value first

@@ -232,11 +232,10 @@ func TestDeactivationMatching(t *testing.T) {
 }
 
 // TestIndirectActivation: in an 8-router subnetwork with 1–5 and 2–5
-// Inactive, router 3 detours traffic for 5; its only available
-// intermediate is 0 (1 and 2 lack their link to 5), reached over 3→0 at
-// 0.9 > hwm 0.75: 5 is hot. Router 3 has no Inactive link (no direct
-// request), so it sends an indirect request to the lowest router below 3
-// and 5 that is not an intermediate for lack of X–5 with 3–X Active: 1.
+// Inactive, router 3 detours traffic for 5 through 0 (Detoured), reached
+// over 3→0 at 0.9 > hwm 0.75: 5 is hot. Router 3 has no Inactive link (no direct
+// request), so it sends an indirect request to the lowest router that is
+// not an intermediate for lack of X–5 with 3–X Active: 1.
 // It is buffered at 1; at the next epoch 1 asks 5 for 1–5 with the
 // detoured utilisation (0.4) as value, which wins over 1's own direct
 // candidate (its link to 6, virtual 0.3) and loses to a higher one.
@@ -260,6 +259,7 @@ func TestIndirectActivation(t *testing.T) {
 	if x := s.IndirectTarget(3, 5); x != 1 {
 		t.Fatalf("IndirectTarget(3, 5) = %d, want 1", x)
 	}
+	s.Detoured(3, 5, 0)
 	if reqs := s.ActivationEpoch(hot(), hwm, nil); len(reqs) != 0 {
 		t.Fatalf("requests %v, want none (the indirect one is buffered)", reqs)
 	}
@@ -278,6 +278,8 @@ func TestIndirectActivation(t *testing.T) {
 	// next indirect request goes to 2.
 	u := hot()
 	u[3*8+1] = Use{NonMin: 0.8}
+	s.Detoured(3, 5, 0)
+	s.Detoured(3, 5, 1)
 	s.ActivationEpoch(u, hwm, nil)
 	if !slices.Equal(s.inbox, []Request{{2, 5, 0.4}}) {
 		t.Fatalf("inbox %v, want 2→5", s.inbox)
@@ -292,6 +294,7 @@ func TestIndirectActivation(t *testing.T) {
 	}{{0.3, Request{1, 5, 0.4}}, {0.5, Request{1, 6, 0.5}}} {
 		s := setup()
 		s.set(1, 6, Inactive)
+		s.Detoured(3, 5, 0)
 		s.ActivationEpoch(hot(), hwm, nil)
 		u := make([]Use, 64)
 		u[1*8+0] = Use{NonMin: 0.8}
@@ -305,6 +308,7 @@ func TestIndirectActivation(t *testing.T) {
 	s = setup()
 	s.set(1, 5, Active)
 	s.CompleteDeactivation([]Request{{1, 5, 0}})
+	s.Detoured(3, 5, 0)
 	s.ActivationEpoch(hot(), hwm, nil)
 	if s.State(1, 5) != Shadow {
 		t.Fatalf("1–5 %v", s.State(1, 5))
@@ -317,21 +321,17 @@ func TestIndirectActivation(t *testing.T) {
 	}
 
 	// 3–1 Inactive: 1 could not become an intermediate: 2 is asked.
-	// Nothing below both ends lacks only its link to the target: no
-	// request (router 1's detours can only go through the hub).
 	s = setup()
 	s.set(3, 1, Inactive)
 	if x := s.IndirectTarget(3, 5); x != 2 {
 		t.Errorf("IndirectTarget(3, 5) with 3–1 off = %d, want 2", x)
-	}
-	if x := s.IndirectTarget(1, 5); x != -1 {
-		t.Errorf("IndirectTarget(1, 5) = %d, want -1", x)
 	}
 	// A router that sends a direct request sends no indirect one.
 	s = setup()
 	s.set(3, 6, Inactive)
 	u = hot()
 	u[3*8+6] = Use{Virt: 0.1}
+	s.Detoured(3, 5, 0)
 	if reqs := s.ActivationEpoch(u, hwm, nil); !slices.Equal(reqs, []Request{{3, 6, 0.1}}) || len(s.inbox) != 0 {
 		t.Fatalf("requests %v, inbox %v", reqs, s.inbox)
 	}
@@ -339,6 +339,7 @@ func TestIndirectActivation(t *testing.T) {
 	s = setup()
 	u = hot()
 	u[3*8+0] = Use{NonMin: 0.7}
+	s.Detoured(3, 5, 0)
 	if s.ActivationEpoch(u, hwm, nil); len(s.inbox) != 0 || s.Stats.Messages != 0 {
 		t.Fatalf("inbox %v, %+v", s.inbox, s.Stats)
 	}
@@ -423,5 +424,112 @@ func TestBoundaryFrom(t *testing.T) {
 		if got := BoundaryFrom(links, 0.75, tc.innerMin); got != tc.want {
 			t.Errorf("%s: boundary %d, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestAnyIntermediate: with PAL's two traffic classes any router of the
+// subnetwork may be an intermediate (paper 004 §IV-E), so Usable, the hot
+// check and IndirectTarget consider routers above the ends too, not only
+// those below both (the earlier lower-id rule). An 8-router subnetwork,
+// the links listed Inactive; each row asks router r about target t.
+// IndirectTarget is the lowest X ∉ {r, t} with r–X Active and X–t not
+// Active (paper 004 §IV-B: "the router with the lowest ID that is not
+// available as an intermediate"), scanned in ascending id.
+func TestAnyIntermediate(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		off      [][2]int
+		r, to    int
+		usable   []int // Usable(r, to, m), ascending
+		indirect int
+	}{
+		// Nothing off: every other router is an intermediate, no target.
+		{"all-active", nil, 3, 5, []int{0, 1, 2, 4, 6, 7}, -1},
+		// Router 1 to 5, 2–5 off: 2 is asked; the rule below both ends
+		// left 1 with no one to ask (0 is an intermediate already).
+		{"above-the-sender", [][2]int{{2, 5}}, 1, 5, []int{0, 3, 4, 6, 7}, 2},
+		// Every router below both ends an intermediate, 6–5 and 7–5 off:
+		// 6, above both ends, is asked (before: −1).
+		{"above-both", [][2]int{{6, 5}, {7, 5}}, 3, 5, []int{0, 1, 2, 4}, 6},
+		// 4–5 off but 3–4 off too: 4 could not become an intermediate;
+		// 6 (3–6 Active, 6–5 off) is the lowest that can.
+		{"skip-missing-r-x", [][2]int{{4, 5}, {3, 4}, {6, 5}}, 3, 5, []int{0, 1, 2, 7}, 6},
+		// The hub as the target: every other router with both links
+		// Active is an intermediate; X–0 is a root link, never off:
+		// nobody to ask (before, nothing was below the hub at all).
+		{"to-the-hub", [][2]int{{3, 6}}, 3, 0, []int{1, 2, 4, 5, 7}, -1},
+		// From the hub to 7, 5–7 off: 5 is asked.
+		{"from-the-hub", [][2]int{{5, 7}}, 0, 7, []int{1, 2, 3, 4, 6}, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSubnet(8)
+			for _, l := range tc.off {
+				s.set(l[0], l[1], Inactive)
+			}
+			var got []int
+			for m := range s.K {
+				if s.Usable(tc.r, tc.to, m) {
+					got = append(got, m)
+				}
+			}
+			if !slices.Equal(got, tc.usable) {
+				t.Errorf("Usable(%d, %d, ·) = %v, want %v", tc.r, tc.to, got, tc.usable)
+			}
+			for range 2 { // the same state, the same answer
+				if x := s.IndirectTarget(tc.r, tc.to); x != tc.indirect {
+					t.Errorf("IndirectTarget(%d, %d) = %d, want %d", tc.r, tc.to, x, tc.indirect)
+				}
+			}
+		})
+	}
+}
+
+// TestIndirectHotChosen: a target is hot only through the detours
+// actually routed (paper 004 §IV-B: "an output link chosen for non-minimal
+// routing" above U_hwm), whichever router the intermediate is: above both
+// ends too. Router 3 detours towards 5 (1–5, 2–5 and 7–5 off; 3 has no
+// Inactive link: no direct request), its available intermediates 0, 4 and
+// 6; 3→6 reads 0.9 (above U_hwm 0.75), 3→0 and 3→4 0.5. Hot, the
+// indirect request goes to 1, the lowest router lacking only its link to
+// 5; not hot, none. The detours recorded are forgotten at the epoch: the
+// next one, with none recorded, sends nothing.
+func TestIndirectHotChosen(t *testing.T) {
+	const hwm = 0.75
+	for _, tc := range []struct {
+		name string
+		via  []int // intermediates of the detours recorded
+		want []Request
+	}{
+		{"via-6-above-both-ends", []int{6}, []Request{{1, 5, 0.4}}},
+		{"via-0-and-6", []int{0, 6}, []Request{{1, 5, 0.4}}},
+		// 3→6 is hot but no detour took it (the rule that looked at every
+		// available intermediate called 5 hot here).
+		{"hot-link-not-chosen", []int{0, 4}, nil},
+		{"no-detour-recorded", nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := NewSubnet(8)
+			for _, x := range []int{1, 2, 7} {
+				s.set(x, 5, Inactive)
+			}
+			u := make([]Use, 64)
+			u[3*8+5] = Use{Min: 0.5, Detour: 0.4}
+			u[3*8+0] = Use{NonMin: 0.5}
+			u[3*8+4] = Use{NonMin: 0.5}
+			u[3*8+6] = Use{NonMin: 0.9}
+			for _, m := range tc.via {
+				s.Detoured(3, 5, m)
+			}
+			if reqs := s.ActivationEpoch(u, hwm, nil); len(reqs) != 0 {
+				t.Fatalf("requests %v, want none", reqs)
+			}
+			if !slices.Equal(s.inbox, tc.want) || s.Stats.Indirect != uint64(len(tc.want)) {
+				t.Fatalf("inbox %v (indirect %d), want %v", s.inbox, s.Stats.Indirect, tc.want)
+			}
+			s.ActivationEpoch(u, hwm, nil)
+			if s.Stats.Indirect != uint64(len(tc.want)) {
+				t.Errorf("second epoch, no detour recorded: %d indirect requests in all, want %d", s.Stats.Indirect, len(tc.want))
+			}
+		})
 	}
 }
