@@ -696,6 +696,9 @@ func (n *Network) Handle(e engine.Event) {
 				}
 			}
 			n.pw.pending[o]++
+			if n.pw.pending1 != nil && n.pkts[e.Arg].vcNext == 1 {
+				n.pw.pending1[o]++
+			}
 		}
 		if n.vc != nil && n.pkts[e.Arg].vc == 1 {
 			n.vc[o].wait |= 1 << n.in[e.Obj].local
@@ -1116,7 +1119,7 @@ func (n *Network) arrive(i, k int32, now int64) {
 			n.palQ[pk.out]++
 		} else {
 			pk.out = n.route(pi.sw, pk, now)
-			pk.vcNext = uint8(n.cls.HopClass(int(pi.sw), int(pk.dst), int(pk.out-n.swBase[pi.sw])))
+			pk.vcNext = uint8(n.cls.HopClass(int(pi.sw), int(pk.dst), int(outPort(pk.out)-n.swBase[pi.sw])))
 		}
 		if pk.vc == 1 {
 			n.vcArrive(i, k, pk, now, done)

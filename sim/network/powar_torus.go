@@ -110,7 +110,11 @@ func (n *Network) selectPOWARTorus(sw int32, pk *packet, now int64, dAgg int, wa
 		}
 		sel |= b
 	}
-	free, awake := n.freeAwake(sw, sel, now)
+	var c uint8 // the class the packet goes on in (tested only by the wait)
+	if wait && n.vc != nil {
+		c = pk.vcNext
+	}
+	free, awake := n.freeAwake(sw, sel, now, c)
 	st := &s.sw[sw]
 	p, next, how := powar.SelectAggregated(adaptive, det, sel, free, awake, int(st.RRP))
 	if wait && how == powar.Queued {

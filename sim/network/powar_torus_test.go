@@ -179,9 +179,11 @@ func datelineTorus(t testing.TB, trunk int, dateline bool) *topo.Torus {
 // topology.dateline the hops travel in their dateline classes (the
 // network's two traffic classes) and the same traffic completes: every
 // packet arrives, none is dropped, the run is byte-identical twice.
-// POWAR (torus_adaptive false, deep sleep) and ECMP on the dateline torus
-// complete too (their choices keep dimension order, each hop in its
-// class).
+// POWAR (torus_adaptive false, deep sleep; deciding at arrival, and with
+// torus_wait at the head of the input buffer, where the class of the hop
+// is the DOR aggregate's, whichever member is chosen later) and ECMP on
+// the dateline torus complete too (their choices keep dimension order,
+// each hop in its class).
 func TestTorusDatelineNoDeadlock(t *testing.T) {
 	wl := synthetic("uniform", 9600, 0.6, 50*time.Microsecond)
 	p := table6(eee.AlwaysOn, 0)
@@ -218,7 +220,9 @@ func TestTorusDatelineNoDeadlock(t *testing.T) {
 		}
 		ecmp := p
 		ecmp.Routing = RoutingECMP
-		for _, q := range []Params{powarParams(10 * time.Microsecond), ecmp} {
+		wait := powarParams(10 * time.Microsecond)
+		wait.POWAR.TorusWait = true
+		for _, q := range []Params{powarParams(10 * time.Microsecond), wait, ecmp} {
 			r, _ := res(q)
 			if r.Packets != a.Packets || r.Messages != a.Messages || r.Dropped != 0 {
 				t.Errorf("trunk %d, dateline %v: %d packets / %d messages (%d dropped), DOR %d / %d", trunk, q.Routing, r.Packets, r.Messages, r.Dropped, a.Packets, a.Messages)

@@ -254,6 +254,9 @@ type powarState struct {
 	// the port at arrival.
 	wait  bool
 	retry int64 // retry period (ps)
+	// pending1: with wait and two traffic classes (a torus3d with the
+	// dateline), the part of pending whose next class is 1; nil otherwise.
+	pending1 []int32
 	// alonso: POWAR.Alonso's on-time per port (ps, up ports only: the time
 	// in the selectable set up to its switch's last decision) and per
 	// switch its up ports (first, count; count < 2: none adaptive).
@@ -302,6 +305,9 @@ func newPOWAR(t topo.Topology, p *Params, ports int) (*powarState, error) {
 	// The paper's wait: fat trees and the Megafly's minimal paths, the
 	// torus with TorusWait (non-minimal paths decide at arrival and queue).
 	s.wait = !c.Queue && s.mf == nil && (s.tr == nil || c.TorusWait)
+	if s.wait && topo.Classes(t, true) != nil {
+		s.pending1 = make([]int32, ports)
+	}
 	return s, nil
 }
 
@@ -454,10 +460,10 @@ func (n *Network) selectPOWAR(sw int32, c []int, now int64, size int32, wait boo
 	}
 	var eligible, awake uint64
 	if s.rr {
-		eligible = n.freePorts(sw, sel, now)
+		eligible = n.freePorts(sw, sel, now, 0)
 		awake = eligible
 	} else {
-		eligible, awake = n.freeAwake(sw, sel, now)
+		eligible, awake = n.freeAwake(sw, sel, now, 0)
 	}
 	p, next, ok := powar.Select(eligible, awake, int(st.RRP))
 	switch {
@@ -478,12 +484,12 @@ func (n *Network) selectPOWAR(sw int32, c []int, now int64, size int32, wait boo
 }
 
 // freePorts is the subset of the ports set (bits: switch-local ports of switch
-// sw) that are not busy.
-func (n *Network) freePorts(sw int32, set uint64, now int64) uint64 {
+// sw) that are not busy for a packet going on in class c.
+func (n *Network) freePorts(sw int32, set uint64, now int64, c uint8) uint64 {
 	base := n.swBase[sw]
 	var free uint64
 	for r := set; r != 0; r &= r - 1 {
-		if !n.portBusy(base+int32(bits.TrailingZeros64(r)), now) {
+		if !n.portBusy(base+int32(bits.TrailingZeros64(r)), now, c) {
 			free |= r & -r
 		}
 	}
@@ -491,13 +497,13 @@ func (n *Network) freePorts(sw int32, set uint64, now int64) uint64 {
 }
 
 // freeAwake splits the ports set (bits: switch-local ports of switch sw)
-// into those that are not busy and those of them whose link is awake at
-// now, in ascending port order.
-func (n *Network) freeAwake(sw int32, set uint64, now int64) (free, awake uint64) {
+// into those that are not busy for a packet going on in class c and
+// those of them whose link is awake at now, in ascending port order.
+func (n *Network) freeAwake(sw int32, set uint64, now int64, c uint8) (free, awake uint64) {
 	base := n.swBase[sw]
 	for r := set; r != 0; r &= r - 1 {
 		g := base + int32(bits.TrailingZeros64(r))
-		if n.portBusy(g, now) {
+		if n.portBusy(g, now, c) {
 			continue
 		}
 		b := r & -r
@@ -518,15 +524,44 @@ func (n *Network) freeAwake(sw int32, set uint64, now int64) (free, awake uint64
 // has packets (queued, past the crossbar or granted) while its link can
 // carry them; a port whose packets wait for its link to wake up is not
 // busy, so more packets join them and share the wake-up.
-func (n *Network) portBusy(g int32, now int64) bool {
+//
+// With two traffic classes (pending1 not nil) the wait tests the class c
+// the packet goes on in: its class's pause, queue and requests, and the
+// link's transmission (which ends whatever the classes do). A packet
+// waiting in one class then depends on nothing of the other, so the wait
+// adds no channel dependency that the classes' routing does not have
+// (vc.go); testing both classes, the head of a class-1 input waited for
+// class-0 queues, and a torus with the dateline deadlocked
+// (TestTorusDatelineNoDeadlock).
+func (n *Network) portBusy(g int32, now int64, c uint8) bool {
 	po := &n.ports[g]
-	queued := n.pw.pending[g] > 0 || po.bytes > 0 || po.head >= 0 ||
-		(n.vc != nil && (n.vc[g].outBytes > 0 || n.vc[g].outHead >= 0))
 	if !n.pw.wait {
+		queued := n.pw.pending[g] > 0 || po.bytes > 0 || po.head >= 0 ||
+			(n.vc != nil && (n.vc[g].outBytes > 0 || n.vc[g].outHead >= 0))
 		return queued || po.flags&txBusy != 0
 	}
-	if po.flags&(txBusy|paused) != 0 {
+	if po.flags&txBusy != 0 {
 		return true
+	}
+	var queued bool
+	switch {
+	case n.pw.pending1 == nil:
+		if po.flags&paused != 0 {
+			return true
+		}
+		queued = n.pw.pending[g] > 0 || po.bytes > 0 || po.head >= 0 ||
+			(n.vc != nil && (n.vc[g].outBytes > 0 || n.vc[g].outHead >= 0))
+	case c == 0:
+		if po.flags&paused != 0 {
+			return true
+		}
+		queued = n.pw.pending[g] > n.pw.pending1[g] || po.bytes > 0 || po.head >= 0
+	default:
+		v := &n.vc[g]
+		if v.outFlags&vcPaused != 0 {
+			return true
+		}
+		queued = n.pw.pending1[g] > 0 || v.outBytes > 0 || v.outHead >= 0
 	}
 	return queued && n.links[po.link].ReadyAt <= now
 }
