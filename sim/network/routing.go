@@ -163,14 +163,15 @@ type POWAR struct {
 	// default) is the paper's: the packet waits at the head of its input
 	// buffer and the selection is retried every Retry until a selectable
 	// port is free (fat trees and the Megafly's minimal paths; a torus
-	// always queues).
+	// queues unless TorusWait).
 	Queue bool
 	// Retry is the period (ps) of the retries of a waiting packet.
 	Retry int64
 	// TorusWait applies the wait on a torus3d too (default false: a torus
-	// decides at arrival and queues). Without virtual channels a waiting
-	// packet blocks its whole input, where the paper's blocks one VC:
-	// measured, the wait makes a torus all-to-all slower
+	// decides at arrival and queues). A waiting packet blocks its traffic
+	// class's input buffer (one of two with topology.dateline, else the
+	// whole input), where the paper's blocks one of four VCs: measured,
+	// the wait makes the paper's torus all-to-all slower
 	// (docs/reproducing.md, "POWAR on the paper's setting").
 	TorusWait bool
 	// NonMinimal adds non-minimal candidates on the Megafly (paths through
