@@ -115,6 +115,7 @@ func (n *Network) selectPOWARTorus(sw int32, pk *packet, now int64, dAgg int, wa
 		c = pk.vcNext
 	}
 	free, awake := n.freeAwake(sw, sel, now, c)
+	s.cand = adaptive
 	st := &s.sw[sw]
 	p, next, how := powar.SelectAggregated(adaptive, det, sel, free, awake, int(st.RRP))
 	if wait && how == powar.Queued {

@@ -165,7 +165,10 @@ type POWAR struct {
 	// port is free (fat trees and the Megafly's minimal paths; a torus
 	// queues unless TorusWait).
 	Queue bool
-	// Retry is the period (ps) of the retries of a waiting packet.
+	// Retry is the period (ps) of the retries of a waiting packet; 0 (the
+	// default) retries it when it can succeed instead: when a port of its
+	// candidate set is released (its transmission ends or its pause is
+	// lifted) or a checking cycle begins (a port may become selectable).
 	Retry int64
 	// TorusWait applies the wait on a torus3d too (default false: a torus
 	// decides at arrival and queues). A waiting packet blocks its traffic
@@ -196,10 +199,10 @@ const AllSelectable = 64
 
 // DefaultPOWAR is the paper's thresholds (0.5, 0.25) and power model, with
 // our 10 µs checking cycle, every port selectable at the start, and a
-// waiting packet retried every 10 ns.
+// waiting packet retried as soon as it can succeed.
 func DefaultPOWAR() POWAR {
 	return POWAR{Thresholds: powar.DefaultThresholds(), Cycle: 10_000_000, Model: powar.DefaultParams(),
-		Initial: AllSelectable, Retry: 10_000}
+		Initial: AllSelectable}
 }
 
 // validate checks the configuration of routing p.
@@ -214,8 +217,8 @@ func (c *POWAR) validate(p *Params) error {
 		if c.Initial < 1 {
 			return fmt.Errorf("routing.powar.initial_selectable: must be ≥ 1, got %d", c.Initial)
 		}
-		if c.Retry <= 0 {
-			return fmt.Errorf("routing.powar.retry: must be > 0, got %d ps", c.Retry)
+		if c.Retry < 0 {
+			return fmt.Errorf("routing.powar.retry: must be ≥ 0, got %d ps", c.Retry)
 		}
 		if c.RoundRobin && c.FirstOn {
 			return errors.New("routing.powar.round_robin: cannot be combined with routing.powar.first_on (two selection functions); choose one")
@@ -254,7 +257,19 @@ type powarState struct {
 	// counts the packets that requested the crossbar, else those routed to
 	// the port at arrival.
 	wait  bool
-	retry int64 // retry period (ps)
+	retry int64 // retry period (ps); 0: woken by events (waitFor)
+	// The waiting heads (retry 0), keyed by switch and input-queue class
+	// (sw*2+c): waiting, the inputs (local bits) whose class-c head waits;
+	// woken, those of them with a retry scheduled at a port's release. Per
+	// input and class (in*2+c): wset, the head's candidate ports (local
+	// bits), and wnext and wpk, the checking-cycle boundary its retry is
+	// scheduled for and the head it retries. cand is the candidate set of
+	// the last decision.
+	waiting, woken []uint64
+	wset           []uint64
+	wnext          []int64
+	wpk            []int32
+	cand           uint64
 	// pending1: with wait and two traffic classes (a torus3d with the
 	// dateline), the part of pending whose next class is 1; nil otherwise.
 	pending1 []int32
@@ -308,6 +323,10 @@ func newPOWAR(t topo.Topology, p *Params, ports int) (*powarState, error) {
 	s.wait = !c.Queue && s.mf == nil && (s.tr == nil || c.TorusWait)
 	if s.wait && topo.Classes(t, true) != nil {
 		s.pending1 = make([]int32, ports)
+	}
+	if s.wait && s.retry == 0 {
+		s.waiting, s.woken = make([]uint64, 2*t.Switches()), make([]uint64, 2*t.Switches())
+		s.wset, s.wnext, s.wpk = make([]uint64, 2*ports), make([]int64, 2*ports), make([]int32, 2*ports)
 	}
 	return s, nil
 }
@@ -405,8 +424,9 @@ func outPort(out int32) int32 {
 // decidePOWAR makes the decision of packet k, at the head of switch input
 // in and requesting the crossbar at now, if it is still to be made: the
 // output port, or ok false if no selectable port was free (the paper's
-// NULL), in which case the request is repeated after the retry period.
-// retry says the request is a retry (evPOWARRetry).
+// NULL), in which case the request is repeated after the retry period, or
+// without one when it can succeed (waitFor). retry says the request is a
+// retry (evPOWARRetry).
 func (n *Network) decidePOWAR(in, k int32, now int64, retry bool) (out int32, ok bool) {
 	pk := &n.pkts[k]
 	if pk.out >= 0 {
@@ -421,6 +441,13 @@ func (n *Network) decidePOWAR(in, k int32, now int64, retry bool) (out int32, ok
 		var p int
 		p, ok = n.selectPOWAR(sw, c, now, pk.size, true)
 		g = n.swBase[sw] + int32(p)
+		if !ok && n.pw.retry == 0 {
+			var set uint64
+			for _, q := range c {
+				set |= uint64(1) << uint(q)
+			}
+			n.pw.cand = set
+		}
 	}
 	if !ok {
 		if retry {
@@ -428,11 +455,113 @@ func (n *Network) decidePOWAR(in, k int32, now int64, retry bool) (out int32, ok
 		} else {
 			n.pw.stats.Waited++
 		}
-		n.eng.ScheduleAux(now+n.pw.retry, evPOWARRetry, in, k, ^pk.out)
+		if n.pw.retry > 0 {
+			n.eng.ScheduleAux(now+n.pw.retry, evPOWARRetry, in, k, ^pk.out)
+		} else {
+			n.waitFor(in, k, now)
+		}
 		return 0, false
 	}
 	pk.out = g
 	return g, true
+}
+
+// waitFor registers the head k of input in (its input-queue class's) as
+// waiting for a port of its candidate set (pw.cand) and schedules its
+// retry at the next checking-cycle boundary, where a port may become
+// selectable (Algorithm 2 or 3; not with every port selectable). A port's
+// release retries it earlier (powarRelease).
+func (n *Network) waitFor(in, k int32, now int64) {
+	s := n.pw
+	pk := &n.pkts[k]
+	c := int32(pk.vc)
+	sw := n.in[in].sw
+	s.waiting[2*sw+c] |= uint64(1) << n.in[in].local
+	s.wset[2*in+c] = s.cand
+	if s.firstOn {
+		return
+	}
+	// One retry per boundary and head (a retry that finds another head
+	// is stale: retryDue).
+	if b := (now/s.cycle + 1) * s.cycle; s.wnext[2*in+c] != b || s.wpk[2*in+c] != k {
+		s.wnext[2*in+c], s.wpk[2*in+c] = b, k
+		n.eng.ScheduleAux(b, evPOWARRetry, in, k, ^pk.out)
+	}
+}
+
+// powarRelease: switch port g may have been released (its transmission
+// ended, its pause was lifted) at now. Each head waiting for it (retry 0)
+// that finds it free gets a retry at now, once, oldest head first (the
+// output arbitration's order: the one that arrived first, then the lower
+// input and class), so the first to retry takes the port.
+func (n *Network) powarRelease(g int32, now int64) {
+	s := n.pw
+	sw := n.ports[g].sw
+	if s.waiting == nil || sw < 0 {
+		return
+	}
+	base := n.swBase[sw]
+	bit := uint64(1) << uint(g-base)
+	var due [2]uint64
+	for c := int32(0); c < 2; c++ {
+		for w := s.waiting[2*sw+c] &^ s.woken[2*sw+c]; w != 0; w &= w - 1 {
+			j := int32(bits.TrailingZeros64(w))
+			if in := base + j; s.wset[2*in+c]&bit != 0 && !n.portBusy(g, now, n.nextClass(n.waitHead(in, c))) {
+				due[c] |= w & -w
+			}
+		}
+	}
+	for due[0]|due[1] != 0 {
+		bc, bj, bk := int32(-1), int32(0), int32(0)
+		var age int64
+		for c := int32(0); c < 2; c++ {
+			for w := due[c]; w != 0; w &= w - 1 {
+				j := int32(bits.TrailingZeros64(w))
+				k := n.waitHead(base+j, c)
+				if a := n.pkts[k].ready; bc < 0 || a < age {
+					bc, bj, bk, age = c, j, k, a
+				}
+			}
+		}
+		due[bc] &^= uint64(1) << uint(bj)
+		s.woken[2*sw+bc] |= uint64(1) << uint(bj)
+		n.eng.ScheduleAux(now, evPOWARRetry, base+bj, bk, ^n.pkts[bk].out)
+	}
+}
+
+// waitHead is the head of input in's class-c queue.
+func (n *Network) waitHead(in, c int32) int32 {
+	if c == 1 {
+		return n.vc[in].inHead
+	}
+	return n.in[in].head
+}
+
+// nextClass is packet k's class on its next link (0 with one class).
+func (n *Network) nextClass(k int32) uint8 {
+	if n.vc == nil {
+		return 0
+	}
+	return n.pkts[k].vcNext
+}
+
+// retryDue: a retry event of head k of input in is still wanted (retry 0:
+// the head waits; a retry already made leaves the later ones stale), and
+// the head is taken off the waiting heads for its retry.
+func (n *Network) retryDue(in, k int32) bool {
+	s := n.pw
+	if s.waiting == nil {
+		return true
+	}
+	c := int32(n.pkts[k].vc)
+	sw := n.in[in].sw
+	b := uint64(1) << n.in[in].local
+	if n.waitHead(in, c) != k || s.waiting[2*sw+c]&b == 0 {
+		return false
+	}
+	s.woken[2*sw+c] &^= b
+	s.waiting[2*sw+c] &^= b
+	return true
 }
 
 // selectPOWAR chooses among the adaptive ports c (ascending: the switch's
