@@ -161,14 +161,15 @@ type POWAR struct {
 	// NULL), queues the packet on the first selectable port in
 	// round-robin order at once (lpictl's earlier reading). False (the
 	// default) is the paper's: the packet waits at the head of its input
-	// buffer and the selection is retried every Retry until a selectable
+	// buffer and the selection is retried (Retry) until a selectable
 	// port is free (fat trees and the Megafly's minimal paths; a torus
 	// queues unless TorusWait).
 	Queue bool
 	// Retry is the period (ps) of the retries of a waiting packet; 0 (the
 	// default) retries it when it can succeed instead: when a port of its
-	// candidate set is released (its transmission ends or its pause is
-	// lifted) or a checking cycle begins (a port may become selectable).
+	// candidate set is released (its transmission ends, its pause is
+	// lifted, its link starts waking up) or a checking cycle begins (a
+	// port may become selectable): powarRelease, waitFor.
 	Retry int64
 	// TorusWait applies the wait on a torus3d too (default false: a torus
 	// decides at arrival and queues). A waiting packet blocks its traffic
