@@ -142,7 +142,7 @@ func (n *Network) waitsFor(g int32, c int) (next struct {
 		return next, false
 	}
 	pk := &n.pkts[h]
-	next.g, next.c = pk.out, 0
+	next.g, next.c = outPort(pk.out), 0 // an undecided POWAR head: its stand-in
 	if n.vc != nil {
 		next.c = int(pk.vcNext)
 	}

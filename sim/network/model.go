@@ -689,6 +689,9 @@ func (n *Network) Handle(e engine.Event) {
 		// it only now (routing.go, decidePOWAR; it may have to wait).
 		o := e.Aux
 		if n.pw != nil && n.pw.wait {
+			if e.Kind == evPOWARRetry && !n.retryDue(e.Obj, e.Arg) {
+				return
+			}
 			if n.pkts[e.Arg].out < 0 {
 				var ok bool
 				if o, ok = n.decidePOWAR(e.Obj, e.Arg, now, e.Kind == evPOWARRetry); !ok {
@@ -696,6 +699,9 @@ func (n *Network) Handle(e engine.Event) {
 				}
 			}
 			n.pw.pending[o]++
+			if n.pw.pending1 != nil && n.pkts[e.Arg].vcNext == 1 {
+				n.pw.pending1[o]++
+			}
 		}
 		if n.vc != nil && n.pkts[e.Arg].vc == 1 {
 			n.vc[o].wait |= 1 << n.in[e.Obj].local
@@ -710,12 +716,18 @@ func (n *Network) Handle(e engine.Event) {
 		n.enqueueOut(e.Obj, e.Arg, now)
 	case evTxEnd:
 		n.txEnd(e.Obj, now)
+		if n.pw != nil {
+			n.powarRelease(e.Obj, now)
+		}
 	case evKick:
 		n.ports[e.Obj].flags &^= kickPending
 		n.tryStart(e.Obj, now)
 	case evPFC:
 		if e.Arg >= pfcResume1 {
 			n.vcPFC(e.Obj, e.Arg == pfcPause1, now)
+			if n.pw != nil && e.Arg == pfcResume1 {
+				n.powarRelease(e.Obj, now)
+			}
 			break
 		}
 		po := &n.ports[e.Obj]
@@ -727,6 +739,9 @@ func (n *Network) Handle(e engine.Event) {
 		} else {
 			po.flags &^= paused
 			n.tryStart(e.Obj, now)
+			if n.pw != nil {
+				n.powarRelease(e.Obj, now)
+			}
 		}
 	case evInject:
 		m := n.injects[e.Arg]
@@ -863,6 +878,14 @@ func (n *Network) needed(i int32, now int64) {
 	}
 	pt.flags &^= decidePending
 	pt.idleStart = -1
+	if ready > now && n.pw != nil && n.pw.waiting != nil {
+		// The link wakes up: both its ends stop being busy for POWAR's
+		// wait if they hold packets (portBusy).
+		n.powarRelease(i, now)
+		if pt.peer >= 0 {
+			n.powarRelease(pt.peer, now)
+		}
+	}
 }
 
 // linkOwner returns the port whose PDT timer runs on port i's link while
@@ -1116,7 +1139,7 @@ func (n *Network) arrive(i, k int32, now int64) {
 			n.palQ[pk.out]++
 		} else {
 			pk.out = n.route(pi.sw, pk, now)
-			pk.vcNext = uint8(n.cls.HopClass(int(pi.sw), int(pk.dst), int(pk.out-n.swBase[pi.sw])))
+			pk.vcNext = uint8(n.cls.HopClass(int(pi.sw), int(pk.dst), int(outPort(pk.out)-n.swBase[pi.sw])))
 		}
 		if pk.vc == 1 {
 			n.vcArrive(i, k, pk, now, done)

@@ -167,7 +167,7 @@ func (n *Network) selectNonMinimal(sw int32, pk *packet, now int64) int {
 		return pmin
 	}
 	mf.stats.Decisions++
-	free, awake := n.freeAwake(sw, sel, now)
+	free, awake := n.freeAwake(sw, sel, now, 0)
 	st := &s.sw[sw]
 	rrp := int(st.RRP)
 	p := -1

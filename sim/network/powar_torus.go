@@ -11,14 +11,13 @@ import (
 // aggregates (topology.trunk): Algorithm 3's selectable prefix of every
 // aggregate of every switch (powar.Aggregates; the round-robin pointer
 // stays per switch, in powarState.sw) and whether the adaptive set spans
-// every minimal aggregate or only the dimension-order one. (topology.dateline
-// changes nothing here: every member carries both dateline classes, so
-// halves is always 1.)
+// every minimal aggregate or only the dimension-order one. One managed
+// aggregate per torus aggregate, with or without topology.dateline: every
+// member carries both dateline classes (sim/network/vc.go), and the class
+// of a hop is the aggregate's, whichever member carries it.
 type powarTorus struct {
 	t        *topo.Torus
 	agg      *powar.Aggregates
-	width    int // members per managed aggregate: w
-	halves   int // managed aggregates per torus aggregate: 1
 	adaptive bool
 }
 
@@ -29,10 +28,8 @@ const torusAggregates = 6
 // newPOWARTorus needs no check of the port count: the network refuses
 // switches of more than 64 ports, so every port is a bit of a uint64.
 func newPOWARTorus(t *topo.Torus, c *POWAR) *powarTorus {
-	halves := 1
-	width := t.Trunk() / halves
-	return &powarTorus{t: t, agg: powar.NewAggregates(t.Switches(), torusAggregates*halves, width, c.Initial),
-		width: width, halves: halves, adaptive: c.TorusAdaptive}
+	return &powarTorus{t: t, agg: powar.NewAggregates(t.Switches(), torusAggregates, t.Trunk(), c.Initial),
+		adaptive: c.TorusAdaptive}
 }
 
 // routePOWARTorus returns packet pk's output port (global index) at
@@ -94,13 +91,13 @@ func (n *Network) selectPOWARTorus(sw int32, pk *packet, now int64, dAgg int, wa
 	}
 	cycle := now / s.cycle
 	var adaptive, det, sel uint64
-	key, lim := -1, tr.width
-	for _, p := range cand { // grouped by aggregate (one class each), members in order
+	key, lim := -1, t.Trunk()
+	for _, p := range cand { // grouped by aggregate, members in order
 		a, j, _ := t.Aggregate(p)
-		if k := a*tr.halves + j/tr.width; k != key {
-			key = k
+		if a != key {
+			key = a
 			if !s.firstOn {
-				lim = tr.agg.Sel(s.th, int(sw), k, cycle, s.capacity)
+				lim = tr.agg.Sel(s.th, int(sw), a, cycle, s.capacity)
 			}
 		}
 		b := uint64(1) << uint(p)
@@ -108,12 +105,17 @@ func (n *Network) selectPOWARTorus(sw int32, pk *packet, now int64, dAgg int, wa
 		if a == dAgg {
 			det |= b
 		}
-		if j%tr.width >= lim {
+		if j >= lim {
 			continue
 		}
 		sel |= b
 	}
-	free, awake := n.freeAwake(sw, sel, now)
+	var c uint8 // the class the packet goes on in (tested only by the wait)
+	if wait && n.vc != nil {
+		c = pk.vcNext
+	}
+	free, awake := n.freeAwake(sw, sel, now, c)
+	s.cand = adaptive
 	st := &s.sw[sw]
 	p, next, how := powar.SelectAggregated(adaptive, det, sel, free, awake, int(st.RRP))
 	if wait && how == powar.Queued {
@@ -130,7 +132,7 @@ func (n *Network) selectPOWARTorus(sw int32, pk *packet, now int64, dAgg int, wa
 		s.stats.Adaptive++
 		s.stats.selSum += uint64(bits.OnesCount64(sel))
 	}
-	a, j, _ := t.Aggregate(p)
-	tr.agg.Add(s.th, int(sw), a*tr.halves+j/tr.width, cycle, s.capacity, int64(pk.size))
+	a, _, _ := t.Aggregate(p)
+	tr.agg.Add(s.th, int(sw), a, cycle, s.capacity, int64(pk.size))
 	return base + int32(p), true
 }

@@ -161,16 +161,21 @@ type POWAR struct {
 	// NULL), queues the packet on the first selectable port in
 	// round-robin order at once (lpictl's earlier reading). False (the
 	// default) is the paper's: the packet waits at the head of its input
-	// buffer and the selection is retried every Retry until a selectable
+	// buffer and the selection is retried (Retry) until a selectable
 	// port is free (fat trees and the Megafly's minimal paths; a torus
-	// always queues).
+	// queues unless TorusWait).
 	Queue bool
-	// Retry is the period (ps) of the retries of a waiting packet.
+	// Retry is the period (ps) of the retries of a waiting packet; 0 (the
+	// default) retries it when it can succeed instead: when a port of its
+	// candidate set is released (its transmission ends, its pause is
+	// lifted, its link starts waking up) or a checking cycle begins (a
+	// port may become selectable): powarRelease, waitFor.
 	Retry int64
 	// TorusWait applies the wait on a torus3d too (default false: a torus
-	// decides at arrival and queues). Without virtual channels a waiting
-	// packet blocks its whole input, where the paper's blocks one VC:
-	// measured, the wait makes a torus all-to-all slower
+	// decides at arrival and queues). A waiting packet blocks its traffic
+	// class's input buffer (one of two with topology.dateline, else the
+	// whole input), where the paper's blocks one of four VCs: measured,
+	// the wait makes the paper's torus all-to-all slower
 	// (docs/reproducing.md, "POWAR on the paper's setting").
 	TorusWait bool
 	// NonMinimal adds non-minimal candidates on the Megafly (paths through
@@ -195,10 +200,10 @@ const AllSelectable = 64
 
 // DefaultPOWAR is the paper's thresholds (0.5, 0.25) and power model, with
 // our 10 µs checking cycle, every port selectable at the start, and a
-// waiting packet retried every 10 ns.
+// waiting packet retried as soon as it can succeed.
 func DefaultPOWAR() POWAR {
 	return POWAR{Thresholds: powar.DefaultThresholds(), Cycle: 10_000_000, Model: powar.DefaultParams(),
-		Initial: AllSelectable, Retry: 10_000}
+		Initial: AllSelectable}
 }
 
 // validate checks the configuration of routing p.
@@ -213,8 +218,8 @@ func (c *POWAR) validate(p *Params) error {
 		if c.Initial < 1 {
 			return fmt.Errorf("routing.powar.initial_selectable: must be ≥ 1, got %d", c.Initial)
 		}
-		if c.Retry <= 0 {
-			return fmt.Errorf("routing.powar.retry: must be > 0, got %d ps", c.Retry)
+		if c.Retry < 0 {
+			return fmt.Errorf("routing.powar.retry: must be ≥ 0, got %d ps", c.Retry)
 		}
 		if c.RoundRobin && c.FirstOn {
 			return errors.New("routing.powar.round_robin: cannot be combined with routing.powar.first_on (two selection functions); choose one")
@@ -253,7 +258,22 @@ type powarState struct {
 	// counts the packets that requested the crossbar, else those routed to
 	// the port at arrival.
 	wait  bool
-	retry int64 // retry period (ps)
+	retry int64 // retry period (ps); 0: woken by events (waitFor)
+	// The waiting heads (retry 0), keyed by switch and input-queue class
+	// (sw*2+c): waiting, the inputs (local bits) whose class-c head waits;
+	// woken, those of them with a retry scheduled at a port's release. Per
+	// input and class (in*2+c): wset, the head's candidate ports (local
+	// bits), and wnext and wpk, the checking-cycle boundary its retry is
+	// scheduled for and the head it retries. cand is the candidate set of
+	// the last decision.
+	waiting, woken []uint64
+	wset           []uint64
+	wnext          []int64
+	wpk            []int32
+	cand           uint64
+	// pending1: with wait and two traffic classes (a torus3d with the
+	// dateline), the part of pending whose next class is 1; nil otherwise.
+	pending1 []int32
 	// alonso: POWAR.Alonso's on-time per port (ps, up ports only: the time
 	// in the selectable set up to its switch's last decision) and per
 	// switch its up ports (first, count; count < 2: none adaptive).
@@ -302,6 +322,13 @@ func newPOWAR(t topo.Topology, p *Params, ports int) (*powarState, error) {
 	// The paper's wait: fat trees and the Megafly's minimal paths, the
 	// torus with TorusWait (non-minimal paths decide at arrival and queue).
 	s.wait = !c.Queue && s.mf == nil && (s.tr == nil || c.TorusWait)
+	if s.wait && topo.Classes(t, true) != nil {
+		s.pending1 = make([]int32, ports)
+	}
+	if s.wait && s.retry == 0 {
+		s.waiting, s.woken = make([]uint64, 2*t.Switches()), make([]uint64, 2*t.Switches())
+		s.wset, s.wnext, s.wpk = make([]uint64, 2*ports), make([]int64, 2*ports), make([]int32, 2*ports)
+	}
 	return s, nil
 }
 
@@ -398,8 +425,9 @@ func outPort(out int32) int32 {
 // decidePOWAR makes the decision of packet k, at the head of switch input
 // in and requesting the crossbar at now, if it is still to be made: the
 // output port, or ok false if no selectable port was free (the paper's
-// NULL), in which case the request is repeated after the retry period.
-// retry says the request is a retry (evPOWARRetry).
+// NULL), in which case the request is repeated after the retry period, or
+// without one when it can succeed (waitFor). retry says the request is a
+// retry (evPOWARRetry).
 func (n *Network) decidePOWAR(in, k int32, now int64, retry bool) (out int32, ok bool) {
 	pk := &n.pkts[k]
 	if pk.out >= 0 {
@@ -414,6 +442,13 @@ func (n *Network) decidePOWAR(in, k int32, now int64, retry bool) (out int32, ok
 		var p int
 		p, ok = n.selectPOWAR(sw, c, now, pk.size, true)
 		g = n.swBase[sw] + int32(p)
+		if !ok && n.pw.retry == 0 {
+			var set uint64
+			for _, q := range c {
+				set |= uint64(1) << uint(q)
+			}
+			n.pw.cand = set
+		}
 	}
 	if !ok {
 		if retry {
@@ -421,11 +456,113 @@ func (n *Network) decidePOWAR(in, k int32, now int64, retry bool) (out int32, ok
 		} else {
 			n.pw.stats.Waited++
 		}
-		n.eng.ScheduleAux(now+n.pw.retry, evPOWARRetry, in, k, ^pk.out)
+		if n.pw.retry > 0 {
+			n.eng.ScheduleAux(now+n.pw.retry, evPOWARRetry, in, k, ^pk.out)
+		} else {
+			n.waitFor(in, k, now)
+		}
 		return 0, false
 	}
 	pk.out = g
 	return g, true
+}
+
+// waitFor registers the head k of input in (its input-queue class's) as
+// waiting for a port of its candidate set (pw.cand) and schedules its
+// retry at the next checking-cycle boundary, where a port may become
+// selectable (Algorithm 2 or 3; not with every port selectable). A port's
+// release retries it earlier (powarRelease).
+func (n *Network) waitFor(in, k int32, now int64) {
+	s := n.pw
+	pk := &n.pkts[k]
+	c := int32(pk.vc)
+	sw := n.in[in].sw
+	s.waiting[2*sw+c] |= uint64(1) << n.in[in].local
+	s.wset[2*in+c] = s.cand
+	if s.firstOn {
+		return
+	}
+	// One retry per boundary and head (a retry that finds another head
+	// is stale: retryDue).
+	if b := (now/s.cycle + 1) * s.cycle; s.wnext[2*in+c] != b || s.wpk[2*in+c] != k {
+		s.wnext[2*in+c], s.wpk[2*in+c] = b, k
+		n.eng.ScheduleAux(b, evPOWARRetry, in, k, ^pk.out)
+	}
+}
+
+// powarRelease: switch port g may have been released (its transmission
+// ended, its pause was lifted) at now. Each head waiting for it (retry 0)
+// that finds it free gets a retry at now, once, oldest head first (the
+// output arbitration's order: the one that arrived first, then the lower
+// input and class), so the first to retry takes the port.
+func (n *Network) powarRelease(g int32, now int64) {
+	s := n.pw
+	sw := n.ports[g].sw
+	if s.waiting == nil || sw < 0 {
+		return
+	}
+	base := n.swBase[sw]
+	bit := uint64(1) << uint(g-base)
+	var due [2]uint64
+	for c := int32(0); c < 2; c++ {
+		for w := s.waiting[2*sw+c] &^ s.woken[2*sw+c]; w != 0; w &= w - 1 {
+			j := int32(bits.TrailingZeros64(w))
+			if in := base + j; s.wset[2*in+c]&bit != 0 && !n.portBusy(g, now, n.nextClass(n.waitHead(in, c))) {
+				due[c] |= w & -w
+			}
+		}
+	}
+	for due[0]|due[1] != 0 {
+		bc, bj, bk := int32(-1), int32(0), int32(0)
+		var age int64
+		for c := int32(0); c < 2; c++ {
+			for w := due[c]; w != 0; w &= w - 1 {
+				j := int32(bits.TrailingZeros64(w))
+				k := n.waitHead(base+j, c)
+				if a := n.pkts[k].ready; bc < 0 || a < age {
+					bc, bj, bk, age = c, j, k, a
+				}
+			}
+		}
+		due[bc] &^= uint64(1) << uint(bj)
+		s.woken[2*sw+bc] |= uint64(1) << uint(bj)
+		n.eng.ScheduleAux(now, evPOWARRetry, base+bj, bk, ^n.pkts[bk].out)
+	}
+}
+
+// waitHead is the head of input in's class-c queue.
+func (n *Network) waitHead(in, c int32) int32 {
+	if c == 1 {
+		return n.vc[in].inHead
+	}
+	return n.in[in].head
+}
+
+// nextClass is packet k's class on its next link (0 with one class).
+func (n *Network) nextClass(k int32) uint8 {
+	if n.vc == nil {
+		return 0
+	}
+	return n.pkts[k].vcNext
+}
+
+// retryDue: a retry event of head k of input in is still wanted (retry 0:
+// the head waits; a retry already made leaves the later ones stale), and
+// the head is taken off the waiting heads for its retry.
+func (n *Network) retryDue(in, k int32) bool {
+	s := n.pw
+	if s.waiting == nil {
+		return true
+	}
+	c := int32(n.pkts[k].vc)
+	sw := n.in[in].sw
+	b := uint64(1) << n.in[in].local
+	if n.waitHead(in, c) != k || s.waiting[2*sw+c]&b == 0 {
+		return false
+	}
+	s.woken[2*sw+c] &^= b
+	s.waiting[2*sw+c] &^= b
+	return true
 }
 
 // selectPOWAR chooses among the adaptive ports c (ascending: the switch's
@@ -454,10 +591,10 @@ func (n *Network) selectPOWAR(sw int32, c []int, now int64, size int32, wait boo
 	}
 	var eligible, awake uint64
 	if s.rr {
-		eligible = n.freePorts(sw, sel, now)
+		eligible = n.freePorts(sw, sel, now, 0)
 		awake = eligible
 	} else {
-		eligible, awake = n.freeAwake(sw, sel, now)
+		eligible, awake = n.freeAwake(sw, sel, now, 0)
 	}
 	p, next, ok := powar.Select(eligible, awake, int(st.RRP))
 	switch {
@@ -478,12 +615,12 @@ func (n *Network) selectPOWAR(sw int32, c []int, now int64, size int32, wait boo
 }
 
 // freePorts is the subset of the ports set (bits: switch-local ports of switch
-// sw) that are not busy.
-func (n *Network) freePorts(sw int32, set uint64, now int64) uint64 {
+// sw) that are not busy for a packet going on in class c.
+func (n *Network) freePorts(sw int32, set uint64, now int64, c uint8) uint64 {
 	base := n.swBase[sw]
 	var free uint64
 	for r := set; r != 0; r &= r - 1 {
-		if !n.portBusy(base+int32(bits.TrailingZeros64(r)), now) {
+		if !n.portBusy(base+int32(bits.TrailingZeros64(r)), now, c) {
 			free |= r & -r
 		}
 	}
@@ -491,13 +628,13 @@ func (n *Network) freePorts(sw int32, set uint64, now int64) uint64 {
 }
 
 // freeAwake splits the ports set (bits: switch-local ports of switch sw)
-// into those that are not busy and those of them whose link is awake at
-// now, in ascending port order.
-func (n *Network) freeAwake(sw int32, set uint64, now int64) (free, awake uint64) {
+// into those that are not busy for a packet going on in class c and
+// those of them whose link is awake at now, in ascending port order.
+func (n *Network) freeAwake(sw int32, set uint64, now int64, c uint8) (free, awake uint64) {
 	base := n.swBase[sw]
 	for r := set; r != 0; r &= r - 1 {
 		g := base + int32(bits.TrailingZeros64(r))
-		if n.portBusy(g, now) {
+		if n.portBusy(g, now, c) {
 			continue
 		}
 		b := r & -r
@@ -518,15 +655,44 @@ func (n *Network) freeAwake(sw int32, set uint64, now int64) (free, awake uint64
 // has packets (queued, past the crossbar or granted) while its link can
 // carry them; a port whose packets wait for its link to wake up is not
 // busy, so more packets join them and share the wake-up.
-func (n *Network) portBusy(g int32, now int64) bool {
+//
+// With two traffic classes (pending1 not nil) the wait tests the class c
+// the packet goes on in: its class's pause, queue and requests, and the
+// link's transmission (which ends whatever the classes do). A packet
+// waiting in one class then depends on nothing of the other, so the wait
+// adds no channel dependency that the classes' routing does not have
+// (vc.go); testing both classes, the head of a class-1 input waited for
+// class-0 queues, and a torus with the dateline deadlocked
+// (TestTorusDatelineNoDeadlock).
+func (n *Network) portBusy(g int32, now int64, c uint8) bool {
 	po := &n.ports[g]
-	queued := n.pw.pending[g] > 0 || po.bytes > 0 || po.head >= 0 ||
-		(n.vc != nil && (n.vc[g].outBytes > 0 || n.vc[g].outHead >= 0))
 	if !n.pw.wait {
+		queued := n.pw.pending[g] > 0 || po.bytes > 0 || po.head >= 0 ||
+			(n.vc != nil && (n.vc[g].outBytes > 0 || n.vc[g].outHead >= 0))
 		return queued || po.flags&txBusy != 0
 	}
-	if po.flags&(txBusy|paused) != 0 {
+	if po.flags&txBusy != 0 {
 		return true
+	}
+	var queued bool
+	switch {
+	case n.pw.pending1 == nil:
+		if po.flags&paused != 0 {
+			return true
+		}
+		queued = n.pw.pending[g] > 0 || po.bytes > 0 || po.head >= 0 ||
+			(n.vc != nil && (n.vc[g].outBytes > 0 || n.vc[g].outHead >= 0))
+	case c == 0:
+		if po.flags&paused != 0 {
+			return true
+		}
+		queued = n.pw.pending[g] > n.pw.pending1[g] || po.bytes > 0 || po.head >= 0
+	default:
+		v := &n.vc[g]
+		if v.outFlags&vcPaused != 0 {
+			return true
+		}
+		queued = n.pw.pending1[g] > 0 || v.outBytes > 0 || v.outHead >= 0
 	}
 	return queued && n.links[po.link].ReadyAt <= now
 }

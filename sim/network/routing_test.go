@@ -385,7 +385,7 @@ func TestPOWARConfigErrors(t *testing.T) {
 		{"cycle", kAry2Tree(t), func(p *Params) { p.POWAR.Cycle = 0 }, "routing.powar.cycle: must be > 0, got 0 ps"},
 		{"model", kAry2Tree(t), func(p *Params) { p.POWAR.Model.Net = 2 }, "routing.powar.model.net: must be in [0, 1], got 2"},
 		{"initial", kAry2Tree(t), func(p *Params) { p.POWAR.Initial = 0 }, "routing.powar.initial_selectable: must be ≥ 1, got 0"},
-		{"retry", kAry2Tree(t), func(p *Params) { p.POWAR.Retry = 0 }, "routing.powar.retry: must be > 0, got 0 ps"},
+		{"retry", kAry2Tree(t), func(p *Params) { p.POWAR.Retry = -1 }, "routing.powar.retry: must be ≥ 0, got -1 ps"},
 		{"rr and first-on", kAry2Tree(t), func(p *Params) { p.POWAR.RoundRobin, p.POWAR.FirstOn = true, true }, "routing.powar.round_robin: cannot be combined with routing.powar.first_on"},
 		{"alonso with LPI", kAry2Tree(t), func(p *Params) { p.POWAR.Alonso = true }, "routing.powar.alonso: needs power.mode always-on"},
 		{"alonso and rr", kAry2Tree(t), func(p *Params) { p.POWAR.Alonso, p.POWAR.RoundRobin = true, true }, "routing.powar.alonso: cannot be combined"},

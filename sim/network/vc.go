@@ -88,7 +88,7 @@ func (n *Network) vcArrive(i, k int32, pk *packet, now, done int64) {
 		v.inHead, v.inTail = k, k
 		if v.inFlags&arbPending == 0 {
 			v.inFlags |= arbPending
-			n.eng.ScheduleAux(max(done, pi.xbarFree), evArb, i, k, pk.out)
+			n.eng.ScheduleAux(max(done, pi.xbarFree), evArb, i, k, outPort(pk.out))
 		}
 		return
 	}
@@ -257,6 +257,9 @@ func (n *Network) vcOarb(o int32, now int64) {
 	}
 	if n.pw != nil {
 		n.pw.pending[o]-- // routed here (routePOWAR), now past the crossbar
+		if n.pw.pending1 != nil && pk.vc == 1 {
+			n.pw.pending1[o]--
+		}
 	}
 	if at := pk.ready + n.p.SwitchLatency; at >= now+x {
 		n.eng.Schedule(at, evOutq, o, k)
@@ -270,9 +273,9 @@ func (n *Network) vcOarb(o int32, now int64) {
 	if next >= 0 {
 		h := &n.pkts[next]
 		if h.ready > now+x {
-			n.eng.ScheduleAux(h.ready, evArbReady, in, next, h.out)
+			n.eng.ScheduleAux(h.ready, evArbReady, in, next, outPort(h.out))
 		} else {
-			n.eng.ScheduleAux(now+x, evArbNext, in, next, h.out)
+			n.eng.ScheduleAux(now+x, evArbNext, in, next, outPort(h.out))
 		}
 	} else if bestC == 0 {
 		pi.flags &^= arbPending

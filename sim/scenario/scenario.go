@@ -204,7 +204,8 @@ type RoutingPOWAR struct {
 	// Queue: with no free selectable port, queue at once instead of the
 	// paper's wait and retry (network.POWAR.Queue).
 	Queue bool `yaml:"queue" json:"queue,omitempty"`
-	// Retry: the retry period of a waiting packet (network.POWAR.Retry).
+	// Retry: the retry period of a waiting packet (network.POWAR.Retry); unset,
+	// a waiting packet is retried when a retry can succeed.
 	Retry *predictor.Duration `yaml:"retry" json:"retry,omitempty"`
 	// TorusWait: the wait on a torus3d too (network.POWAR.TorusWait).
 	TorusWait bool `yaml:"torus_wait" json:"torus_wait,omitempty"`
