@@ -296,7 +296,13 @@ func (o *Outcome) WriteTable(w io.Writer) error {
 	p("energy nodes", "%.6g J", e.Nodes)
 	p("energy total", "%.6g J", e.Total)
 	f := r.LinkStateFraction
-	p("link time", "wake %.2f%%, transition %.2f%%, fast wake %.2f%%, deep sleep %.2f%%", 100*f.Wake, 100*f.Transition, 100*f.FastWake, 100*f.DeepSleep)
+	lt := fmt.Sprintf("wake %.2f%%, transition %.2f%%, fast wake %.2f%%, deep sleep %.2f%%", 100*f.Wake, 100*f.Transition, 100*f.FastWake, 100*f.DeepSleep)
+	if f.Off > 0 {
+		// Consolidation's links switched off (model §1.3): without it
+		// the shares would not add up to 100 %.
+		lt += fmt.Sprintf(", off %.2f%%", 100*f.Off)
+	}
+	p("link time", "%s", lt)
 	p("transitions / wakeups", "%d / %d", r.Transitions, r.Wakeups)
 	p("hits / misses", "%d / %d", r.Hits, r.Misses)
 	if l := r.Ledger; l != nil {
