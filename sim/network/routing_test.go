@@ -11,6 +11,7 @@ import (
 
 	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/eee"
+	"github.com/lpictl/lpictl/sim/internal/graph"
 	"github.com/lpictl/lpictl/sim/tcep"
 	"github.com/lpictl/lpictl/sim/topo"
 )
@@ -634,25 +635,7 @@ func palCDGCyclic(dims []int, classes bool) bool {
 			}
 		}
 	}
-	// Cycle search: iterative colouring DFS.
-	state := map[ch]int{}
-	var visit func(u ch) bool
-	visit = func(u ch) bool {
-		state[u] = 1
-		for v := range edges[u] {
-			if state[v] == 1 || (state[v] == 0 && visit(v)) {
-				return true
-			}
-		}
-		state[u] = 2
-		return false
-	}
-	for u := range edges {
-		if state[u] == 0 && visit(u) {
-			return true
-		}
-	}
-	return false
+	return graph.HasCycle(edges)
 }
 
 // TestUGAL: routing ugal (paper 004's UGAL_p baseline) is PAL over every

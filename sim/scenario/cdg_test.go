@@ -3,6 +3,7 @@ package scenario
 import (
 	"testing"
 
+	"github.com/lpictl/lpictl/sim/internal/graph"
 	"github.com/lpictl/lpictl/sim/network"
 	"github.com/lpictl/lpictl/sim/topo"
 )
@@ -144,22 +145,5 @@ func dependencyCycle(t *testing.T, tp topo.Topology, ecmp bool, hc topo.HopClass
 			}
 		}
 	}
-	state := map[ch]int{}
-	var visit func(u ch) bool
-	visit = func(u ch) bool {
-		state[u] = 1
-		for v := range edges[u] {
-			if state[v] == 1 || (state[v] == 0 && visit(v)) {
-				return true
-			}
-		}
-		state[u] = 2
-		return false
-	}
-	for u := range edges {
-		if state[u] == 0 && visit(u) {
-			return true
-		}
-	}
-	return false
+	return graph.HasCycle(edges)
 }
