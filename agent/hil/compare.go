@@ -233,8 +233,8 @@ func writePortCompare(bw *bufio.Writer, c *SimToReal) error {
 	if len(c.Ports) == 0 {
 		return nil
 	}
-	fmt.Fprintf(bw, "\nper port, %s (wake-up delay: the waits of the packets that ended idle periods; sim: %s, the mean of %d runs over the agents' round phase, its range beside it; tolerance ±%.0f %%, or ±%d where a count is below %d, ±%.0f point below %.0f %%, ±%.0f ms below %.0f ms):\n",
-		c.Run, c.SimLPI, simPhases(c.Sim), 100*RelTolerance, AbsCount, SmallCount, AbsPoints, SmallShare, AbsDelayMs, SmallDelayMs)
+	fmt.Fprintf(bw, "\nper port, %s (wake-up delay: the waits of the packets that ended idle periods; sim: %s, %s; tolerance ±%.0f %%, or ±%d where a count is below %d, ±%.0f point below %.0f %%, ±%.0f ms below %.0f ms):\n",
+		c.Run, c.SimLPI, simRuns(c.Sim), 100*RelTolerance, AbsCount, SmallCount, AbsPoints, SmallShare, AbsDelayMs, SmallDelayMs)
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "port\tmetric\tunit\tmeasured\tpredict\tΔ\tverdict\tsim\tsim range\tΔ\tverdict\t")
 	for _, r := range c.Ports {
@@ -263,10 +263,11 @@ func writePortCompare(bw *bufio.Writer, c *SimToReal) error {
 	return nil
 }
 
-// simPhases is how many simulations the sim column averages (0 without one).
-func simPhases(s *SimResult) int {
-	if s == nil {
-		return 0
+// simRuns says what the sim column is: one run, or the mean of an
+// ensemble over the agents' round phase.
+func simRuns(s *SimResult) string {
+	if s == nil || s.Phases <= 1 {
+		return "one run"
 	}
-	return s.Phases
+	return fmt.Sprintf("the mean of %d runs over the agents' round phase, its range beside it", s.Phases)
 }

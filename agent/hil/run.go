@@ -103,6 +103,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 		window [2]replay.PS
 	}
 	var preds []predRun
+	var alwaysOnVEF []byte // the always-on run's traffic, for its own sim-to-real rows
 	names := append([]predictor.Kind{""}, cfg.Predictors...)
 	for _, kind := range names {
 		name := string(kind)
@@ -117,6 +118,8 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 		rep.Runs = append(rep.Runs, *r.report)
 		if kind != "" {
 			preds = append(preds, predRun{kind: kind, run: len(rep.Runs) - 1, traces: r.traces, opened: r.opened, vef: r.vef, window: r.window})
+		} else {
+			alwaysOnVEF = r.vef
 		}
 	}
 	base := &rep.Runs[0]
@@ -127,6 +130,33 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 	simDir := filepath.Join(line.Work, "sim")
 	if err := os.MkdirAll(simDir, 0o755); err != nil {
 		return rep, err
+	}
+	if *cfg.Sim.Enabled && len(cfg.Predictors) > 0 {
+		// The always-on run against the simulator's always-on run of the
+		// same traffic: what the comparison rests on (idle periods per
+		// port, nothing asleep), before any predictor.
+		opts.progress("sim-to-real %s: simulating the traffic", AlwaysOn)
+		c := SimToReal{Run: AlwaysOn, Replay: []PortReplay{}, Rows: []Row{}, Ports: []PortCompare{}, Unexplained: []string{}, SimLPI: cfg.Sim.LPI}
+		vefPath := filepath.Join(simDir, AlwaysOn+".vef")
+		err := os.WriteFile(vefPath, alwaysOnVEF, 0o644)
+		var sb SimResult
+		if err == nil {
+			sb, err = cfg.simulate(ctx, simDir, AlwaysOn, cfg.Predictors[0], power.AlwaysOn, vefPath, 0, nil)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return rep, ctx.Err()
+			}
+			c.SimError = err.Error()
+		} else {
+			c.SimBase, c.Sim = &sb, &sb
+		}
+		c.Ports = comparePorts(base, base, nil, c.Sim)
+		c.Rows = compareRows(base, base, nil, c.SimBase, c.Sim)
+		if c.Unexplained = unexplained(c.Ports); c.Unexplained == nil {
+			c.Unexplained = []string{}
+		}
+		rep.SimToReal = append(rep.SimToReal, c)
 	}
 	for _, p := range preds {
 		opts.progress("sim-to-real %s: replaying the agents' traces, simulating the traffic", p.kind)

@@ -632,6 +632,11 @@ func (c *Config) simulate(ctx context.Context, dir, name string, kind predictor.
 		p.MissesMin, p.MissesMax = p.Misses, p.Misses
 		p.SleepShareMin, p.SleepShareMax = p.SleepShare, p.SleepShare
 		res.Ports = append(res.Ports, p)
+		if mode == power.AlwaysOn {
+			// Without controllers the network counts no hits; every idle
+			// period of the line's four ports (all its ports) is one.
+			res.Hits += p.IdlePeriods
+		}
 	}
 	return res, nil
 }

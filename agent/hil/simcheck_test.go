@@ -125,6 +125,15 @@ func TestSimulateLine(t *testing.T) {
 	if base.Messages != 6 || run.Messages != 6 || base.Misses != 0 || base.Predictor != "none" {
 		t.Errorf("always-on: %+v", base)
 	}
+	// Always on, every idle period of the line's ports is a hit (the
+	// network counts none without controllers).
+	var idle uint64
+	for _, p := range base.Ports {
+		idle += p.IdlePeriods
+	}
+	if idle == 0 || base.Hits != idle {
+		t.Errorf("always-on hits %d, want the ports' %d idle periods", base.Hits, idle)
+	}
 	// The 2 ms pause and the 10 µs/60 µs ones: the 100 µs timer expires
 	// on both of the line's links at least once; energy is saved.
 	if run.Misses == 0 || run.Wakeups == 0 || !(simSaving(&base, &run) > 0) || !(run.Latency.Mean > base.Latency.Mean) {
