@@ -217,11 +217,22 @@ func TestHILRunQuick(t *testing.T) {
 	if base.TimersChanged != 0 {
 		t.Errorf("always-on timers changed: %+v", base.Ports)
 	}
-	if len(rep.SimToReal) != 1 || rep.SimToReal[0].Run != "perfboundcorrect" || rep.SimToReal[0].SimError != "" {
+	// The always-on run first (its traffic simulated always on), then the
+	// predictor's.
+	if len(rep.SimToReal) != 2 || rep.SimToReal[0].Run != "always-on" || rep.SimToReal[1].Run != "perfboundcorrect" ||
+		rep.SimToReal[0].SimError != "" || rep.SimToReal[1].SimError != "" {
 		t.Fatalf("sim-to-real: %+v", rep.SimToReal)
 	}
-	rows := map[string]bool{}
 	for _, r := range rep.SimToReal[0].Rows {
+		if r.Metric == "misses" && (r.Measured == nil || *r.Measured != 0 || r.Sim == nil || *r.Sim != 0) {
+			t.Errorf("always-on misses: %+v", r)
+		}
+		if r.Metric == "idle periods" && (r.Measured == nil || r.Sim == nil || *r.Sim < 0.9**r.Measured || *r.Sim > 1.1**r.Measured) {
+			t.Errorf("always-on idle periods: %+v", r)
+		}
+	}
+	rows := map[string]bool{}
+	for _, r := range rep.SimToReal[1].Rows {
 		rows[r.Metric] = true
 		switch r.Metric {
 		case "misses", "idle periods":
