@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 
+	mdnetlink "github.com/mdlayher/netlink"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
@@ -131,4 +132,30 @@ func NetlinkHandleFor(ns NetNS) (*netlink.Handle, error) {
 		return nil, fmt.Errorf("netlink handle in %s: %w", ns, err)
 	}
 	return h, nil
+}
+
+// NetlinkConfig is the mdlayher/netlink socket configuration that dials
+// into namespace h (a closed handle: the caller's own, no setns).
+func NetlinkConfig(h netns.NsHandle) *mdnetlink.Config {
+	cfg := &mdnetlink.Config{}
+	if h.IsOpen() {
+		cfg.NetNS = int(h)
+	}
+	return cfg
+}
+
+// DialIn runs dial (netlink.Dial, genetlink.Dial) with the configuration
+// of namespace n ("" the caller's own): the namespace is open only while
+// dial runs, the socket it returns stays in it.
+func DialIn[C any](n NetNS, dial func(*mdnetlink.Config) (C, error)) (C, error) {
+	if n == "" {
+		return dial(&mdnetlink.Config{})
+	}
+	h, err := n.Open()
+	if err != nil {
+		var zero C
+		return zero, err
+	}
+	defer h.Close()
+	return dial(NetlinkConfig(h))
 }

@@ -99,16 +99,7 @@ func SubscribeEEE(ctx context.Context, opts EEESubscribeOptions) (<-chan EEEEven
 // dialEthtoolMonitor opens a generic netlink socket in ns joined to the
 // ethtool family's monitor group.
 func dialEthtoolMonitor(ns hwlink.NetNS) (*genetlink.Conn, error) {
-	cfg := &netlink.Config{}
-	if ns != "" {
-		h, err := ns.Open()
-		if err != nil {
-			return nil, err
-		}
-		defer h.Close()
-		cfg.NetNS = int(h)
-	}
-	c, err := genetlink.Dial(cfg)
+	c, err := hwlink.DialIn(ns, genetlink.Dial)
 	if err != nil {
 		return nil, fmt.Errorf("dial generic netlink: %w", err)
 	}

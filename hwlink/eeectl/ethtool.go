@@ -104,11 +104,7 @@ func (b *EthtoolBackend) genl() (*genetlink.Conn, uint16, error) {
 	if b.conn != nil {
 		return b.conn, b.family, nil
 	}
-	cfg := &netlink.Config{}
-	if b.ns.IsOpen() {
-		cfg.NetNS = int(b.ns)
-	}
-	c, err := genetlink.Dial(cfg)
+	c, err := genetlink.Dial(hwlink.NetlinkConfig(b.ns))
 	if err != nil {
 		return nil, 0, fmt.Errorf("dial generic netlink: %w", err)
 	}

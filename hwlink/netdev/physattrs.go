@@ -24,16 +24,7 @@ const ifinfomsgLen = 16
 // readPhysAttrs dumps the links of ns over rtnetlink and returns the
 // switchdev attributes by ifindex.
 func readPhysAttrs(ns hwlink.NetNS) (map[int]physAttrs, error) {
-	cfg := &netlink.Config{}
-	if ns != "" {
-		h, err := ns.Open()
-		if err != nil {
-			return nil, err
-		}
-		defer h.Close()
-		cfg.NetNS = int(h)
-	}
-	c, err := netlink.Dial(unix.NETLINK_ROUTE, cfg)
+	c, err := hwlink.DialIn(ns, func(cfg *netlink.Config) (*netlink.Conn, error) { return netlink.Dial(unix.NETLINK_ROUTE, cfg) })
 	if err != nil {
 		return nil, fmt.Errorf("dial rtnetlink: %w", err)
 	}

@@ -158,10 +158,7 @@ func attachPSample(ctx context.Context, cfg PSampleConfig, subscribe bool) (*PSa
 		return nil, err
 	}
 	o.ns = ns
-	ncfg := &netlink.Config{}
-	if o.ns.IsOpen() {
-		ncfg.NetNS = int(o.ns)
-	}
+	ncfg := hwlink.NetlinkConfig(o.ns)
 	// Subscribe first, so that no sample is missed once the filter exists.
 	if subscribe {
 		if err := o.subscribe(ncfg); err != nil {

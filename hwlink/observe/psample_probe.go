@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/mdlayher/genetlink"
-	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/lpictl/lpictl/hwlink"
@@ -28,16 +27,7 @@ func ProbePSample(ns hwlink.NetNS) PSampleSupport {
 }
 
 func probePSample(ns hwlink.NetNS, root string) PSampleSupport {
-	cfg := &netlink.Config{}
-	if ns != "" {
-		h, err := ns.Open()
-		if err != nil {
-			return PSampleSupport{Reason: err.Error()}
-		}
-		defer h.Close()
-		cfg.NetNS = int(h)
-	}
-	c, err := genetlink.Dial(cfg)
+	c, err := hwlink.DialIn(ns, genetlink.Dial)
 	if err != nil {
 		return PSampleSupport{Reason: "generic netlink: " + err.Error()}
 	}
