@@ -148,7 +148,7 @@ func Build(cfg Config, nodes int, seed uint64) (*Workload, error) {
 	if cfg.Seed != nil {
 		seed = *cfg.Seed
 	}
-	w := &Workload{opts: Options{Window: cfg.Window, Collectives: cfg.Collectives.normalized()},
+	w := &Workload{opts: Options{Window: cfg.Window, Collectives: cfg.Collectives.normalized(), BlockingSends: cfg.BlockingSends},
 		intra: &IntraNode{Latency: DefaultIntraLatency, Bandwidth: DefaultIntraBandwidth}}
 	if l := cfg.IntraLatency; l != nil {
 		w.intra.Latency = int64(*l) * 1000

@@ -79,6 +79,10 @@ type Config struct {
 	IntraBandwidth float64             `yaml:"intra_bandwidth,omitempty" json:"intra_bandwidth,omitempty"`
 	// Window is the replay window in messages (default 262144).
 	Window int64 `yaml:"window,omitempty" json:"window,omitempty"`
+	// BlockingSends: a rank sends one point-to-point message at a time; a
+	// send released while the rank's previous message is still on its way
+	// waits for that message's delivery (Options.BlockingSends).
+	BlockingSends bool `yaml:"blocking_sends,omitempty" json:"blocking_sends,omitempty"`
 	// Collectives sets the size thresholds of the collective algorithms.
 	Collectives Collectives `yaml:"collectives,omitempty" json:"collectives,omitempty"`
 	// Per-model sections: lammps, patmos, mlwf, alexnet, stencil,
@@ -125,6 +129,9 @@ func (c *Config) validate(p string, job bool) error {
 			if err := c.Jobs[i].validate(fmt.Sprintf("%s.jobs[%d]", p, i), true); err != nil {
 				return err
 			}
+			if c.BlockingSends && isProgram(c.Jobs[i].Kind) {
+				return fmt.Errorf("%s.blocking_sends: not with a %s job (jobs[%d]: its MPI calls decide when a send returns)", p, c.Jobs[i].Kind, i)
+			}
 		}
 		return c.validateRun(p)
 	}
@@ -140,8 +147,8 @@ func (c *Config) validate(p string, job bool) error {
 		}
 	} else {
 		if c.Mapping != "" || c.MappingFile != "" || c.Seed != nil || c.Window != 0 || c.Collectives != (Collectives{}) ||
-			c.RanksPerNode != 0 || c.IntraLatency != nil || c.IntraBandwidth != 0 {
-			return fmt.Errorf("%s: mapping, mapping_file, ranks_per_node, intra_latency, intra_bandwidth, seed, window and collectives apply to the whole workload, not to one job", p)
+			c.RanksPerNode != 0 || c.IntraLatency != nil || c.IntraBandwidth != 0 || c.BlockingSends {
+			return fmt.Errorf("%s: mapping, mapping_file, ranks_per_node, intra_latency, intra_bandwidth, seed, window, blocking_sends and collectives apply to the whole workload, not to one job", p)
 		}
 		if c.Repeat < 0 {
 			return fmt.Errorf("%s.repeat: must be ≥ 0 (0 = auto), got %d", p, c.Repeat)
@@ -179,6 +186,9 @@ func (c *Config) validate(p string, job bool) error {
 	}
 	if c.FlopRate != 0 && (c.Kind != KindTI || !(c.FlopRate > 0) || math.IsInf(c.FlopRate, 0)) {
 		return fmt.Errorf("%s.flop_rate: only for kind ti, and > 0 (flop/s), got %v", p, c.FlopRate)
+	}
+	if c.BlockingSends && isProgram(c.Kind) {
+		return fmt.Errorf("%s.blocking_sends: not for kind %s (its MPI calls decide when a send returns)", p, c.Kind)
 	}
 	if e := c.EagerThreshold; e != nil && (!isProgram(c.Kind) || *e < 0) {
 		return fmt.Errorf("%s.eager_threshold: only for kinds ti and goal, and ≥ 0 bytes", p)

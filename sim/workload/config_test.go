@@ -28,8 +28,11 @@ func TestConfigErrors(t *testing.T) {
 		{"workload: {kind: synthetic, ranks: 6, synthetic: {pattern: bitreverse}}", "workload.synthetic.pattern: bitreverse needs a power-of-two"},
 		{"workload: {kind: lammps, collectives: {allreduce_large: tree}}", `workload.collectives.allreduce_large: unknown algorithm "tree"`},
 		{"workload: {kind: lammps, repeat: 2}", "workload.repeat: only for jobs"},
-		{"workload: {jobs: [{kind: lammps, ranks: 4, mapping: random}]}", "workload.jobs[0]: mapping, mapping_file, ranks_per_node, intra_latency, intra_bandwidth, seed, window and collectives apply to the whole workload"},
+		{"workload: {jobs: [{kind: lammps, ranks: 4, mapping: random}]}", "workload.jobs[0]: mapping, mapping_file, ranks_per_node, intra_latency, intra_bandwidth, seed, window, blocking_sends and collectives apply to the whole workload"},
 		{"workload: {jobs: [{kind: lammps, ranks: 4}, {kind: bad}]}", `workload.jobs[1].kind: unknown kind "bad"`},
+		{"workload: {kind: ti, file: t.txt, blocking_sends: true}", "workload.blocking_sends: not for kind ti"},
+		{"workload: {blocking_sends: true, jobs: [{kind: lammps, ranks: 4}, {kind: goal, file: g.goal}]}", "workload.blocking_sends: not with a goal job (jobs[1]"},
+		{"workload: {jobs: [{kind: lammps, ranks: 4, blocking_sends: true}]}", "workload.jobs[0]: mapping, mapping_file, ranks_per_node, intra_latency, intra_bandwidth, seed, window, blocking_sends and collectives"},
 		{"workload: {kind: lammps, jobs: [{kind: lammps}]}", `workload.kind: "lammps" with jobs`},
 	}
 	for _, tc := range tests {

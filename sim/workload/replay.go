@@ -20,6 +20,13 @@ type Options struct {
 	// finished (0 = DefaultMemberWindow); one collective is always allowed.
 	MemberWindow int64
 	Collectives  Collectives
+	// BlockingSends makes each task send one point-to-point message at a
+	// time: a message released while the task's previous one is not yet
+	// delivered is sent at that delivery, in release order. It models a
+	// send call that returns only once the message has arrived (a
+	// synchronous send; a veth sender held by an emulated EEE port under
+	// the spin delay, docs/hil.md). Collectives' messages are not held.
+	BlockingSends bool
 }
 
 // DefaultMemberWindow is the default bound on collective members in flight.
@@ -156,6 +163,12 @@ type Replayer struct {
 	ready []int64
 	rhead int
 
+	// BlockingSends: whether each task has a message on its way, and the
+	// messages released behind it (FIFO from heldHead).
+	sending  []bool
+	held     [][]int64
+	heldHead []int
+
 	started     []bool
 	closed      []bool  // the task has a record with a dependency (not open-loop)
 	initBusy    []int64 // compute before the task's first record (dependency 0)
@@ -205,6 +218,9 @@ func NewReplayer(src vef.Source, nodes []int, opts Options) (*Replayer, error) {
 		busyUntil: make([]int64, tasks),
 		fwdMsg:    map[int64]waiters{},
 		fwdColl:   map[int64][]collWaiters{},
+	}
+	if opts.BlockingSends {
+		r.sending, r.held, r.heldHead = make([]bool, tasks), make([][]int64, tasks), make([]int, tasks)
 	}
 	if n, ok := src.(interface{ Name() string }); ok {
 		r.file = n.Name()
@@ -622,7 +638,8 @@ func (r *Replayer) resolve(ref int64, task int32, dep vef.Dep, depID, delay int6
 func (r *Replayer) MemoryBytes() int64 {
 	return int64(cap(r.node))*4 + int64(cap(r.ring))*int64(unsafe.Sizeof(msgSlot{})) +
 		int64(cap(r.gdone))*int64(unsafe.Sizeof(gdone{})) + int64(cap(r.gdnext)+cap(r.started)+cap(r.closed)) +
-		int64(cap(r.initBusy)+cap(r.busyUntil)+cap(r.ready))*8
+		int64(cap(r.initBusy)+cap(r.busyUntil)+cap(r.ready)+cap(r.heldHead))*8 + int64(cap(r.sending)) +
+		int64(cap(r.held))*int64(unsafe.Sizeof([]int64(nil)))
 }
 
 // collDone returns the tasks' last collectives (gdone), made on first use:
@@ -712,6 +729,13 @@ func (r *Replayer) noteFinish(task int32) {
 func (r *Replayer) fire(ref int64) {
 	if ref&1 == 0 {
 		s := &r.ring[(ref>>1)&r.mask]
+		if r.sending != nil && s.src != s.dst {
+			if r.sending[s.src] {
+				r.held[s.src] = append(r.held[s.src], ref)
+				return
+			}
+			r.sending[s.src] = true
+		}
 		s.state = slotSent
 		s.sendT = r.h.Now()
 		r.noteFinish(s.src)
@@ -754,7 +778,26 @@ func (r *Replayer) delivered(s *msgSlot) {
 	s.recvT = r.h.Now()
 	r.noteFinish(s.dst)
 	r.pending--
+	if r.sending != nil && s.src != s.dst {
+		r.sendHeld(s.src)
+	}
 	r.wake(s.recvHead, s.recvT)
+}
+
+// sendHeld: task's message on its way has been delivered; its first held
+// message, if any, is sent now.
+func (r *Replayer) sendHeld(task int32) {
+	r.sending[task] = false
+	q, h := r.held[task], r.heldHead[task]
+	if h == len(q) {
+		return
+	}
+	r.ready = append(r.ready, q[h])
+	if h+1 == len(q) {
+		r.held[task], r.heldHead[task] = q[:0], 0
+	} else {
+		r.heldHead[task] = h + 1
+	}
 }
 
 // advance issues member mi's sends from its current step on, until it must

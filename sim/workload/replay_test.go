@@ -514,3 +514,73 @@ func TestMappingsK(t *testing.T) {
 		t.Fatalf("file, a third rank on node 1: %v", err)
 	}
 }
+
+// TestBlockingSends replays, with and without Options.BlockingSends, task 0
+// sending three messages (at 0, 100 ns and 5 µs) over a 1 µs network and
+// task 1 answering the send of the second 200 ns later: blocking, the
+// second waits for the first's delivery (1 µs) and the answer follows that
+// real send; the third leaves on time; task 1's answer is never held by
+// task 0's messages.
+func TestBlockingSends(t *testing.T) {
+	const text = `VEF 2 4 1 0 0 TRUE
+C0 0 1
+0 0 1 10 0 0 -1
+1 0 1 10 0 100 -1
+2 0 1 10 0 5000 -1
+3 1 0 10 1 200 1
+`
+	for _, tc := range []struct {
+		blocking bool
+		want     [4]int64
+	}{
+		{false, [4]int64{0, 100_000, 5_000_000, 300_000}},
+		// 1 waits for 0's delivery at 1 µs; 3 is 200 ns after 1's send.
+		{true, [4]int64{0, 1_000_000, 5_000_000, 1_200_000}},
+	} {
+		rd, err := vef.NewReader(strings.NewReader(text), "t.vef", vef.ReaderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewReplayer(rd, identity(2), Options{BlockingSends: tc.blocking})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := &timedHost{IdealHost: IdealHost{Latency: 1_000_000}}
+		h.run(t, r)
+		for id, at := range tc.want {
+			if got := h.sendAt[uint64(id)]; got != at {
+				t.Errorf("blocking %v: message %d sent at %d ps, want %d", tc.blocking, id, got, at)
+			}
+		}
+	}
+}
+
+// TestBlockingSendsFIFO: messages released together while their task's
+// previous one is on its way leave one per delivery, in release order.
+func TestBlockingSendsFIFO(t *testing.T) {
+	const text = `VEF 2 4 1 0 0 TRUE
+C0 0 1
+0 0 1 10 0 0 -1
+1 0 1 10 0 10 -1
+2 0 1 10 0 20 -1
+3 0 1 10 0 30 -1
+`
+	rd, err := vef.NewReader(strings.NewReader(text), "t.vef", vef.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewReplayer(rd, identity(2), Options{BlockingSends: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &timedHost{IdealHost: IdealHost{Latency: 1_000_000}}
+	h.run(t, r)
+	for id := range 4 {
+		if got, want := h.sendAt[uint64(id)], int64(id)*1_000_000; got != want {
+			t.Errorf("message %d sent at %d ps, want %d", id, got, want)
+		}
+	}
+	if st := r.Stats(); st.ExecTime != 4_000_000 {
+		t.Errorf("exec time %d, want 4000000", st.ExecTime)
+	}
+}
