@@ -1,14 +1,19 @@
 package hil
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
+	"slices"
+	"sort"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lpictl/lpictl/controller/replay"
 )
 
 // The simulator's half of the check sees every frame the hosts send
@@ -190,4 +195,63 @@ func capturedMsgs(frames []tapFrame, src int32, t0 time.Duration) []Msg {
 		out = append(out, Msg{Src: src, Dst: 1 - src, Bytes: int64(f.bytes), At: f.at - t0, ReplyTo: -1})
 	}
 	return out
+}
+
+// captureSlack is how long after a port's wake-up ended a captured frame
+// still counts as held by it: the frame's serialisation at 1 Gb/s and the
+// tap's own latency.
+const captureSlack = 20 * time.Microsecond
+
+// unholdCaptured moves the frames captured on a0 and b0 (Sender 0) back to
+// when they reached the port's egress hook, where the agents' traces of
+// those ports (traces, CLOCK_MONOTONIC ps; t0 is the traffic's start on
+// that clock) show it: a frame that left within a wake-up of its port
+// (from the end of an idle period that cost a wait to captureSlack after
+// the wait) was held there, and goes back to the idle period's end.
+// Otherwise the simulator, replaying it at its departure, would make its
+// simulated port pay the wake-up a second time. It returns the messages,
+// in send order again (ReplyTo renumbered), and how many moved.
+func unholdCaptured(msgs []Msg, t0 time.Duration, traces map[string][]replay.TraceRow) ([]Msg, int) {
+	ports := [2]string{"a0", "b0"}
+	moved := 0
+	out := slices.Clone(msgs)
+	for i := range out {
+		m := &out[i]
+		if m.Sender != 0 || m.Src < 0 || m.Src > 1 {
+			continue
+		}
+		rows := traces[ports[m.Src]]
+		at := replay.PS(t0+m.At) * 1000
+		// The last idle period that ended at or before the departure.
+		k := sort.Search(len(rows), func(j int) bool { return rows[j].End() > at }) - 1
+		if k < 0 || rows[k].Delay <= 0 {
+			continue
+		}
+		end := rows[k].End()
+		if at <= end+rows[k].Delay+replay.PS(captureSlack)*1000 && end >= replay.PS(t0)*1000 {
+			m.At = time.Duration(end/1000) - t0
+			moved++
+		}
+	}
+	if moved == 0 {
+		return out, 0
+	}
+	order := make([]int, len(out))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(out[x].At, out[y].At) })
+	index := make([]int, len(out))
+	for pos, i := range order {
+		index[i] = pos
+	}
+	sorted := make([]Msg, len(out))
+	for pos, i := range order {
+		m := out[i]
+		if m.ReplyTo >= 0 {
+			m.ReplyTo = index[m.ReplyTo]
+		}
+		sorted[pos] = m
+	}
+	return sorted, moved
 }

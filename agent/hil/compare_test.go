@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -185,5 +186,40 @@ func TestPredictPerLink(t *testing.T) {
 	// One end's trace missing: nothing is replayed.
 	if _, err := c.replayLink(predictor.KindFixed, [2]string{"a0", "s0"}, [2][]replay.TraceRow{a0, nil}, [2]replay.PS{}, [2]replay.AgentPort{}); err == nil {
 		t.Error("a link replayed without one end's trace")
+	}
+}
+
+// TestUnholdCaptured: a frame captured on a0 within a wake-up of a0 (the
+// agent's trace: an idle period ending at 100 µs that cost 165 µs) goes
+// back to the idle period's end; one that left 50 µs after the wake-up, a
+// frame on b0 (whose trace shows no wait) and the generator's own
+// datagrams stay; the messages are in send order again, the probe's
+// response still naming its request.
+func TestUnholdCaptured(t *testing.T) {
+	const t0 = 10 * time.Millisecond
+	ps := func(d time.Duration) replay.PS { return replay.PS(t0+d) * 1000 }
+	traces := map[string][]replay.TraceRow{
+		"a0": {{Start: ps(0), Gap: ps(100*us) - ps(0), Delay: replay.PS(165 * us * 1000)}},
+		"b0": {{Start: ps(0), Gap: ps(200*us) - ps(0)}},
+	}
+	msgs := []Msg{
+		{Src: 0, Dst: 1, Sender: 1, At: 100 * us, ReplyTo: -1},               // 0: a probe request, held by a0's wake-up
+		{Src: 0, Dst: 1, Sender: 2, At: 150 * us, ReplyTo: -1},               // 1: a datagram: not captured, stays
+		{Src: 1, Dst: 0, Sender: 0, At: 210 * us, ReplyTo: -1},               // 2: an ACK on b0, no wait there: stays
+		{Src: 0, Dst: 1, Sender: 0, At: 266 * us, ReplyTo: -1},               // 3: a segment left 1 µs after a0's wake-up: back to 100 µs
+		{Src: 1, Dst: 0, Sender: 1, At: 300 * us, ReplyTo: 0, Delay: 5 * us}, // 4: the response
+		{Src: 0, Dst: 1, Sender: 0, At: 315 * us, ReplyTo: -1},               // 5: 50 µs after the wake-up: stays
+	}
+	got, moved := unholdCaptured(msgs, t0, traces)
+	if moved != 1 {
+		t.Errorf("moved %d, want 1", moved)
+	}
+	want := []Msg{msgs[0], {Src: 0, Dst: 1, Sender: 0, At: 100 * us, ReplyTo: -1}, msgs[1], msgs[2], msgs[4], msgs[5]}
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%+v\nwant\n%+v", got, want)
+	}
+	// Without traces (the always-on run) nothing moves.
+	if got, moved := unholdCaptured(msgs, t0, nil); moved != 0 || !slices.Equal(got, msgs) {
+		t.Errorf("no traces: moved %d: %+v", moved, got)
 	}
 }

@@ -89,6 +89,10 @@ type Config struct {
 	preset     *power.Preset
 	mode       power.Mode
 	rate       uint64
+	// blockingSends: the ports hold packets with the spin delay, so a
+	// sender's next packet leaves only after its last one has crossed the
+	// line; the simulated senders do the same (workload.blocking_sends).
+	blockingSends bool
 }
 
 // PortConfig is the emulated EEE port (emulate.Config).

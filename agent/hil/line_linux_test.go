@@ -117,7 +117,7 @@ traffic:
 		}
 	}
 	var sb strings.Builder
-	if err := WriteVEF(&sb, tr.Msgs); err != nil {
+	if _, err := WriteVEF(&sb, tr.Msgs); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("VEF: %d messages, %d bytes", len(tr.Msgs), sb.Len())

@@ -90,6 +90,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 		return rep, err
 	}
 	rep.Delay = delay.String()
+	cfg.blockingSends = delay == emulate.DelaySpin
 	if note != "" {
 		rep.Notes = append(rep.Notes, note)
 	}
@@ -99,11 +100,11 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 		run    int // index in rep.Runs
 		traces map[string][]replay.TraceRow
 		opened map[string]replay.PS
-		vef    []byte
+		trace  simTrace
 		window [2]replay.PS
 	}
 	var preds []predRun
-	var alwaysOnVEF []byte // the always-on run's traffic, for its own sim-to-real rows
+	var alwaysOnTrace simTrace // the always-on run's traffic, for its own sim-to-real rows
 	names := append([]predictor.Kind{""}, cfg.Predictors...)
 	for _, kind := range names {
 		name := string(kind)
@@ -117,9 +118,9 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 		}
 		rep.Runs = append(rep.Runs, *r.report)
 		if kind != "" {
-			preds = append(preds, predRun{kind: kind, run: len(rep.Runs) - 1, traces: r.traces, opened: r.opened, vef: r.vef, window: r.window})
+			preds = append(preds, predRun{kind: kind, run: len(rep.Runs) - 1, traces: r.traces, opened: r.opened, trace: r.trace, window: r.window})
 		} else {
-			alwaysOnVEF = r.vef
+			alwaysOnTrace = r.trace
 		}
 	}
 	base := &rep.Runs[0]
@@ -137,8 +138,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 		// port, nothing asleep), before any predictor.
 		opts.progress("sim-to-real %s: simulating the traffic", AlwaysOn)
 		c := SimToReal{Run: AlwaysOn, Replay: []PortReplay{}, Rows: []Row{}, Ports: []PortCompare{}, Unexplained: []string{}, SimLPI: cfg.Sim.LPI}
-		vefPath := filepath.Join(simDir, AlwaysOn+".vef")
-		err := os.WriteFile(vefPath, alwaysOnVEF, 0o644)
+		vefPath, err := alwaysOnTrace.write(simDir, AlwaysOn)
 		var sb SimResult
 		if err == nil {
 			sb, err = cfg.simulate(ctx, simDir, AlwaysOn, cfg.Predictors[0], power.AlwaysOn, vefPath, 0, nil)
@@ -190,8 +190,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 			}
 		}
 		if *cfg.Sim.Enabled {
-			vefPath := filepath.Join(simDir, string(p.kind)+".vef")
-			err := os.WriteFile(vefPath, p.vef, 0o644)
+			vefPath, err := p.trace.write(simDir, string(p.kind))
 			var sb, sp SimResult
 			lead, phases := agentLead(p.opened, p.window[0]), portPhases(p.opened, p.traces, p.window[0])
 			if err == nil {
@@ -265,9 +264,29 @@ type oneRun struct {
 	// opened is when each agent opened its port (its trace's header, the
 	// agent's rounds count from there), CLOCK_MONOTONIC ps.
 	opened map[string]replay.PS
-	vef    []byte
+	trace  simTrace
 	window [2]replay.PS // the traffic phase, CLOCK_MONOTONIC ps
 }
+
+// simTrace is a run's traffic for the simulator: the VEF trace and its
+// tasks' hosts (WriteVEF).
+type simTrace struct {
+	vef   []byte
+	nodes []int
+}
+
+// write puts the trace in dir as NAME.vef and its mapping as NAME.map
+// (mapPath), returning the trace's path.
+func (t simTrace) write(dir, name string) (string, error) {
+	p := filepath.Join(dir, name+".vef")
+	if err := os.WriteFile(p, t.vef, 0o644); err != nil {
+		return "", err
+	}
+	return p, os.WriteFile(mapPath(p), mappingFile(t.nodes), 0o644)
+}
+
+// mapPath is the mapping file beside the trace at vefPath.
+func mapPath(vefPath string) string { return strings.TrimSuffix(vefPath, ".vef") + ".map" }
 
 // runOne runs the traffic once: always-on (kind "") or with kind's agents.
 func runOne(ctx context.Context, cfg *Config, opts Options, line *Line, rep *Report, kind predictor.Kind, delay emulate.Delay) (res oneRun, err error) {
@@ -360,13 +379,6 @@ func runOne(ctx context.Context, cfg *Config, opts Options, line *Line, rep *Rep
 	}
 	r.sumPorts()
 
-	var vb bytes.Buffer
-	if err := WriteVEF(&vb, tr.Msgs); err != nil {
-		return res, fmt.Errorf("VEF trace of the traffic: %w", err)
-	}
-	res.vef = vb.Bytes()
-	rep.addFile(filepath.Join("traffic", name+".vef"), res.vef)
-
 	if kind != "" {
 		stopped = true
 		stopErr := stopAll()
@@ -401,6 +413,19 @@ func runOne(ctx context.Context, cfg *Config, opts Options, line *Line, rep *Rep
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: %v", name, err))
 		}
 	}
+
+	// The simulator's traffic: captured frames at the time they reached
+	// their port, where the agents' traces show a wake-up held them.
+	msgs, moved := unholdCaptured(tr.Msgs, tr.T0, res.traces)
+	r.Traffic.CapturedHeld = moved
+	var vb bytes.Buffer
+	nodes, err := WriteVEF(&vb, msgs)
+	if err != nil {
+		return res, fmt.Errorf("VEF trace of the traffic: %w", err)
+	}
+	res.trace = simTrace{vef: vb.Bytes(), nodes: nodes}
+	rep.addFile(filepath.Join("traffic", name+".vef"), res.trace.vef)
+	rep.addFile(filepath.Join("traffic", name+".map"), mappingFile(nodes))
 	return res, nil
 }
 
@@ -529,14 +554,14 @@ func standingNotes(cfg *Config, rep *Report) []string {
 	n = append(n, "the ports apply the agents' delay ledger themselves, per idle period (held: periods kept awake past t_PDT), from the agent's first timer write; predict replays the agents' controllers (no ledger) and models the ports: each decision armed from the agent's next round (every agent.interval from its start), extended by the port's ledger (bpf/eeeemu.c's rule, replay.AgentPort); the round times are the interval's, not the agent's actual ticks, so a row may arm a timer one round early or late",
 		fmt.Sprintf("the simulator runs the agents' controllers on the simulated idle periods as the agents drive the ports: decisions armed at the agent's rounds (every agent.interval, in each agent's measured phase), the idle period before the traffic observed at the first packet, the delay ledger per idle period as the ports apply it; with an adaptive predictor the ledger paces each port's wait to l·T, so which idle periods are slept — misses and sleep share — turns on when the rounds fall, and the agents' ticks jitter: the sim column is the mean of %d runs with the rounds shifted by agent.interval/%d (sim.phases), each port's range beside it", *cfg.Sim.Phases, *cfg.Sim.Phases))
 	if hasTCP(cfg) {
-		n = append(n, "TCP is closed loop: the ports' waits slow its sender, its segments and ACKs are captured after the emulated port held them and enter the simulation open loop at those times (a held segment may pay a wake-up again there), and its segment trains make few, long idle periods; rows of the ports that carry it (a0, s1 for a→b; b0, s0 for its ACKs) include that difference")
+		n = append(n, "TCP is closed loop: the ports' waits slow its sender, its segments and ACKs are captured as they leave a0 and b0 and enter the simulation open loop at those times (or, where a wake-up of that port held them, at the wake-up's start), and its segment trains make few, long idle periods; rows of the ports that carry it (a0, s1 for a→b; b0, s0 for its ACKs) include that difference")
 	}
 	if pre := cfg.preset.Symmetry(); pre != cfg.PortLPI() {
 		n = append(n, fmt.Sprintf("the preset %s is %s (%s); the loop runs it %s (port.lpi)", cfg.preset.Name, pre, cfg.preset.LPISource, cfg.Port.LPI))
 	}
-	n = append(n, "the simulator's traffic: the generator's datagrams and probes at their send times (probes' responses after the request's receipt), and every other frame the hosts sent (TCP segments and ACKs, iperf3, ARP) captured on a0 and b0 as it left — after any wait the emulated port made it pay — so a held TCP segment enters the simulation that late and may pay a wake-up there again")
+	n = append(n, "the simulator's traffic: the generator's datagrams and probes at their send times (probes' responses after the request's receipt), and every other frame the hosts sent (TCP segments and ACKs, iperf3, ARP) captured on a0 and b0 as it left, moved back to the start of the wake-up that held it where the port's agent trace shows one (so it does not pay that wake-up twice)")
 	if rep.Delay == emulate.DelaySpin.String() {
-		n = append(n, "delay spin: a waking port holds its sender's CPU, so traffic behind it is sent later instead of queued")
+		n = append(n, "delay spin: a waking port holds its sender's CPU and a send returns only once the packet has crossed the line, so a sender's next packet is sent after its last one instead of queued behind it; the simulated senders do the same (one task per sender, workload.blocking_sends)")
 	}
 	for _, run := range rep.Runs {
 		if t := run.Traffic; t != nil && t.CaptureError != "" {

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -515,6 +517,21 @@ var simPorts = []struct{ port, sim string }{{"a0", "node0"}, {"s1", "sw0p1"}, {"
 // the agent's controller configuration.
 func (c *Config) scenarioYAML(name string, kind predictor.Kind, mode power.Mode, presetPath, vefPath string, lead time.Duration) ([]byte, error) {
 	spec := c.simSpec(kind, PortPhase{Lead: lead})
+	// One task per sender (WriteVEF), placed by the mapping beside the
+	// trace; under the spin delay each sends one message at a time.
+	mapping, err := os.ReadFile(mapPath(vefPath))
+	if err != nil {
+		return nil, err
+	}
+	perHost := map[string]int{}
+	for _, n := range strings.Fields(string(mapping)) {
+		perHost[n]++
+	}
+	workload := map[string]any{"kind": "vef", "file": vefPath, "mapping": "file", "mapping_file": mapPath(vefPath),
+		"ranks_per_node": max(1, slices.Max(slices.Collect(maps.Values(perHost))))}
+	if c.blockingSends {
+		workload["blocking_sends"] = true
+	}
 	doc := map[string]any{
 		"name":     name,
 		"seed":     c.Seed,
@@ -524,7 +541,7 @@ func (c *Config) scenarioYAML(name string, kind predictor.Kind, mode power.Mode,
 			"lpi": c.Sim.LPI},
 		"predictor":  spec.Predictor,
 		"controller": spec.Controller,
-		"workload":   map[string]any{"kind": "vef", "file": vefPath},
+		"workload":   workload,
 	}
 	return yaml.Marshal(doc)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -97,15 +96,22 @@ func closeReplay(a, b PortReplay) bool {
 func handVEF(t *testing.T) (dir, vefPath string) {
 	t.Helper()
 	dir = t.TempDir()
+	return dir, writeVEF(t, dir, handMsgs)
+}
+
+// writeVEF writes msgs as dir/t.vef and its mapping; the trace's path.
+func writeVEF(t *testing.T, dir string, msgs []Msg) string {
+	t.Helper()
 	var b bytes.Buffer
-	if err := WriteVEF(&b, handMsgs); err != nil {
+	nodes, err := WriteVEF(&b, msgs)
+	if err != nil {
 		t.Fatal(err)
 	}
-	vefPath = filepath.Join(dir, "t.vef")
-	if err := os.WriteFile(vefPath, b.Bytes(), 0o644); err != nil {
+	vefPath, err := simTrace{vef: b.Bytes(), nodes: nodes}.write(dir, "t")
+	if err != nil {
 		t.Fatal(err)
 	}
-	return dir, vefPath
+	return vefPath
 }
 
 func TestSimulateLine(t *testing.T) {
@@ -284,5 +290,57 @@ func TestPortPhases(t *testing.T) {
 	}
 	if l := agentLead(opened, t0); l != 350*time.Millisecond {
 		t.Errorf("agentLead = %v, want the median 350ms", l)
+	}
+}
+
+// TestSimulateBlockingSends: two datagrams of one sender 20 µs apart after
+// 4 ms of silence, a0 and s1 asleep (t_PDT 100 µs; t_s 1.82 ms, t_w
+// 165 µs scaled). Queued, the second leaves right behind the first: one
+// busy period of a0 and s1, one miss each, a0's wait t_w. Held until the
+// first is delivered (the spin delay's senders: a send returns when the
+// packet has crossed s1), it leaves ~330 µs after the first, when a0 has
+// been idle longer than its t_PDT and is going down again: one more idle
+// period and one more miss on a0 and s1, and a0's second wait is the rest
+// of its t_s plus t_w (1920 µs, 2084 µs in all).
+func TestSimulateBlockingSends(t *testing.T) {
+	msgs := []Msg{
+		{Src: 0, Dst: 1, Sender: 1, Bytes: 106, At: 1000 * us, ReplyTo: -1},
+		// b answers the first (a probe: its responder is a task of its
+		// own on b that waits for the request), on b0 and s0 only.
+		{Src: 1, Dst: 0, Sender: 1, Bytes: 106, At: 1010 * us, ReplyTo: 0, Delay: 5 * us},
+		{Src: 0, Dst: 1, Sender: 1, Bytes: 106, At: 5000 * us, ReplyTo: -1},
+		{Src: 0, Dst: 1, Sender: 1, Bytes: 106, At: 5020 * us, ReplyTo: -1},
+	}
+	got := map[bool]map[string]SimPort{}
+	for _, blocking := range []bool{false, true} {
+		c := fixedConfig(t)
+		c.blockingSends = blocking
+		dir := t.TempDir()
+		vefPath := writeVEF(t, dir, msgs)
+		r, err := c.simulate(context.Background(), dir, "fixed", predictor.KindFixed, c.PowerMode(), vefPath, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Messages != uint64(len(msgs)) {
+			t.Errorf("blocking %v: %d messages simulated, want %d", blocking, r.Messages, len(msgs))
+		}
+		got[blocking] = map[string]SimPort{}
+		for _, p := range r.Ports {
+			got[blocking][p.Port] = p
+			t.Logf("blocking %v: %s: %d idle periods, %d misses, delay %.1f µs", blocking, p.Port, p.IdlePeriods, p.Misses, p.DelayS*1e6)
+		}
+	}
+	for _, port := range []string{"a0", "s1"} {
+		q, b := got[false][port], got[true][port]
+		if q.IdlePeriods != 1 || q.Misses != 1 || b.IdlePeriods != 2 || b.Misses != 2 {
+			t.Errorf("%s: queued %d idle periods, %d misses; held %d, %d: want 1, 1 and 2, 2",
+				port, q.IdlePeriods, q.Misses, b.IdlePeriods, b.Misses)
+		}
+	}
+	if d := got[false]["a0"].DelayS * 1e6; math.Abs(d-165) > 1 {
+		t.Errorf("queued: a0 waits %.1f µs, want t_w 165 µs", d)
+	}
+	if d := got[true]["a0"].DelayS * 1e6; math.Abs(d-2084) > 2 {
+		t.Errorf("held: a0 waits %.1f µs, want 165 µs + the rest of t_s and t_w (2084 µs)", d)
 	}
 }

@@ -50,7 +50,14 @@ const basePort = 47000
 // Msg is one message the generator sent, for the VEF trace: a datagram, a
 // TCP write or a probe's request or response.
 type Msg struct {
-	Src, Dst int32 // task: 0 = host a, 1 = host b
+	Src, Dst int32 // host: 0 = a, 1 = b
+	// Sender is the thread on Src that sent it: 0 the host's kernel
+	// (captured frames: TCP segments and ACKs, ARP), i+1 flow i's sender
+	// (a probe's responder is flow i's sender on the other host). Under
+	// the spin delay a thread's send returns only after its packet has
+	// crossed the line, so each sender is one VEF task that sends one
+	// message at a time (WriteVEF, docs/hil.md "Limits").
+	Sender int32
 	Bytes    int64 // on the wire
 	// At is when it was sent, since the traffic started.
 	At time.Duration
@@ -106,6 +113,10 @@ type TrafficResult struct {
 	// why there are none ("" when the capture ran).
 	Captured     int    `json:"captured_frames"`
 	CaptureError string `json:"capture_error"`
+	// CapturedHeld counts the captured frames a wake-up of their port held
+	// (the agents' traces show it), given to the simulator at the time
+	// they reached the port rather than when they left (unholdCaptured).
+	CapturedHeld int `json:"captured_held"`
 }
 
 func mono() time.Duration { return observe.MonotonicNow() }
@@ -416,6 +427,7 @@ func mergeMsgs(flows []FlowResult) []Msg {
 // flowRun is one flow's sockets and state.
 type flowRun struct {
 	f        Flow
+	index    int // in the configuration's flows
 	from, to endpoint
 	port     int
 	mu       sync.Mutex
@@ -436,7 +448,7 @@ type flowRun struct {
 }
 
 func (g *generator) open(i int, f Flow) (*flowRun, error) {
-	r := &flowRun{f: f, from: g.ends[f.From], to: g.ends[other(f.From)], port: basePort + i,
+	r := &flowRun{f: f, index: i, from: g.ends[f.From], to: g.ends[other(f.From)], port: basePort + i,
 		rxDone: make(chan struct{}), resp: map[uint64][2]time.Duration{}}
 	switch f.Kind {
 	case KindProbe, KindOnOff, KindPoisson:
@@ -592,7 +604,7 @@ func (r *flowRun) probe(ctx context.Context, g *generator, flow uint32, start, e
 		r.mu.Lock()
 		r.res.Sent++
 		r.res.BytesSent += int64(f.Size)
-		r.res.msgs = append(r.res.msgs, Msg{Src: r.from.task, Dst: r.to.task, Bytes: int64(f.Size + udpOverhead), At: sent - g.t0, ReplyTo: -1})
+		r.res.msgs = append(r.res.msgs, Msg{Src: r.from.task, Dst: r.to.task, Sender: r.sender(), Bytes: int64(f.Size + udpOverhead), At: sent - g.t0, ReplyTo: -1})
 		r.mu.Unlock()
 		gap := f.Interval.D()
 		if f.Spacing == "exponential" {
@@ -661,7 +673,7 @@ func (r *flowRun) stream(ctx context.Context, g *generator, flow uint32, start, 
 		}
 		r.res.Sent++
 		r.res.BytesSent += int64(f.Size)
-		r.res.msgs = append(r.res.msgs, Msg{Src: r.from.task, Dst: r.to.task, Bytes: int64(f.Size + udpOverhead), At: sent - g.t0, ReplyTo: -1})
+		r.res.msgs = append(r.res.msgs, Msg{Src: r.from.task, Dst: r.to.task, Sender: r.sender(), Bytes: int64(f.Size + udpOverhead), At: sent - g.t0, ReplyTo: -1})
 		if f.Kind == KindOnOff {
 			next += f.Interval.D()
 		} else {
@@ -760,7 +772,7 @@ func (r *flowRun) tcp(ctx context.Context, g *generator, start, end time.Duratio
 			r.res.Sent++
 			r.res.BytesSent += int64(n)
 			segs := (int64(n) + tcpMSS - 1) / tcpMSS
-			r.res.msgs = append(r.res.msgs, Msg{Src: r.from.task, Dst: r.to.task, Bytes: int64(n) + segs*tcpOverhead, At: at - g.t0, ReplyTo: -1})
+			r.res.msgs = append(r.res.msgs, Msg{Src: r.from.task, Dst: r.to.task, Sender: r.sender(), Bytes: int64(n) + segs*tcpOverhead, At: at - g.t0, ReplyTo: -1})
 		}
 		if err != nil {
 			break
@@ -822,6 +834,9 @@ func (r *flowRun) runIperf(ctx context.Context, start, end time.Duration) {
 	r.res.ThroughputBps = doc.End.Received.BitsPerSecond
 }
 
+// sender is the flow's Msg.Sender on either host.
+func (r *flowRun) sender() int32 { return int32(r.index) + 1 }
+
 func (r *flowRun) result() FlowResult {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -836,7 +851,7 @@ func (r *flowRun) result() FlowResult {
 			if int(seq) >= len(res.msgs) {
 				continue
 			}
-			res.msgs = append(res.msgs, Msg{Src: r.to.task, Dst: r.from.task, Bytes: res.msgs[seq].Bytes,
+			res.msgs = append(res.msgs, Msg{Src: r.to.task, Dst: r.from.task, Sender: r.sender(), Bytes: res.msgs[seq].Bytes,
 				At: t[1], ReplyTo: int(seq), Delay: t[1] - t[0]})
 		}
 		res.Lost = res.Sent - res.Received

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,8 +27,8 @@ var handMsgs = []Msg{
 
 func TestWriteVEFReadsBack(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteVEF(&b, handMsgs); err != nil {
-		t.Fatal(err)
+	if nodes, err := WriteVEF(&b, handMsgs); err != nil || !slices.Equal(nodes, []int{0, 1}) {
+		t.Fatal(nodes, err)
 	}
 	want := `VEF 2 6 1 0 0 FALSE
 C0 0 1
@@ -76,11 +77,50 @@ C0 0 1
 	}
 	// Only sends: onlySend TRUE.
 	b.Reset()
-	if err := WriteVEF(&b, []Msg{{Src: 0, Dst: 1, Bytes: 1, ReplyTo: -1}}); err != nil || !strings.HasPrefix(b.String(), "VEF 2 1 1 0 0 TRUE\n") {
+	if _, err := WriteVEF(&b, []Msg{{Src: 0, Dst: 1, Bytes: 1, ReplyTo: -1}}); err != nil || !strings.HasPrefix(b.String(), "VEF 2 1 1 0 0 TRUE\n") {
 		t.Errorf("%v %q", err, b.String())
 	}
-	if err := WriteVEF(io.Discard, []Msg{{Src: 0, Dst: 1, Bytes: 1, ReplyTo: 0}}); err == nil {
+	if _, err := WriteVEF(io.Discard, []Msg{{Src: 0, Dst: 1, Bytes: 1, ReplyTo: 0}}); err == nil {
 		t.Error("a reply to itself accepted")
+	}
+	if _, err := WriteVEF(io.Discard, []Msg{{Src: 2, Dst: 1, Bytes: 1, ReplyTo: -1}}); err == nil {
+		t.Error("a third host accepted")
+	}
+}
+
+// TestWriteVEFSenders: each sender is a task on its host, numbered after
+// the hosts' kernels (tasks 0 and 1) in order of first message; a message
+// goes to its sender's task on the other host (a probe's responder, which
+// waits for the request) where there is one, else to that host's kernel.
+func TestWriteVEFSenders(t *testing.T) {
+	msgs := []Msg{
+		{Src: 0, Dst: 1, Sender: 1, Bytes: 106, At: 10 * us, ReplyTo: -1},     // flow 0's request: task 2 on a
+		{Src: 1, Dst: 0, Sender: 1, Bytes: 106, At: 0, ReplyTo: 0, Delay: 500}, // its response: task 3 on b
+		{Src: 0, Dst: 1, Sender: 0, Bytes: 66, At: 11 * us, ReplyTo: -1},     // a captured frame: task 0
+		{Src: 0, Dst: 1, Sender: 2, Bytes: 512, At: 12 * us, ReplyTo: -1},    // flow 1 from a: task 4
+		{Src: 0, Dst: 1, Sender: 1, Bytes: 106, At: 20 * us, ReplyTo: -1},    // flow 0 again: task 2
+	}
+	var b bytes.Buffer
+	nodes, err := WriteVEF(&b, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(nodes, []int{0, 1, 0, 1, 0}) {
+		t.Errorf("nodes %v", nodes)
+	}
+	want := `VEF 5 5 1 0 0 FALSE
+C0 0 1 2 3 4
+0 2 3 106 0 10000 -1
+1 3 2 106 2 500 0
+2 0 1 66 0 11000 -1
+3 4 1 512 0 12000 -1
+4 2 3 106 0 20000 -1
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	if got := string(mappingFile(nodes)); got != "0\n1\n0\n1\n0\n" {
+		t.Errorf("mapping %q", got)
 	}
 }
 
