@@ -58,7 +58,7 @@ type Msg struct {
 	// crossed the line, so each sender is one VEF task that sends one
 	// message at a time (WriteVEF, docs/hil.md "Limits").
 	Sender int32
-	Bytes    int64 // on the wire
+	Bytes  int64 // on the wire
 	// At is when it was sent, since the traffic started.
 	At time.Duration
 	// ReplyTo is the index of the request a probe response answers (-1:

@@ -94,11 +94,11 @@ C0 0 1
 // waits for the request) where there is one, else to that host's kernel.
 func TestWriteVEFSenders(t *testing.T) {
 	msgs := []Msg{
-		{Src: 0, Dst: 1, Sender: 1, Bytes: 106, At: 10 * us, ReplyTo: -1},     // flow 0's request: task 2 on a
+		{Src: 0, Dst: 1, Sender: 1, Bytes: 106, At: 10 * us, ReplyTo: -1},      // flow 0's request: task 2 on a
 		{Src: 1, Dst: 0, Sender: 1, Bytes: 106, At: 0, ReplyTo: 0, Delay: 500}, // its response: task 3 on b
-		{Src: 0, Dst: 1, Sender: 0, Bytes: 66, At: 11 * us, ReplyTo: -1},     // a captured frame: task 0
-		{Src: 0, Dst: 1, Sender: 2, Bytes: 512, At: 12 * us, ReplyTo: -1},    // flow 1 from a: task 4
-		{Src: 0, Dst: 1, Sender: 1, Bytes: 106, At: 20 * us, ReplyTo: -1},    // flow 0 again: task 2
+		{Src: 0, Dst: 1, Sender: 0, Bytes: 66, At: 11 * us, ReplyTo: -1},       // a captured frame: task 0
+		{Src: 0, Dst: 1, Sender: 2, Bytes: 512, At: 12 * us, ReplyTo: -1},      // flow 1 from a: task 4
+		{Src: 0, Dst: 1, Sender: 1, Bytes: 106, At: 20 * us, ReplyTo: -1},      // flow 0 again: task 2
 	}
 	var b bytes.Buffer
 	nodes, err := WriteVEF(&b, msgs)
