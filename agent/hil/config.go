@@ -36,6 +36,9 @@ const (
 	DefaultSimMTU     = 1500
 	DefaultSimPhases  = 8 // sim.phases
 	MaxSimPhases      = 64
+	// PathLatencyMeasured: sim.path_latency from the always-on run.
+	PathLatencyMeasured = "measured"
+	MaxPathLatency      = 10 * time.Millisecond
 	DefaultSeed       = 1
 	// LineHops is the hop count of every path of the line (a–s–b).
 	LineHops = 2
@@ -89,6 +92,9 @@ type Config struct {
 	preset     *power.Preset
 	mode       power.Mode
 	rate       uint64
+	// pathLatency is sim.path_latency once known (Run resolves measured
+	// from the always-on run).
+	pathLatency time.Duration
 	// blockingSends: the ports hold packets with the spin delay, so a
 	// sender's next packet leaves only after its last one has crossed the
 	// line; the simulated senders do the same (workload.blocking_sends).
@@ -171,6 +177,11 @@ type SimConfig struct {
 	// round phase relative to the traffic is shifted by k × agent.interval
 	// / Phases (k = 0 … Phases−1) from the phase measured (simEnsemble).
 	Phases *int `yaml:"phases" json:"phases"`
+	// PathLatency is the simulated line's one-way latency of a lone packet
+	// beyond its serialisation, split evenly between the NIC and the
+	// switch: "measured" (the always-on run's median one-way latency) or a
+	// duration.
+	PathLatency string `yaml:"path_latency" json:"path_latency"`
 }
 
 // Load reads an experiment file (empty path: the shipped
@@ -242,6 +253,16 @@ func (c *Config) normalize() error {
 	}
 	if *s.Phases < 1 || *s.Phases > MaxSimPhases {
 		return bad("sim.phases", "must be in 1..%d simulations, got %d", MaxSimPhases, *s.Phases)
+	}
+	if s.PathLatency == "" {
+		s.PathLatency = PathLatencyMeasured
+	}
+	if s.PathLatency != PathLatencyMeasured {
+		d, err := predictor.ParseDuration(s.PathLatency)
+		if err != nil || d < 0 || d > MaxPathLatency {
+			return bad("sim.path_latency", "want measured or a duration in [0, %v], got %q", MaxPathLatency, s.PathLatency)
+		}
+		c.pathLatency = d
 	}
 	if s.LPI == "" {
 		s.LPI = c.Port.LPI

@@ -1,6 +1,7 @@
 package hil
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/lpictl/lpictl/hwlink/emulate"
 	"github.com/lpictl/lpictl/predictor"
+	"github.com/lpictl/lpictl/sim/power"
 )
 
 func TestShippedConfigs(t *testing.T) {
@@ -115,6 +117,8 @@ func TestConfigErrors(t *testing.T) {
 		{"sim: {mtu: 10}\n" + flows, nil, "bad.yaml: sim.mtu: must be in 64..65536"},
 		{"sim: {phases: 0}\n" + flows, nil, "bad.yaml: sim.phases: must be in 1..64 simulations, got 0"},
 		{flows, []string{"sim.phases=65"}, "bad.yaml: sim.phases: must be in 1..64 simulations, got 65"},
+		{flows, []string{"sim.path_latency=soon"}, `bad.yaml: sim.path_latency: want measured or a duration in [0, 10ms], got "soon"`},
+		{flows, []string{"sim.path_latency=20ms"}, `bad.yaml: sim.path_latency: want measured or a duration in [0, 10ms], got "20ms"`},
 		{"seed: 1.5\n" + flows, nil, "bad.yaml: line 1: seed: want an integer"},
 	} {
 		_, err := Parse([]byte(tc.text), "bad.yaml", tc.sets)
@@ -154,5 +158,39 @@ func TestParseRate(t *testing.T) {
 	}
 	if _, err := emulate.ParseRate("fast", 1e9); err == nil {
 		t.Error("fast accepted")
+	}
+}
+
+// TestSimPathLatency: measured by default (resolved by Run), a duration
+// taken as given; the simulated NIC and switch each take half, at least
+// the scenario's 100 ns.
+func TestSimPathLatency(t *testing.T) {
+	c, err := Load("", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sim.PathLatency != PathLatencyMeasured || c.pathLatency != 0 {
+		t.Errorf("default %q %v", c.Sim.PathLatency, c.pathLatency)
+	}
+	if n := c.simNetwork(); n["nic_latency"] != "100ns" || n["switch_latency"] != "100ns" {
+		t.Errorf("unresolved: %v", n)
+	}
+	c, err = Load("", []string{"sim.path_latency=40us"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.simNetwork(); c.pathLatency != 40*time.Microsecond || n["nic_latency"] != "20µs" || n["switch_latency"] != "20µs" {
+		t.Errorf("40us: %v %v", c.pathLatency, n)
+	}
+	// The simulated packets take it: an always-on packet's one-way
+	// latency is the path's plus its serialisation at each hop.
+	dir := t.TempDir()
+	vefPath := writeVEF(t, dir, []Msg{{Src: 0, Dst: 1, Sender: 1, Bytes: 106, At: 10 * us, ReplyTo: -1}})
+	r, err := c.simulate(context.Background(), dir, "base", predictor.KindFixed, power.AlwaysOn, vefPath, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Latency.Mean < 41.5e-6 || r.Latency.Mean > 42e-6 {
+		t.Errorf("always-on latency %v s, want 40 µs plus two serialisations of 106 B at 1 Gb/s (1.7 µs)", r.Latency.Mean)
 	}
 }

@@ -536,7 +536,7 @@ func (c *Config) scenarioYAML(name string, kind predictor.Kind, mode power.Mode,
 		"name":     name,
 		"seed":     c.Seed,
 		"topology": SimTopology,
-		"network":  map[string]any{"link_rate": c.SimRateBps(), "mtu": c.Sim.MTU},
+		"network":  c.simNetwork(),
 		"power": map[string]any{"preset": presetPath, "mode": string(mode), "hybrid_hold": c.Port.HybridHold.String(),
 			"lpi": c.Sim.LPI},
 		"predictor":  spec.Predictor,
@@ -544,6 +544,15 @@ func (c *Config) scenarioYAML(name string, kind predictor.Kind, mode power.Mode,
 		"workload":   workload,
 	}
 	return yaml.Marshal(doc)
+}
+
+// simNetwork is the simulated line's network section: the link rate, the
+// MTU, and the path latency (sim.path_latency) split evenly between the
+// NIC and the switch, each at least the scenario's default 100 ns.
+func (c *Config) simNetwork() map[string]any {
+	half := max(c.pathLatency/2, 100*time.Nanosecond)
+	return map[string]any{"link_rate": c.SimRateBps(), "mtu": c.Sim.MTU,
+		"nic_latency": half.String(), "switch_latency": half.String()}
 }
 
 // simulate runs the simulated line on the trace in mode (always-on or the
