@@ -59,12 +59,17 @@ func identity(n int) []int {
 }
 
 func replayText(t testing.TB, text string, h *timedHost) *Replayer {
+	return replayTextWith(t, text, h, Options{})
+}
+
+// replayTextWith replays text on h with opts, task i on node i.
+func replayTextWith(t testing.TB, text string, h *timedHost, opts Options) *Replayer {
 	t.Helper()
 	rd, err := vef.NewReader(strings.NewReader(text), "t.vef", vef.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewReplayer(rd, identity(rd.Tasks()), Options{})
+	r, err := NewReplayer(rd, identity(rd.Tasks()), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,16 +542,8 @@ C0 0 1
 		// 1 waits for 0's delivery at 1 µs; 3 is 200 ns after 1's send.
 		{true, [4]int64{0, 1_000_000, 5_000_000, 1_200_000}},
 	} {
-		rd, err := vef.NewReader(strings.NewReader(text), "t.vef", vef.ReaderOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := NewReplayer(rd, identity(2), Options{BlockingSends: tc.blocking})
-		if err != nil {
-			t.Fatal(err)
-		}
 		h := &timedHost{IdealHost: IdealHost{Latency: 1_000_000}}
-		h.run(t, r)
+		replayTextWith(t, text, h, Options{BlockingSends: tc.blocking})
 		for id, at := range tc.want {
 			if got := h.sendAt[uint64(id)]; got != at {
 				t.Errorf("blocking %v: message %d sent at %d ps, want %d", tc.blocking, id, got, at)
@@ -565,16 +562,8 @@ C0 0 1
 2 0 1 10 0 20 -1
 3 0 1 10 0 30 -1
 `
-	rd, err := vef.NewReader(strings.NewReader(text), "t.vef", vef.ReaderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewReplayer(rd, identity(2), Options{BlockingSends: true})
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := &timedHost{IdealHost: IdealHost{Latency: 1_000_000}}
-	h.run(t, r)
+	r := replayTextWith(t, text, h, Options{BlockingSends: true})
 	for id := range 4 {
 		if got, want := h.sendAt[uint64(id)], int64(id)*1_000_000; got != want {
 			t.Errorf("message %d sent at %d ps, want %d", id, got, want)
