@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -518,17 +516,11 @@ var simPorts = []struct{ port, sim string }{{"a0", "node0"}, {"s1", "sw0p1"}, {"
 func (c *Config) scenarioYAML(name string, kind predictor.Kind, mode power.Mode, presetPath, vefPath string, lead time.Duration) ([]byte, error) {
 	spec := c.simSpec(kind, PortPhase{Lead: lead})
 	// One task per sender (WriteVEF), placed by the mapping beside the
-	// trace; under the spin delay each sends one message at a time.
-	mapping, err := os.ReadFile(mapPath(vefPath))
-	if err != nil {
-		return nil, err
-	}
-	perHost := map[string]int{}
-	for _, n := range strings.Fields(string(mapping)) {
-		perHost[n]++
-	}
+	// trace: a host's kernel and at most one sender per flow, so a host
+	// holds at most 1 + flows tasks. Under the spin delay each sends one
+	// message at a time.
 	workload := map[string]any{"kind": "vef", "file": vefPath, "mapping": "file", "mapping_file": mapPath(vefPath),
-		"ranks_per_node": max(1, slices.Max(slices.Collect(maps.Values(perHost))))}
+		"ranks_per_node": 1 + len(c.Traffic.Flows)}
 	if c.blockingSends {
 		workload["blocking_sends"] = true
 	}
