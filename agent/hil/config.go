@@ -377,11 +377,14 @@ func (a *AgentConfig) normalize() error {
 		a.MinChangeInterval = durp(0)
 	}
 	if a.Hysteresis == nil {
-		h := 0.25
-		a.Hysteresis = &h
+		// 0, not the agent's 0.25: a hysteresis keeps an early round's
+		// t_PDT for seconds, so which value a ledger predictor settles on
+		// turns on the rounds' phase and one run becomes one draw of a
+		// bimodal outcome (docs/hil.md "What is compared").
+		a.Hysteresis = new(float64)
 	}
-	if h := *a.Hysteresis; !(h >= 0) || math.IsInf(h, 0) {
-		return bad("agent.hysteresis", "must be ≥ 0, got %v", h)
+	if h := *a.Hysteresis; !(h >= 0 && h < 1) {
+		return bad("agent.hysteresis", "must be a fraction in [0, 1) (0.25 = ±25 %%, 0 = none), got %v", h)
 	}
 	if a.LogLevel == "" {
 		a.LogLevel = "info"

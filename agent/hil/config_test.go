@@ -59,7 +59,7 @@ func TestConfigDefaults(t *testing.T) {
 	if f.From != "a" || f.Duration.D() != DefaultDuration || f.Interval.D() != 2*time.Millisecond || f.Spacing != "exponential" || f.Size != 64 {
 		t.Errorf("probe defaults %+v", f)
 	}
-	if *c.Agent.Warmup != 0 || c.Agent.Interval.D() != DefaultInterval || !*c.Sim.Enabled || c.Sim.MTU != 1500 {
+	if *c.Agent.Warmup != 0 || *c.Agent.Hysteresis != 0 || c.Agent.Interval.D() != DefaultInterval || !*c.Sim.Enabled || c.Sim.MTU != 1500 {
 		t.Errorf("agent/sim defaults %+v %+v", c.Agent, c.Sim)
 	}
 	pc := c.PredictorFor(predictor.KindPerfBound)
@@ -96,6 +96,8 @@ func TestConfigErrors(t *testing.T) {
 		{"port: {driver: e1001}\n" + flows, nil, `bad.yaml: port.driver: "e1001" is not in`},
 		{"agent: {interval: 10us}\n" + flows, nil, "bad.yaml: agent.interval: must be in [1ms, 10s]"},
 		{"agent: {log_level: loud}\n" + flows, nil, "bad.yaml: agent.log_level: unknown level"},
+		{"agent: {hysteresis: 1}\n" + flows, nil, "bad.yaml: agent.hysteresis: must be a fraction in [0, 1)"},
+		{"agent: {hysteresis: -0.1}\n" + flows, nil, "bad.yaml: agent.hysteresis: must be a fraction in [0, 1)"},
 		{"predictor: {kind: fixed}\n" + flows, nil, "bad.yaml: predictor.kind: comes from predictors"},
 		{"predictors: [nope]\n" + flows, nil, "bad.yaml: predictors[0] nope: predictor.kind: unknown predictor"},
 		{"predictors: [perfbound, perfbound]\n" + flows, nil, "bad.yaml: predictors[1]: perfbound is listed twice"},
