@@ -1,7 +1,6 @@
 package hil
 
 import (
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -236,22 +235,5 @@ func unholdCaptured(msgs []Msg, t0 time.Duration, traces map[string][]replay.Tra
 	if moved == 0 {
 		return out, 0
 	}
-	order := make([]int, len(out))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(out[x].At, out[y].At) })
-	index := make([]int, len(out))
-	for pos, i := range order {
-		index[i] = pos
-	}
-	sorted := make([]Msg, len(out))
-	for pos, i := range order {
-		m := out[i]
-		if m.ReplyTo >= 0 {
-			m.ReplyTo = index[m.ReplyTo]
-		}
-		sorted[pos] = m
-	}
-	return sorted, moved
+	return mergeMsgs([]FlowResult{{msgs: out}}), moved
 }

@@ -14,12 +14,11 @@ import (
 // sender gets the next task on its first message. A message goes to the
 // same sender's task on its destination host where there is one (a probe's
 // request to its responder, which depends on receiving it; the response
-// back to the requester), else to that host's kernel's; each is a
-// point-to-point record, in
-// send order; a probe's response depends on the receipt of its request
-// (dep 2, after the responder's turnaround), every other message is sent
-// at its absolute time since the traffic started (dep 0). Sizes are bytes
-// on the wire (headers included).
+// back to the requester), else to that host's kernel's. Each is a
+// point-to-point record, in send order; a probe's response depends on the
+// receipt of its request (dep 2, after the responder's turnaround), every
+// other message is sent at its absolute time since the traffic started
+// (dep 0). Sizes are bytes on the wire (headers included).
 func WriteVEF(w io.Writer, msgs []Msg) ([]int, error) {
 	type sender struct{ host, thread int32 }
 	task := map[sender]int32{{0, 0}: 0, {1, 0}: 1}
