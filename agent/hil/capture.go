@@ -237,3 +237,72 @@ func unholdCaptured(msgs []Msg, t0 time.Duration, traces map[string][]replay.Tra
 	}
 	return mergeMsgs([]FlowResult{{msgs: out}}), moved
 }
+
+// waitMatch is how long after the time a packet reached its port's egress
+// hook is expected (its send, or its departure from the host's port) an
+// idle period's end still counts as that packet's: the syscall, the
+// frame's serialisation at 1 Gb/s and the forwarding through s.
+const waitMatch = 60 * time.Microsecond
+
+// unblockSends gives the simulator each datagram whose sender was still
+// in its previous send when it fell due (Msg.Due > 0) at the time the
+// sender would have sent it had that previous message paid no wake-up:
+// its send time less the wake-ups the previous message paid on its way
+// (its host's port, then the switch's port towards the other host, as the
+// agents' traces show them: an idle period that the message ended within
+// waitMatch of when it reached the port) and less what the previous
+// message itself moved, but not before it was due. Under the spin delay a
+// send returns only after its packet has crossed the line, wake-ups
+// included, so a held sender's measured send times hold those wake-ups,
+// each train of held datagrams all of them; the simulator's blocking
+// senders hold a datagram behind their own delivery of the previous
+// message, with their own wake-ups (docs/hil.md "Limits"). Left in, a
+// simulated sender whose port did not wait there would send late anyway,
+// and its ports would see gaps the real ones never had. What is not a
+// wake-up (the kernel's forwarding, another CPU's spin) stays in the send
+// time. It returns the messages in send order again and how many moved.
+func unblockSends(msgs []Msg, t0 time.Duration, traces map[string][]replay.TraceRow) ([]Msg, int) {
+	hostPort, switchPort := [2]string{"a0", "b0"}, [2]string{"s1", "s0"}
+	// waitAt is the wait that a packet reaching port at at (ps) paid
+	// there, if it ended an idle period within waitMatch, and when it
+	// reached it.
+	waitAt := func(port string, at replay.PS) (replay.PS, replay.PS) {
+		rows := traces[port]
+		k := sort.Search(len(rows), func(j int) bool { return rows[j].End() >= at })
+		if k < len(rows) && rows[k].End() <= at+replay.PS(waitMatch)*1000 {
+			return rows[k].Delay, rows[k].End()
+		}
+		return 0, at
+	}
+	// wakeups is what message m's own wake-ups held its sender.
+	wakeups := func(m Msg) time.Duration {
+		w1, reached := waitAt(hostPort[m.Src], replay.PS(t0+m.At)*1000)
+		w2, _ := waitAt(switchPort[m.Src], reached+w1)
+		return time.Duration((w1 + w2) / 1000)
+	}
+	type sender struct{ src, id int32 }
+	last := map[sender]int{}
+	out := slices.Clone(msgs)
+	moved := 0
+	for i := range out {
+		m := &out[i]
+		if m.Sender == 0 || m.Src < 0 || m.Src > 1 {
+			continue
+		}
+		key := sender{m.Src, m.Sender}
+		prev, ok := last[key]
+		last[key] = i
+		if !ok || m.Due <= 0 || m.Due >= m.At {
+			continue
+		}
+		shift := msgs[prev].At - out[prev].At + wakeups(msgs[prev])
+		if at := max(m.Due, m.At-shift); at < m.At {
+			m.At = at
+			moved++
+		}
+	}
+	if moved == 0 {
+		return out, 0
+	}
+	return mergeMsgs([]FlowResult{{msgs: out}}), moved
+}

@@ -223,3 +223,58 @@ func TestUnholdCaptured(t *testing.T) {
 		t.Errorf("no traces: moved %d: %+v", moved, got)
 	}
 }
+
+// TestUnblockSends: a burst's first datagram waits 165 µs at a0 and 165
+// µs at s1, so its sender's next four, due every 100 µs meanwhile, left
+// late in a train; each goes back to when it was due (less the wake-ups
+// and what its predecessor moved, never before due), and the one after
+// the train, sent on its own time, stays. On b, a sender held 300 µs of
+// which b0's wake-up was 100 µs keeps the other 200 µs (not a wake-up).
+// Captured frames and a datagram not held stay; the order is by time again.
+func TestUnblockSends(t *testing.T) {
+	const t0 = 10 * time.Millisecond
+	ps := func(d time.Duration) replay.PS { return replay.PS(t0+d) * 1000 }
+	w := replay.PS(165 * us * 1000)
+	traces := map[string][]replay.TraceRow{
+		"a0": {{Start: ps(0), Gap: ps(102*us) - ps(0), Delay: w}},
+		"s1": {{Start: ps(0), Gap: ps(102*us+165*us+10*us) - ps(0), Delay: w}},
+		"b0": {{Start: ps(0), Gap: ps(1003*us) - ps(0), Delay: replay.PS(100 * us * 1000)}},
+	}
+	msgs := []Msg{
+		{Src: 0, Dst: 1, Sender: 2, At: 100 * us, ReplyTo: -1},                  // 0: paid 330 µs of wake-ups
+		{Src: 0, Dst: 1, Sender: 2, At: 510 * us, Due: 200 * us, ReplyTo: -1},   // 1: back to 200 µs
+		{Src: 0, Dst: 1, Sender: 2, At: 520 * us, Due: 300 * us, ReplyTo: -1},   // 2: 300 µs
+		{Src: 0, Dst: 1, Sender: 0, At: 525 * us, ReplyTo: -1},                  // 3: a captured frame: stays
+		{Src: 0, Dst: 1, Sender: 2, At: 530 * us, Due: 400 * us, ReplyTo: -1},   // 4: 400 µs
+		{Src: 0, Dst: 1, Sender: 2, At: 540 * us, Due: 500 * us, ReplyTo: -1},   // 5: 500 µs
+		{Src: 0, Dst: 1, Sender: 2, At: 605 * us, ReplyTo: -1},                  // 6: on its own time: stays
+		{Src: 1, Dst: 0, Sender: 3, At: 1000 * us, ReplyTo: -1},                 // 7: paid 100 µs at b0
+		{Src: 1, Dst: 0, Sender: 3, At: 1300 * us, Due: 1050 * us, ReplyTo: -1}, // 8: keeps 200 µs: 1200 µs
+	}
+	got, moved := unblockSends(msgs, t0, traces)
+	if moved != 5 {
+		t.Errorf("moved %d, want 5", moved)
+	}
+	at := func(m Msg, d time.Duration) Msg { m.At = d; return m }
+	want := []Msg{msgs[0], at(msgs[1], 200*us), at(msgs[2], 300*us), at(msgs[4], 400*us), at(msgs[5], 500*us),
+		msgs[3], msgs[6], msgs[7], at(msgs[8], 1200*us)}
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%+v\nwant\n%+v", got, want)
+	}
+	// Without traces (the always-on run) no wake-up held anyone.
+	if got, moved := unblockSends(msgs, t0, nil); moved != 0 || !slices.Equal(got, msgs) {
+		t.Errorf("no traces: moved %d: %+v", moved, got)
+	}
+}
+
+// TestHeldSince: a send is held when its sender's previous send returned
+// after it was due.
+func TestHeldSince(t *testing.T) {
+	const t0 = time.Second
+	if got := heldSince(t0+200*us, t0+510*us, t0); got != 200*us {
+		t.Errorf("held: %v, want 200µs", got)
+	}
+	if got := heldSince(t0+200*us, t0+150*us, t0); got != 0 {
+		t.Errorf("not held: %v, want 0", got)
+	}
+}

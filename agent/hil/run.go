@@ -424,6 +424,9 @@ func runOne(ctx context.Context, cfg *Config, opts Options, line *Line, rep *Rep
 	// their port, where the agents' traces show a wake-up held them.
 	msgs, moved := unholdCaptured(tr.Msgs, tr.T0, res.traces)
 	r.Traffic.CapturedHeld = moved
+	// And the datagrams a held sender sent late, less the wake-ups that
+	// held it, which the simulator's blocking senders model themselves.
+	msgs, r.Traffic.SendsUnblocked = unblockSends(msgs, tr.T0, res.traces)
 	var vb bytes.Buffer
 	nodes, err := WriteVEF(&vb, msgs)
 	if err != nil {

@@ -61,6 +61,12 @@ type Msg struct {
 	Bytes  int64 // on the wire
 	// At is when it was sent, since the traffic started.
 	At time.Duration
+	// Due is when a scheduled send was due, since the traffic started,
+	// if the sender's previous send had not yet returned then (the spin
+	// delay held the sender, so it left at At, late); 0 otherwise.
+	// unblockSends gives the simulator the send with the previous
+	// message's wake-ups taken out (its blocking senders add their own).
+	Due time.Duration
 	// ReplyTo is the index of the request a probe response answers (-1:
 	// none); Delay is the responder's time from the request's receipt to
 	// the response's send.
@@ -117,6 +123,10 @@ type TrafficResult struct {
 	// (the agents' traces show it), given to the simulator at the time
 	// they reached the port rather than when they left (unholdCaptured).
 	CapturedHeld int `json:"captured_held"`
+	// SendsUnblocked counts the datagrams whose sender a wake-up on the
+	// way of its previous one held past their due time, given to the
+	// simulator that much earlier (unblockSends).
+	SendsUnblocked int `json:"sends_unblocked"`
 }
 
 func mono() time.Duration { return observe.MonotonicNow() }
@@ -592,19 +602,23 @@ func (r *flowRun) probe(ctx context.Context, g *generator, flow uint32, start, e
 	go r.replies(g, flow, replies)
 	buf := make([]byte, f.Size)
 	next := start
+	var returned time.Duration // when the last send returned
 	for seq := uint64(0); f.Count == 0 || seq < uint64(f.Count); seq++ {
 		if next >= end || waitUntil(ctx, next) != nil {
 			break
 		}
 		sent := mono()
 		putHeader(buf, header{flow: flow, seq: seq, sent: sent})
-		if _, err := r.tx.Write(buf); err != nil {
+		_, err := r.tx.Write(buf)
+		due := heldSince(next, returned, g.t0)
+		returned = mono()
+		if err != nil {
 			break
 		}
 		r.mu.Lock()
 		r.res.Sent++
 		r.res.BytesSent += int64(f.Size)
-		r.res.msgs = append(r.res.msgs, Msg{Src: r.from.task, Dst: r.to.task, Sender: r.sender(), Bytes: int64(f.Size + udpOverhead), At: sent - g.t0, ReplyTo: -1})
+		r.res.msgs = append(r.res.msgs, Msg{Src: r.from.task, Dst: r.to.task, Sender: r.sender(), Bytes: int64(f.Size + udpOverhead), At: sent - g.t0, Due: due, ReplyTo: -1})
 		r.mu.Unlock()
 		gap := f.Interval.D()
 		if f.Spacing == "exponential" {
@@ -652,6 +666,7 @@ func (r *flowRun) stream(ctx context.Context, g *generator, flow uint32, start, 
 	f := r.f
 	buf := make([]byte, f.Size)
 	next := start
+	var returned time.Duration // when the last send returned
 	onUntil := time.Duration(math.MaxInt64)
 	if f.Kind == KindOnOff {
 		onUntil = start + time.Duration(rng.ExpFloat64()*float64(f.OnTime))
@@ -668,12 +683,15 @@ func (r *flowRun) stream(ctx context.Context, g *generator, flow uint32, start, 
 		}
 		sent := mono()
 		putHeader(buf, header{flow: flow, seq: seq, sent: sent})
-		if _, err := r.tx.Write(buf); err != nil {
+		_, err := r.tx.Write(buf)
+		due := heldSince(next, returned, g.t0)
+		returned = mono()
+		if err != nil {
 			continue // e.g. ENOBUFS: not sent
 		}
 		r.res.Sent++
 		r.res.BytesSent += int64(f.Size)
-		r.res.msgs = append(r.res.msgs, Msg{Src: r.from.task, Dst: r.to.task, Sender: r.sender(), Bytes: int64(f.Size + udpOverhead), At: sent - g.t0, ReplyTo: -1})
+		r.res.msgs = append(r.res.msgs, Msg{Src: r.from.task, Dst: r.to.task, Sender: r.sender(), Bytes: int64(f.Size + udpOverhead), At: sent - g.t0, Due: due, ReplyTo: -1})
 		if f.Kind == KindOnOff {
 			next += f.Interval.D()
 		} else {
@@ -832,6 +850,17 @@ func (r *flowRun) runIperf(ctx context.Context, start, end time.Duration) {
 	r.res.BytesSent = int64(doc.End.Sent.Bytes)
 	r.res.BytesReceived = int64(doc.End.Received.Bytes)
 	r.res.ThroughputBps = doc.End.Received.BitsPerSecond
+}
+
+// heldSince is the Msg.Due of a send due at due when the sender's
+// previous send returned at prevReturned (both monotonic): due − t0 if
+// that send was still under way then (the spin delay held the sender),
+// else 0 (a flow's first send, never held, is the only one due at t0).
+func heldSince(due, prevReturned, t0 time.Duration) time.Duration {
+	if prevReturned > due {
+		return due - t0
+	}
+	return 0
 }
 
 // sender is the flow's Msg.Sender on either host.
