@@ -44,7 +44,7 @@ misses, wake-ups and the timers the agents set; then the sim-to-real check: the 
 replayed through lpictl predict's replay, and the traffic (as a VEF trace) through the simulator on
 a host–switch–host line, next to the measured figures. Root only. Everything it creates is removed
 on exit, on error and on SIGINT/SIGTERM. Default experiment: configs/hil/quick.yaml (built in, about
-a minute). -o DIR writes report.json, report.txt, the agents' traces, logs and predict configs, and
+4 minutes: 60 s of traffic per run). -o DIR writes report.json, report.txt, the agents' traces, logs and predict configs, and
 the VEF traces. Bad input exits 2, a failed run 1.`,
 		Example: `  sudo lpictl hil run
   sudo lpictl hil run -c configs/hil/quick.yaml --set traffic.duration=6s --json
