@@ -1031,6 +1031,11 @@ func (a *Agent) tickPort(ctx context.Context, p *portState, now time.Duration) {
 		p.holding = hold
 		a.apply(ctx, p, now, pdt)
 		a.programLedger(ctx, p)
+		if p.trace != nil {
+			// When the round's write landed: a replay arms the port
+			// from then (controller/replay AgentPort.Rounds).
+			p.trace.round(a.backend.Now())
+		}
 	}
 }
 

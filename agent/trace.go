@@ -132,6 +132,13 @@ func (t *portTrace) start(ti TraceInfo, restart bool) {
 
 func (t *portTrace) comment(s string) { t.line("# " + s) }
 
+// round records when a round gave the port its timer (ns on the rows'
+// clock), as a comment line the trace grammar skips (replay.TraceRounds
+// reads it).
+func (t *portTrace) round(at time.Duration) {
+	t.line(replay.TraceRoundPrefix + strconv.FormatInt(int64(at), 10))
+}
+
 func (t *portTrace) line(s string) {
 	if t.err != nil {
 		return

@@ -194,6 +194,17 @@ func TestPortTraceReplays(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Enforce mode: one round line per tick, at the backend's
+			// time of the write (the script's clock stands still within
+			// a tick); observe mode writes nothing.
+			rounds := replay.TraceRounds(data)
+			if tc.mode == agent.Enforce {
+				if len(rounds) != 200 || rounds[0] != replay.PS(1_010_000_000)*1000 || rounds[199] != replay.PS(3_000_000_000)*1000 {
+					t.Errorf("%d round lines, first %v, last %v: want 200 from 1.01 s to 3 s", len(rounds), rounds[0:min(1, len(rounds))], rounds[max(len(rounds)-1, 0):])
+				}
+			} else if len(rounds) != 0 {
+				t.Errorf("observe: %d round lines", len(rounds))
+			}
 			var rowMisses, hops uint64
 			for _, r := range rows {
 				if r.Missed {

@@ -100,6 +100,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 		run    int // index in rep.Runs
 		traces map[string][]replay.TraceRow
 		opened map[string]replay.PS
+		rounds map[string][]replay.PS
 		trace  simTrace
 		window [2]replay.PS
 	}
@@ -118,7 +119,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 		}
 		rep.Runs = append(rep.Runs, *r.report)
 		if kind != "" {
-			preds = append(preds, predRun{kind: kind, run: len(rep.Runs) - 1, traces: r.traces, opened: r.opened, trace: r.trace, window: r.window})
+			preds = append(preds, predRun{kind: kind, run: len(rep.Runs) - 1, traces: r.traces, opened: r.opened, rounds: r.rounds, trace: r.trace, window: r.window})
 		} else {
 			alwaysOnTrace = r.trace
 		}
@@ -167,7 +168,11 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 	for _, p := range preds {
 		opts.progress("sim-to-real %s: replaying the agents' traces, simulating the traffic", p.kind)
 		c := SimToReal{Run: string(p.kind), Replay: []PortReplay{}, Rows: []Row{}, Ports: []PortCompare{}, Unexplained: []string{}}
-		ap := func(port string) replay.AgentPort { return agentPortOf(cfg, port, p.opened[port], &rep.Runs[p.run]) }
+		ap := func(port string) replay.AgentPort {
+			a := agentPortOf(cfg, port, p.opened[port], &rep.Runs[p.run])
+			a.Rounds = p.rounds[port]
+			return a
+		}
 		if cfg.PortLPI() == power.PerLink {
 			// Per link each cable's two ends are replayed jointly.
 			got := map[string]PortReplay{}
@@ -270,6 +275,9 @@ type oneRun struct {
 	// opened is when each agent opened its port (its trace's header, the
 	// agent's rounds count from there), CLOCK_MONOTONIC ps.
 	opened map[string]replay.PS
+	// rounds is when each agent's rounds gave its port the timer (its
+	// trace's round lines), CLOCK_MONOTONIC ps.
+	rounds map[string][]replay.PS
 	trace  simTrace
 	window [2]replay.PS // the traffic phase, CLOCK_MONOTONIC ps
 }
@@ -390,6 +398,7 @@ func runOne(ctx context.Context, cfg *Config, opts Options, line *Line, rep *Rep
 		stopErr := stopAll()
 		res.traces = map[string][]replay.TraceRow{}
 		res.opened = map[string]replay.PS{}
+		res.rounds = map[string][]replay.PS{}
 		var errs []error
 		for _, a := range agents {
 			role := a.host.Role
@@ -402,6 +411,7 @@ func runOne(ctx context.Context, cfg *Config, opts Options, line *Line, rep *Rep
 			for port, rr := range rows {
 				res.traces[port] = rr
 				res.opened[port] = traceOpened(raw[port])
+				res.rounds[port] = replay.TraceRounds(raw[port])
 				r.TraceRows[port] = len(rr)
 				rep.addFile(filepath.Join("agents", name, role, port+".port_trace.csv"), raw[port])
 				if py, err := cfg.predictYAML(kind, port); err == nil {

@@ -23,6 +23,13 @@ type AgentPort struct {
 	// ledger, if any, hold from the start).
 	Interval   time.Duration
 	FirstRound PS
+	// Rounds, when set, are the times the agent's rounds really ran for
+	// the port (its trace's round lines, TraceRounds), in order: they
+	// replace FirstRound + k × Interval, which Interval must still be
+	// > 0 for. The agent's ticker starts after it has opened its ports
+	// and each write lands later still, so modelled rounds fall early;
+	// per link that changes what a controller learns (docs/hil.md).
+	Rounds []PS
 	// Initial is the port's timer before the agent's first write.
 	Initial time.Duration
 	// Ledger is the port's own ledger; nil: none.
@@ -129,10 +136,12 @@ type agentReplay struct {
 
 	portPDT time.Duration // the timer the port arms
 	next    PS            // the next round
-	decided []time.Duration
-	seen    int // rows the last round had seen (ended before it)
-	ledger  bool
-	rate    uint64 // Q32
+	// nextRound indexes the next of AgentPort.Rounds.
+	nextRound int
+	decided   []time.Duration
+	seen      int // rows the last round had seen (ended before it)
+	ledger    bool
+	rate      uint64 // Q32
 	// traceOutcomes: the controller learns the trace's outcome and wait
 	// where the port ran its decision (AgentLinkEnd.TraceOutcomes).
 	traceOutcomes bool
@@ -220,7 +229,12 @@ func (r *agentReplay) arm(rows []TraceRow, i int) (time.Duration, error) {
 	if _, ok := add(row.Start, row.Gap); !ok {
 		return 0, errOverflow
 	}
-	if iv, ok := FromDuration(r.ap.Interval); ok && iv > 0 {
+	if iv, ok := FromDuration(r.ap.Interval); ok && iv > 0 && len(r.ap.Rounds) > 0 {
+		for r.nextRound < len(r.ap.Rounds) && r.ap.Rounds[r.nextRound] <= row.Start {
+			r.round(rows, i, r.ap.Rounds[r.nextRound])
+			r.nextRound++
+		}
+	} else if ok && iv > 0 {
 		for r.next <= row.Start {
 			r.round(rows, i, r.next)
 			r.next += iv

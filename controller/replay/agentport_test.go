@@ -2,6 +2,7 @@ package replay
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -161,9 +162,70 @@ func TestReplayAgentPortRounds(t *testing.T) {
 			t.Errorf("agreement %+v", res.Agreement)
 		}
 	}
+	// The rounds as the agent's trace recorded them: a write that landed
+	// at 0.95 ms is the modelled round's; one that landed at 1.35 ms,
+	// after row 3 began, leaves row 3 on the initial 1 ms (a hit: the
+	// trace's miss then disagrees).
+	for _, c := range []struct {
+		at    PS
+		want  []stepWant
+		match uint64
+	}{{950e6, []stepWant{{}, {}, {true, 380e6, 10e6}}, 3}, {1350e6, []stepWant{{}, {}, {}}, 2}} {
+		ap := AgentPort{Interval: time.Millisecond, Initial: time.Millisecond, Rounds: []PS{c.at}}
+		steps, res, err := ReplayAgentPort(fixedAt(t, 1.0/16), agentTiming, rows, ap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSteps(t, steps, c.want)
+		if a := res.Agreement; a == nil || a.Matching != c.match {
+			t.Errorf("round at %d: agreement %+v, want %d matching", c.at, res.Agreement, c.match)
+		}
+	}
 	// Rows out of order are refused.
 	bad := []TraceRow{{Start: 10, Gap: 10}, {Start: 5, Gap: 10}}
 	if _, _, err := ReplayAgentPort(fixedAt(t, 0.5), agentTiming, bad, AgentPort{}); err == nil {
 		t.Error("overlapping rows accepted")
 	}
+}
+
+// TestTraceRounds: the round lines of an agent's trace, in ps, among rows
+// and other comments; a line that does not parse, or goes back in time,
+// is left out; the rows still parse.
+func TestTraceRounds(t *testing.T) {
+	raw := "# controller: {}\n" + TraceHeader + "\n" +
+		"100000000,500000000,100000000,hit,0,\n" +
+		TraceRoundPrefix + "1000\n" +
+		TraceRoundPrefix + "x\n" +
+		"# a comment\n" +
+		TraceRoundPrefix + "500\n" +
+		TraceRoundPrefix + "-3\n" +
+		"700000000,500000000,100000000,hit,0,\n" +
+		TraceRoundPrefix + " 2000 \n" +
+		TraceRoundPrefix + "2000"
+	got := TraceRounds([]byte(raw))
+	if want := []PS{1000000, 2000000, 2000000}; !slices.Equal(got, want) {
+		t.Errorf("rounds %v, want %v", got, want)
+	}
+	rows, err := ParseTrace(strings.NewReader(raw), "t.csv")
+	if err != nil || len(rows) != 2 {
+		t.Errorf("rows %d, %v", len(rows), err)
+	}
+	if got := TraceRounds(nil); got != nil {
+		t.Errorf("no trace: %v", got)
+	}
+}
+
+// FuzzTraceRounds: any bytes give rounds in order, each a whole number of
+// ns within MaxTime, and never a panic.
+func FuzzTraceRounds(f *testing.F) {
+	f.Add([]byte(TraceRoundPrefix + "1000\n" + TraceRoundPrefix + "999\n" + TraceRoundPrefix + "2000"))
+	f.Add([]byte(TraceHeader + "\n1,2,1000,hit,0,\n" + TraceRoundPrefix + "9223372036854775807\n"))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got := TraceRounds(raw)
+		for i, at := range got {
+			if at < 0 || at > MaxTime || at%1000 != 0 || i > 0 && at < got[i-1] {
+				t.Fatalf("round %d: %d (of %v)", i, at, got)
+			}
+		}
+	})
 }

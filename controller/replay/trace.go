@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"io"
 	"strconv"
 	"strings"
@@ -68,6 +69,39 @@ func ReadTrace(r io.Reader, name string, fn func(TraceRow) error) error {
 		return l.errorf("want the port trace header %s, got %q", TraceHeader, first)
 	}
 	return readTrace(l, fn)
+}
+
+// TraceRoundPrefix starts a comment line of a port trace written by an
+// agent in enforce mode: when one of its rounds gave the port its timer
+// (after reading its idle periods, the time the write landed), in ns on
+// the rows' clock.
+const TraceRoundPrefix = "# round: "
+
+// TraceRounds is the round lines of a port trace, in ps, in the order
+// written (ascending: an agent's clock does not go back); lines that do
+// not parse are left out, as other comments are.
+func TraceRounds(raw []byte) []PS {
+	var out []PS
+	for len(raw) > 0 {
+		line := raw
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		rest, ok := bytes.CutPrefix(line, []byte(TraceRoundPrefix))
+		if !ok {
+			continue
+		}
+		ns, err := strconv.ParseInt(string(bytes.TrimSpace(rest)), 10, 64)
+		if err != nil || ns < 0 || ns > int64(MaxTime/1000) {
+			continue
+		}
+		if at := PS(ns) * 1000; len(out) == 0 || at >= out[len(out)-1] {
+			out = append(out, at)
+		}
+	}
+	return out
 }
 
 // ParseTrace reads a whole port trace (see ReadTrace).
