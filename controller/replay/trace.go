@@ -82,13 +82,7 @@ const TraceRoundPrefix = "# round: "
 // not parse are left out, as other comments are.
 func TraceRounds(raw []byte) []PS {
 	var out []PS
-	for len(raw) > 0 {
-		line := raw
-		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
-			line, raw = raw[:i], raw[i+1:]
-		} else {
-			raw = nil
-		}
+	for line := range bytes.Lines(raw) {
 		rest, ok := bytes.CutPrefix(line, []byte(TraceRoundPrefix))
 		if !ok {
 			continue
