@@ -211,7 +211,6 @@ const captureSlack = 20 * time.Microsecond
 // simulated port pay the wake-up a second time. It returns the messages,
 // in send order again (ReplyTo renumbered), and how many moved.
 func unholdCaptured(msgs []Msg, t0 time.Duration, traces map[string][]replay.TraceRow) ([]Msg, int) {
-	ports := [2]string{"a0", "b0"}
 	moved := 0
 	out := slices.Clone(msgs)
 	for i := range out {
@@ -219,7 +218,7 @@ func unholdCaptured(msgs []Msg, t0 time.Duration, traces map[string][]replay.Tra
 		if m.Sender != 0 || m.Src < 0 || m.Src > 1 {
 			continue
 		}
-		rows := traces[ports[m.Src]]
+		rows := traces[pathFrom(m.Src)[0]]
 		at := replay.PS(t0+m.At) * 1000
 		// The last idle period that ended at or before the departure.
 		k := sort.Search(len(rows), func(j int) bool { return rows[j].End() > at }) - 1
@@ -236,6 +235,13 @@ func unholdCaptured(msgs []Msg, t0 time.Duration, traces map[string][]replay.Tra
 		return out, 0
 	}
 	return mergeMsgs([]FlowResult{{msgs: out}}), moved
+}
+
+// pathFrom is the two egress ports a message from host src (0 = a,
+// 1 = b) crosses: its host's, then the switch's towards the other host
+// (LinePorts).
+func pathFrom(src int32) [2]string {
+	return [2]string{LinePorts[2*src].Dev, LinePorts[2*src+1].Dev}
 }
 
 // waitMatch is how long after the time a packet reached its port's egress
@@ -262,7 +268,6 @@ const waitMatch = 60 * time.Microsecond
 // wake-up (the kernel's forwarding, another CPU's spin) stays in the send
 // time. It returns the messages in send order again and how many moved.
 func unblockSends(msgs []Msg, t0 time.Duration, traces map[string][]replay.TraceRow) ([]Msg, int) {
-	hostPort, switchPort := [2]string{"a0", "b0"}, [2]string{"s1", "s0"}
 	// waitAt is the wait that a packet reaching port at at (ps) paid
 	// there, if it ended an idle period within waitMatch, and when it
 	// reached it.
@@ -276,8 +281,9 @@ func unblockSends(msgs []Msg, t0 time.Duration, traces map[string][]replay.Trace
 	}
 	// wakeups is what message m's own wake-ups held its sender.
 	wakeups := func(m Msg) time.Duration {
-		w1, reached := waitAt(hostPort[m.Src], replay.PS(t0+m.At)*1000)
-		w2, _ := waitAt(switchPort[m.Src], reached+w1)
+		path := pathFrom(m.Src)
+		w1, reached := waitAt(path[0], replay.PS(t0+m.At)*1000)
+		w2, _ := waitAt(path[1], reached+w1)
 		return time.Duration((w1 + w2) / 1000)
 	}
 	type sender struct{ src, id int32 }

@@ -169,9 +169,7 @@ func Run(ctx context.Context, cfg *Config, opts Options) (rep *Report, err error
 		opts.progress("sim-to-real %s: replaying the agents' traces, simulating the traffic", p.kind)
 		c := SimToReal{Run: string(p.kind), Replay: []PortReplay{}, Rows: []Row{}, Ports: []PortCompare{}, Unexplained: []string{}}
 		ap := func(port string) replay.AgentPort {
-			a := agentPortOf(cfg, port, p.opened[port], &rep.Runs[p.run])
-			a.Rounds = p.rounds[port]
-			return a
+			return agentPortOf(cfg, port, p.opened[port], p.rounds[port], &rep.Runs[p.run])
 		}
 		if cfg.PortLPI() == power.PerLink {
 			// Per link each cable's two ends are replayed jointly.

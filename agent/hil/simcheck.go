@@ -172,12 +172,13 @@ type PortReplay struct {
 }
 
 // agentPortOf is how the agent drove port in a run (replay.AgentPort):
-// rounds every agent.interval from when it opened the port (its trace's
-// header; else the ledger's start, else the traffic's), the configured
+// rounds at the times its trace recorded them (rounds), or every
+// agent.interval from when it opened the port (its trace's header; else
+// the ledger's start, else the traffic's), the configured
 // initial timer, and the ledger the port ran (its emulator's status: the
 // agents program it at their first write, with the start they armed it).
-func agentPortOf(c *Config, port string, opened replay.PS, run *RunReport) replay.AgentPort {
-	ap := replay.AgentPort{Interval: c.Agent.Interval.D(), FirstRound: opened, Initial: c.Port.InitialPDT.D()}
+func agentPortOf(c *Config, port string, opened replay.PS, rounds []replay.PS, run *RunReport) replay.AgentPort {
+	ap := replay.AgentPort{Interval: c.Agent.Interval.D(), FirstRound: opened, Rounds: rounds, Initial: c.Port.InitialPDT.D()}
 	for _, p := range run.Ports {
 		if p.Port != port {
 			continue

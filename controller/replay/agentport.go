@@ -229,15 +229,17 @@ func (r *agentReplay) arm(rows []TraceRow, i int) (time.Duration, error) {
 	if _, ok := add(row.Start, row.Gap); !ok {
 		return 0, errOverflow
 	}
-	if iv, ok := FromDuration(r.ap.Interval); ok && iv > 0 && len(r.ap.Rounds) > 0 {
-		for r.nextRound < len(r.ap.Rounds) && r.ap.Rounds[r.nextRound] <= row.Start {
-			r.round(rows, i, r.ap.Rounds[r.nextRound])
-			r.nextRound++
-		}
-	} else if ok && iv > 0 {
-		for r.next <= row.Start {
-			r.round(rows, i, r.next)
-			r.next += iv
+	if iv, ok := FromDuration(r.ap.Interval); ok && iv > 0 {
+		if len(r.ap.Rounds) > 0 {
+			for r.nextRound < len(r.ap.Rounds) && r.ap.Rounds[r.nextRound] <= row.Start {
+				r.round(rows, i, r.ap.Rounds[r.nextRound])
+				r.nextRound++
+			}
+		} else {
+			for r.next <= row.Start {
+				r.round(rows, i, r.next)
+				r.next += iv
+			}
 		}
 	}
 	for _, hc := range row.Sent {
