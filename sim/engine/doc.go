@@ -13,11 +13,12 @@
 // Events carry no interface value: a kind, an object index and an argument
 // index, dispatched by one [Handler] the model registers (which may also be
 // a [Prefetcher], told the next event ahead so that it can start loading
-// that event's state: a large model is bound by memory latency). Models talk to
-// each other only through events scheduled at least one link latency ahead,
-// so that a partitioned conservative engine (lookahead = the minimum link
-// latency) could run them later without a model rewrite; this package is
-// the sequential engine only.
+// that event's state: a large model is bound by memory latency). Objects
+// of a model talk to one another through events scheduled at least a
+// lookahead ahead, or through state they order explicitly (Engine.Sync),
+// so that a partitioned conservative engine ([Parallel], "Parallel runs"
+// below) runs them on several goroutines with the sequential engine's
+// results.
 //
 // # Event order
 //
@@ -29,8 +30,9 @@
 // count): its source is the owner of the event that was running when it
 // was scheduled (Outside if none), and count is how many events that
 // source had scheduled, this one included. The source takes the high
-// [SourceBits] of the 64-bit key and the count the low [CountBits], so
-// that keys compare as one integer; keys are unique.
+// [SourceBits] of the 64-bit key (below its top bit, which marks a late
+// event) and the count the low [CountBits], so that keys compare as one
+// integer; keys are unique.
 //
 // The engine runs, again and again, the pending event with the least
 // (At, source, count). So events that are pending together run in that
@@ -66,5 +68,39 @@
 // that partition: events of other partitions in the same picosecond cannot
 // touch its state, whatever their keys. Events an object schedules for
 // another object with less delay than the lookahead (zero included) need
-// both objects in one partition.
+// both objects in one partition, or the receiver's kind late.
+//
+// # Late events
+//
+// The events of a late kind ([Engine.SetLate]; the key's top bit) run
+// after every other event of the same time, among themselves in key order.
+// A model makes late the events of an object that only reacts to the rest
+// (a workload driver told of deliveries): if it schedules other objects'
+// events only a lookahead or more ahead, and nothing else reads what it
+// changes within the picosecond, making its kinds late changes no result,
+// and a Parallel run can run them apart, after the other events of a
+// window, even though other objects schedule them with no delay.
+//
+// # Parallel runs
+//
+// [Parallel] runs an engine's pending events on Plan.Parts goroutines, one
+// partition each (Plan.Part: the partition of every object), in windows of
+// Plan.Lookahead, exchanging the events partitions schedule for one
+// another, with their keys, at each window's end (Parallel.Import lets the
+// model move what they address). It gives every event the key and the
+// position among its object's events that the sequential engine gives it,
+// by the argument above, with two additions:
+//   - State two objects of different partitions share with no delay
+//     (Plan.Conflict) is touched only after Engine.Sync, which waits until
+//     the other partitions have run every event before the running one in
+//     the sequential order, and none after: an event precedes another
+//     partition's of the same picosecond exactly when the largest key its
+//     own partition has run at that picosecond so far is less than the
+//     other's (the sequential engine merges the partitions' sequences by
+//     running the least pending event), so each partition publishes that
+//     position and the least one never waits;
+//   - late events run apart, after the other events of their window, on
+//     whichever goroutine would otherwise wait, during the next window
+//     when what they schedule for the partitions cannot arrive before it
+//     ends (Plan.LateLookahead), else first, alone.
 package engine

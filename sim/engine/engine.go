@@ -41,11 +41,16 @@ const (
 	// event's source has scheduled more before it runs, which leaves room
 	// for the 2^32 − 1 events it could schedule).
 	CountBits = 40
-	// SourceBits is the width of the source: sources 0 to 2^24 − 1.
-	SourceBits = 64 - CountBits
+	// SourceBits is the width of the source: sources 0 to 2^23 − 1. The
+	// key's top bit marks a late event (SetLate).
+	SourceBits = 63 - CountBits
 	// MaxSource is the largest source.
 	MaxSource = 1<<SourceBits - 1
 )
+
+// lateBit is set in the key of an event of a late kind (SetLate), so that
+// it sorts after every other event of its time.
+const lateBit = 1 << 63
 
 const (
 	countMask = 1<<CountBits - 1
@@ -56,7 +61,10 @@ const (
 func Key(source uint32, count uint64) uint64 { return uint64(source)<<CountBits | count }
 
 // Source is the source packed in an event's key.
-func (e *Event) Source() uint32 { return uint32(e.Seq >> CountBits) }
+func (e *Event) Source() uint32 { return uint32(e.Seq>>CountBits) & MaxSource }
+
+// Late reports whether the event is of a late kind (SetLate).
+func (e *Event) Late() bool { return e.Seq&lateBit != 0 }
 
 // before is the engine's total order: time, then key.
 func (e *Event) before(o *Event) bool {
@@ -130,7 +138,14 @@ type Engine struct {
 	events  uint64
 	stopped bool
 
-	lanes laneSet // kinds scheduled in order skip the queue (lane.go)
+	lanes     laneSet   // kinds scheduled in order skip the queue (lane.go)
+	laneKinds [][]uint8 // the lanes' kinds, as given to UseLane (a Parallel's partitions get the same)
+
+	// lateKind[k] is 1 for a late kind k (SetLate), else 0.
+	lateKind [256]uint8
+	// par is set on a partition's engine during a Parallel run
+	// (parallel.go); nil in a sequential one.
+	par *partState
 
 	// Sources: which object runs each kind (owner), and every source's
 	// last key (last, indexed by source; grown on demand).
@@ -172,7 +187,25 @@ func (e *Engine) SetHandler(h Handler) {
 // the queue's and the lanes' first events, and an event that would break a
 // lane's order goes to the queue), only its cost. At most sixteen lanes;
 // a kind has one lane at most; call it before scheduling.
-func (e *Engine) UseLane(kinds ...uint8) { e.lanes.add(kinds) }
+func (e *Engine) UseLane(kinds ...uint8) {
+	e.lanes.add(kinds)
+	e.laneKinds = append(e.laneKinds, append([]uint8(nil), kinds...))
+}
+
+// SetLate makes the given kinds late (doc.go, "Late events"): an event of
+// a late kind runs after every event of another kind at the same time,
+// whatever their keys (among themselves, late events keep the usual
+// order). A model gives it to the events of an object that only reacts to
+// the rest of the model (a workload driver told of deliveries), so that a
+// Parallel run can run them apart. Call it before scheduling.
+func (e *Engine) SetLate(kinds ...uint8) {
+	if e.events > 0 || e.Pending() > 0 {
+		panic("engine: late kinds must be set before events are scheduled")
+	}
+	for _, k := range kinds {
+		e.lateKind[k] = 1
+	}
+}
 
 // Outside is the source of the events scheduled while no event runs
 // (before Run, between Runs): the model's set-up and its drivers.
@@ -242,6 +275,10 @@ func (e *Engine) push(at int64, kind uint8, obj, arg, aux int32) {
 	}
 	k++
 	e.key = k
+	k |= uint64(e.lateKind[kind]) << 63 // lateBit
+	if e.par != nil && e.par.route(e, Event{At: at, Seq: k, Obj: obj, Arg: arg, Aux: aux, Kind: kind}) {
+		return
+	}
 	if e.lanes.push(at, k, kind, obj, arg, aux) {
 		return
 	}
@@ -303,10 +340,8 @@ func (e *Engine) hint() *Event {
 
 // unloaded is e.key while the running event has scheduled nothing: its
 // source's last key is read at its first schedule (load), and written back
-// after it only if it did. As a key it would be source MaxSource's count
-// 2^40 − 1, which that source reaches only by scheduling 2^32 − 1 events
-// within one event after reaching the limit (load): more events than
-// memory holds.
+// after it only if it did. It has the late bit, which the keys kept in
+// e.key and e.last never have (push sets it only in the event).
 const unloaded = ^uint64(0)
 
 // load returns the running source's last key, at the first event it
@@ -421,6 +456,9 @@ func (e *Engine) Run(until int64, max uint64) bool {
 		// The source of the events ev schedules: the object that runs it.
 		o := e.owner[ev.Kind]
 		e.src, e.key = o.base+uint32(ev.Obj)&o.mask, unloaded
+		if e.par != nil {
+			e.par.enter(ev.At, ev.Seq, e.src)
+		}
 		e.h.Handle(ev)
 		if e.key != unloaded {
 			e.last[e.src] = e.key

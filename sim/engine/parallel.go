@@ -1,0 +1,665 @@
+package engine
+
+import (
+	"fmt"
+	"math/bits"
+	"runtime"
+	"sync/atomic"
+)
+
+// MaxParts is the most partitions a Parallel run has (a partition is a bit
+// of a Plan.Conflict mask).
+const MaxParts = 64
+
+// Plan is how a Parallel run splits a model into partitions (doc.go,
+// "Parallel runs").
+type Plan struct {
+	// Parts is the number of partitions, each run by a goroutine of its
+	// own: 1 to MaxParts.
+	Parts int
+	// Part is the partition of each object, indexed by source (the
+	// object that runs an event: SetOwner). Objects past its end are in
+	// partition 0. The objects that run late events (SetLate) run them
+	// apart, whatever their partition.
+	Part []uint8
+	// Conflict is, per object (missing: none), the set of other
+	// partitions (bit q for partition q) whose objects' events touch
+	// state this object's events touch too, with no delay between them
+	// (the two ends of a link that share its power state). Such an event
+	// calls Engine.Sync before it touches that state, which returns once
+	// those partitions have run every event that comes before it in the
+	// sequential order, and none that comes after.
+	Conflict []uint64
+	// Lookahead is the least delay of an event an object schedules for
+	// an object of another partition, and of a non-late event a late
+	// event schedules: > 0. The run advances in windows this long.
+	Lookahead int64
+	// LateLookahead, if larger, is the least delay of a non-late event a
+	// late event schedules. From twice the Lookahead, a window's late
+	// events run during the next window, on goroutines that would wait.
+	LateLookahead int64
+}
+
+// Parallel runs an engine's events on several goroutines, partition by
+// partition, in conservative windows of Plan.Lookahead, with the results
+// of the sequential engine (doc.go, "Parallel runs"). The model gives
+// each partition's engine (Part) and the late events' engine (Late) a
+// handler bound to that engine, and schedules through it; between runs,
+// the events and the sources' counts are the main engine's.
+type Parallel struct {
+	// Import, when set, is called at a window's end for each event a
+	// partition sent to partition to, before it joins to's queue, with no
+	// partition running: the model may move what the event's operands
+	// address into to's memory and rewrite them.
+	Import func(to int, ev *Event)
+	// AfterWindow, when set, is called after each window (the late events
+	// included), with no partition running; true stops the run there.
+	AfterWindow func() (stop bool)
+
+	main  *Engine
+	plan  Plan
+	parts []*Engine
+	late  *Engine
+	prog  []progress
+	// The late events of the last window, run during the next one
+	// (helpLate): those before lateEnd (Forever: none pending), under
+	// lateLock; what they schedule for the partitions waits in lateOut.
+	lateEnd     int64
+	latePending atomic.Bool
+	lateLock    atomic.Int32
+	lateOut     []Event
+
+	slots  []workerSlot // the workers'
+	active []int        // the partitions with events in the window
+	seq    int64        // windows handed to workers
+	// serialReversed (tests only) runs a window's partitions one after
+	// the other on the caller's goroutine, the last first: a run with no
+	// conflicts then still has no race, but no order across partitions.
+	serialReversed bool
+}
+
+// progress is how far a partition's run is, published for the partitions
+// whose events conflict with its own: every event before (at, key) in the
+// order of the run has run (see partState.enter). Two words written key
+// first and read at first, so that a reader sees a position at or before
+// the partition's (never after it). Padded to its own cache lines.
+type progress struct {
+	at     atomic.Int64
+	key    atomic.Uint64
+	wanted atomic.Int32 // partitions waiting on this one: publish at every event
+	_      [128 - 20]byte
+}
+
+func (p *progress) publish(at int64, key uint64) {
+	p.key.Store(key)
+	p.at.Store(at)
+}
+
+// past reports whether the partition is past position (at, key).
+func (p *progress) past(at int64, key uint64) bool {
+	t := p.at.Load()
+	k := p.key.Load()
+	return t > at || t == at && k > key
+}
+
+// partState is a partition engine's part in a Parallel run.
+type partState struct {
+	p       *Parallel
+	self    int       // partition, or −1 for the late engine
+	out     [][]Event // events for other partitions, sent at the window's end
+	lateOut []Event   // late events, run after the window's others
+	// Position of the running event in the sequential order: its time
+	// and the largest key run at that time so far, itself included.
+	curT   int64
+	runmax uint64
+	since  int  // events run since the last publication
+	synced bool // the running event has called Sync
+}
+
+// publishEvery is how often (in events) a partition publishes its
+// progress when nobody waits on it.
+const publishEvery = 32
+
+// NewParallel prepares parallel runs of main's model under plan: the
+// partitions' engines get main's lanes, owners and late kinds, and heap
+// queues. The model then sets their handlers (Part(i).SetHandler,
+// Late().SetHandler) before calling Run.
+func NewParallel(main *Engine, plan Plan) (*Parallel, error) {
+	if plan.Parts < 1 || plan.Parts > MaxParts {
+		return nil, fmt.Errorf("engine: %d partitions (want 1 to %d)", plan.Parts, MaxParts)
+	}
+	if plan.Lookahead <= 0 {
+		return nil, fmt.Errorf("engine: lookahead %d ps (want > 0)", plan.Lookahead)
+	}
+	for o, q := range plan.Part {
+		if int(q) >= plan.Parts {
+			return nil, fmt.Errorf("engine: object %d in partition %d of %d", o, q, plan.Parts)
+		}
+	}
+	p := &Parallel{main: main, plan: plan, prog: make([]progress, plan.Parts)}
+	mk := func(self int) *Engine {
+		e := New(NewHeap(1024), nil)
+		for _, k := range main.laneKinds {
+			e.UseLane(k...)
+		}
+		e.owner, e.lateKind = main.owner, main.lateKind
+		e.par = &partState{p: p, self: self, out: make([][]Event, plan.Parts)}
+		return e
+	}
+	for i := range plan.Parts {
+		p.parts = append(p.parts, mk(i))
+	}
+	p.late = mk(-1)
+	return p, nil
+}
+
+// Part is partition i's engine.
+func (p *Parallel) Part(i int) *Engine { return p.parts[i] }
+
+// Late is the engine that runs the late events.
+func (p *Parallel) Late() *Engine { return p.late }
+
+// partOf is the partition of object src.
+func (p *Parallel) partOf(src uint32) int {
+	if int(src) < len(p.plan.Part) {
+		return int(p.plan.Part[src])
+	}
+	return 0
+}
+
+// ownerOf is the object that runs ev.
+func (e *Engine) ownerOf(ev *Event) uint32 {
+	o := e.owner[ev.Kind]
+	return o.base + uint32(ev.Obj)&o.mask
+}
+
+// route sends an event the running event of a partition (or of the late
+// engine) schedules where it runs, and reports whether it went elsewhere
+// than e's own queue.
+func (s *partState) route(e *Engine, ev Event) bool {
+	late := ev.Seq&lateBit != 0
+	p := s.p
+	if s.self < 0 {
+		if late {
+			return false
+		}
+		// To a partition, which may be running: at the next window's end.
+		if ev.At-e.now < p.plan.LateLookahead || ev.At-e.now < p.plan.Lookahead {
+			p.tooSoon(e, &ev, max(p.plan.LateLookahead, p.plan.Lookahead))
+		}
+		p.lateOut = append(p.lateOut, ev)
+		return true
+	}
+	if late {
+		s.lateOut = append(s.lateOut, ev)
+		return true
+	}
+	q := p.partOf(e.ownerOf(&ev))
+	if q == s.self {
+		return false
+	}
+	if ev.At-e.now < p.plan.Lookahead {
+		p.tooSoon(e, &ev, p.plan.Lookahead)
+	}
+	s.out[q] = append(s.out[q], ev)
+	return true
+}
+
+// tooSoon panics on an event that leaves its partition (or the late
+// events) sooner than the plan's lookahead: the plan is wrong for the
+// model. The check does not depend on the window the event falls in, so
+// that the error does not depend on the partitions' timing.
+//
+//go:noinline
+func (p *Parallel) tooSoon(e *Engine, ev *Event, lookahead int64) {
+	panic(fmt.Sprintf("engine: event kind %d for object %d scheduled %d ps ahead, across partitions: less than the lookahead (%d ps)",
+		ev.Kind, e.ownerOf(ev), ev.At-e.now, lookahead))
+}
+
+// enter is called before a partition runs an event of object src at
+// (at, seq): it updates the partition's position and publishes it from
+// time to time (at every event while another partition waits on it).
+func (s *partState) enter(at int64, seq uint64, src uint32) {
+	if s.self < 0 {
+		return
+	}
+	if at != s.curT {
+		s.curT, s.runmax = at, seq
+	} else if seq > s.runmax {
+		s.runmax = seq
+	}
+	s.synced = false
+	pr := &s.p.prog[s.self]
+	if s.since++; s.since >= publishEvery || pr.wanted.Load() != 0 {
+		pr.publish(at, s.runmax)
+		s.since = 0
+	}
+}
+
+// Sync is called by a handler before its event touches state that its
+// object shares with the objects of other partitions with no delay
+// (Plan.Conflict): it returns once those partitions have run every event
+// that comes before the running one in the sequential order, and none
+// that comes after (until this event ends). A no-op in a sequential run,
+// for an object that conflicts with no partition, and after the event's
+// first call.
+//
+// Why this is the sequential order: at one time, a partition's events run
+// in an order of their own (no event reaches it from another partition
+// with no delay), and the sequential engine interleaves the partitions'
+// sequences by always running the least pending event. In such a merge,
+// an event comes before another partition's event exactly when the
+// largest key its partition has run at that time up to it (runmax) is
+// less than the other's. So an event may touch the shared state once
+// every conflicting partition has published a position past its own:
+// whatever they ran touched the state before it, whatever they run next
+// (which waits in turn) after it. Two partitions never wait on each other:
+// the one with the least position does not wait.
+func (e *Engine) Sync() {
+	if s := e.par; s != nil && !s.synced {
+		s.sync(e.src)
+	}
+}
+
+func (s *partState) sync(src uint32) {
+	s.synced = true
+	p := s.p
+	if s.self < 0 || int(src) >= len(p.plan.Conflict) {
+		return
+	}
+	if mask := p.plan.Conflict[src]; mask != 0 {
+		p.prog[s.self].publish(s.curT, s.runmax)
+		s.since = 0
+		p.waitPast(mask, s.curT, s.runmax)
+	}
+}
+
+// waitPast waits until every partition in mask is past (at, key).
+func (p *Parallel) waitPast(mask uint64, at int64, key uint64) {
+	for m := mask; m != 0; m &= m - 1 {
+		pr := &p.prog[bits.TrailingZeros64(m)]
+		if pr.past(at, key) {
+			continue
+		}
+		pr.wanted.Add(1)
+		for i := 0; !pr.past(at, key); i++ {
+			p.helpLate()
+			if i >= 64 {
+				// More partitions than cores, or a long event there.
+				runtime.Gosched()
+			}
+		}
+		pr.wanted.Add(-1)
+	}
+}
+
+// Events is the number of events run so far by the current Run (for a
+// progress report from AfterWindow).
+func (p *Parallel) Events() uint64 {
+	n := p.late.events
+	for _, e := range p.parts {
+		n += e.events
+	}
+	return n
+}
+
+// Now is the time of the latest event run so far by the current Run.
+func (p *Parallel) Now() int64 {
+	t := p.late.now
+	for _, e := range p.parts {
+		t = max(t, e.now)
+	}
+	return t
+}
+
+// pushKeyed adds an event that already has its key (from another engine).
+func (e *Engine) pushKeyed(ev Event) {
+	if e.lanes.push(ev.At, ev.Seq, ev.Kind, ev.Obj, ev.Arg, ev.Aux) {
+		return
+	}
+	switch {
+	case e.heap != nil:
+		e.heap.Push(ev)
+		e.lanes.moved = true
+	case e.cal != nil:
+		e.cal.Push(ev)
+	default:
+		e.q.Push(ev)
+	}
+}
+
+// popFront removes and returns the first pending event (false if none).
+func (e *Engine) popFront() (Event, bool) {
+	next, laned := e.front()
+	if next == nil {
+		return Event{}, false
+	}
+	ev := *next
+	switch {
+	case laned:
+		e.lanes.drop()
+	case e.heap != nil:
+		e.heap.drop()
+	case e.cal != nil:
+		e.cal.Pop()
+	default:
+		e.q.Pop()
+	}
+	return ev, true
+}
+
+// nextAt is the time of the first pending event (Forever if none).
+func (e *Engine) nextAt() int64 {
+	if next, _ := e.front(); next != nil {
+		return next.At
+	}
+	return Forever
+}
+
+// Run runs the main engine's events until none is left, an event handler
+// calls Stop on its engine (the other partitions finish the window) or
+// AfterWindow stops it, or the next event is later than until, as
+// Engine.Run does, on Plan.Parts
+// goroutines. It reports whether events remain. The events run, their
+// order within each object and what they see of the state they share are
+// those of the main engine's Run.
+func (p *Parallel) Run(until int64) bool {
+	p.split()
+	defer p.join()
+	L, LL := p.plan.Lookahead, p.plan.LateLookahead
+	if LL < L {
+		LL = L
+	}
+	if !p.serialReversed && len(p.parts) > 1 {
+		p.startWorkers()
+		defer p.stopWorkers()
+	}
+	// Between windows nothing runs. The late events of the last window
+	// (before lateEnd) may still be to run: they run during the next
+	// window, by whichever goroutine is idle (helpLate), if that window
+	// ends before anything they send the partitions can arrive (a late
+	// lookahead after the first of them); else first, alone.
+	p.lateEnd = Forever
+	defer p.finishLate()
+	for {
+		t := Forever
+		for _, e := range p.parts {
+			t = min(t, e.nextAt())
+		}
+		lateMin := p.late.nextAt()
+		pending := p.lateEnd != Forever && lateMin < p.lateEnd
+		if !pending {
+			t = min(t, lateMin)
+		}
+		if pending && (t > until || t > lateMin+LL-L || p.serialReversed) {
+			// The next window could not run with them: run them now.
+			p.finishLate()
+			if p.afterWindow() {
+				return p.pending() > 0
+			}
+			continue
+		}
+		if t == Forever {
+			return false
+		}
+		if t > until {
+			return true
+		}
+		end := until + 1 // the window's end, exclusive
+		if until == Forever || t+L <= until {
+			end = t + L
+		}
+		if pending {
+			end = min(end, lateMin+LL)
+			p.latePending.Store(true)
+		}
+		// The partitions, each on a goroutine of its own.
+		for i, e := range p.parts {
+			if e.nextAt() < end {
+				p.prog[i].publish(t, 0)
+			} else {
+				// Nothing to run: past the window before any other starts.
+				p.prog[i].publish(end, 0)
+			}
+		}
+		if p.serialReversed {
+			for i := len(p.parts) - 1; i >= 0; i-- {
+				if p.parts[i].nextAt() < end {
+					p.window(i, end)
+				}
+			}
+		} else {
+			p.runWindow(end)
+		}
+		p.finishLate()
+		stopped := p.late.stopped
+		for _, e := range p.parts {
+			stopped = stopped || e.stopped
+			s := e.par
+			for q, evs := range s.out {
+				for _, ev := range evs {
+					if p.Import != nil {
+						p.Import(q, &ev)
+					}
+					p.parts[q].pushKeyed(ev)
+				}
+				s.out[q] = evs[:0]
+			}
+			for _, ev := range s.lateOut {
+				p.late.pushKeyed(ev)
+			}
+			s.lateOut = s.lateOut[:0]
+		}
+		// The window's own late events: during the next one.
+		p.lateEnd = end
+		if p.afterWindow() || stopped {
+			return p.pending() > 0
+		}
+	}
+}
+
+func (p *Parallel) afterWindow() bool { return p.AfterWindow != nil && p.AfterWindow() }
+
+// lateChunk is how many late events a goroutine runs at a time while it
+// would otherwise wait.
+const lateChunk = 16
+
+// helpLate runs a few of the pending late events if no other goroutine is
+// running them: called by goroutines that wait (for a conflicting
+// partition, for the other partitions at the window's end, for a window).
+func (p *Parallel) helpLate() {
+	if !p.latePending.Load() || !p.lateLock.CompareAndSwap(0, 1) {
+		return
+	}
+	if p.latePending.Load() {
+		p.late.checkHandler()
+		p.late.Run(p.lateEnd-1, lateChunk)
+		if p.late.nextAt() >= p.lateEnd || p.late.stopped {
+			p.latePending.Store(false)
+		}
+	}
+	p.lateLock.Store(0)
+}
+
+// finishLate runs the pending late events that no goroutine has run yet
+// (with nothing else running but helpers, which it waits for), then sends
+// the partitions what they scheduled for them.
+func (p *Parallel) finishLate() {
+	spinUntil(func() (int64, bool) { return 0, p.lateLock.CompareAndSwap(0, 1) })
+	if p.lateEnd != Forever && p.late.nextAt() < p.lateEnd {
+		p.late.checkHandler()
+		p.late.Run(p.lateEnd-1, 0)
+	}
+	p.latePending.Store(false)
+	p.lateEnd = Forever
+	p.lateLock.Store(0)
+	for _, ev := range p.lateOut {
+		p.parts[p.partOf(p.late.ownerOf(&ev))].pushKeyed(ev)
+	}
+	p.lateOut = p.lateOut[:0]
+}
+
+// The workers: a window's partitions with events run one on Run's
+// goroutine, the others on worker goroutines, each told its partition
+// through its slot. Between windows a worker spins on its slot, yielding
+// now and then: a window is a few hundred events, less time than the
+// scheduler takes to wake a sleeping goroutine on another core. A window
+// in which one partition has events runs on Run's goroutine alone.
+type workerSlot struct {
+	cmd  atomic.Int64 // the window to run (its number), −1: stop
+	done atomic.Int64 // the last window run
+	part int          // the partition to run (written before cmd)
+	end  int64
+	_    [96]byte
+}
+
+func (p *Parallel) startWorkers() {
+	p.slots = make([]workerSlot, len(p.parts)-1)
+	for j := range p.slots {
+		go p.worker(&p.slots[j])
+	}
+}
+
+func (p *Parallel) stopWorkers() {
+	for j := range p.slots {
+		p.slots[j].cmd.Store(-1)
+	}
+}
+
+func (p *Parallel) worker(w *workerSlot) {
+	var seen int64
+	for {
+		c := spinUntil(func() (int64, bool) {
+			c := w.cmd.Load()
+			if c == seen {
+				p.helpLate()
+			}
+			return c, c != seen
+		})
+		if c < 0 {
+			return
+		}
+		seen = c
+		p.window(w.part, w.end)
+		w.done.Store(c)
+	}
+}
+
+// runWindow runs the partitions' events before end and returns when
+// every partition has run them.
+func (p *Parallel) runWindow(end int64) {
+	p.active = p.active[:0]
+	for i, e := range p.parts {
+		if e.nextAt() < end {
+			p.active = append(p.active, i)
+		}
+	}
+	switch len(p.active) {
+	case 0:
+		return
+	case 1:
+		p.window(p.active[0], end)
+		return
+	}
+	p.seq++
+	for j, i := range p.active[1:] {
+		w := &p.slots[j]
+		w.part, w.end = i, end
+		w.cmd.Store(p.seq) // after part and end: the worker reads them after it loads seq
+	}
+	p.window(p.active[0], end)
+	for j := range p.active[1:] {
+		w := &p.slots[j]
+		spinUntil(func() (int64, bool) {
+			d := w.done.Load()
+			if d != p.seq {
+				p.helpLate()
+			}
+			return d, d == p.seq
+		})
+	}
+}
+
+// spinUntil calls f until it reports true, yielding the processor after a
+// while (more goroutines than cores, or a long wait).
+func spinUntil(f func() (int64, bool)) int64 {
+	for n := 0; ; n++ {
+		if v, ok := f(); ok {
+			return v
+		}
+		if n >= 64 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// window runs partition i's events before end and publishes that it is
+// past them.
+func (p *Parallel) window(i int, end int64) {
+	e := p.parts[i]
+	e.checkHandler()
+	e.Run(end-1, 0)
+	p.prog[i].publish(end, 0)
+}
+
+func (e *Engine) checkHandler() {
+	if e.h == nil {
+		panic("engine: a Parallel partition with events has no handler (SetHandler)")
+	}
+}
+
+func (p *Parallel) pending() int {
+	n := p.late.Pending()
+	for _, e := range p.parts {
+		n += e.Pending()
+	}
+	return n
+}
+
+// split moves the main engine's pending events to the partitions (late
+// ones to the late engine) and gives every engine the sources' counts.
+func (p *Parallel) split() {
+	m := p.main
+	m.last[Outside] = m.key
+	for _, e := range append(p.parts, p.late) {
+		e.last = append(e.last[:0], m.last...)
+		e.key, e.now, e.events, e.stopped = m.key, m.now, 0, false
+		e.par.curT, e.par.runmax, e.par.since = -1, 0, 0
+	}
+	for {
+		ev, ok := m.popFront()
+		if !ok {
+			break
+		}
+		if ev.Seq&lateBit != 0 {
+			p.late.pushKeyed(ev)
+			continue
+		}
+		p.parts[p.partOf(m.ownerOf(&ev))].pushKeyed(ev)
+	}
+}
+
+// join moves every pending event back to the main engine, with the
+// sources' counts (each source counts in one engine only: the largest),
+// the number of events run and the time of the last.
+func (p *Parallel) join() {
+	m := p.main
+	for _, e := range append(p.parts, p.late) {
+		for {
+			ev, ok := e.popFront()
+			if !ok {
+				break
+			}
+			m.pushKeyed(ev)
+		}
+		if len(e.last) > len(m.last) {
+			m.grow(uint32(len(e.last) - 1))
+		}
+		for s, k := range e.last {
+			m.last[s] = max(m.last[s], k)
+		}
+		m.events += e.events
+		m.now = max(m.now, e.now)
+	}
+	m.key = m.last[Outside]
+}
