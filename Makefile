@@ -43,6 +43,10 @@ test: lint systemd-verify promtool-check static-check deb-check slurm-check simg
 # of emulated EEE ports, and one package's spinning emulator would delay another's probes.
 unit:
 	$(GO) test -count=1 -p 1 ./...
+	$(GO) test -race -count=1 -short -run '$(RACE_TESTS)' ./sim/engine/ ./sim/network/ ./sim/scenario/
+
+# The parallel engine's tests under the race detector (docs/simulator.md "Parallel runs").
+RACE_TESTS := TestParallelMatchesSequential|TestParallelRandomNetworks|TestParallelBlockers|TestDeadlockReportedParallel|TestParallelInterrupted
 
 lint: ## gofmt check, go mod tidy check, go vet, staticcheck (pinned)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -55,6 +59,9 @@ lint: ## gofmt check, go mod tidy check, go vet, staticcheck (pinned)
 bench: ## benchmarks (ns/decision, allocs, events/s, peak memory), then a summary; with HTSIM=DIR also bench-htsim
 	GO='$(GO)' ./scripts/bench.sh '$(BENCHTIME)' $(BENCH_PKGS)
 	@if [ -n '$(HTSIM)' ]; then $(MAKE) --no-print-directory bench-htsim HTSIM='$(HTSIM)'; fi
+
+bench-threads: build ## the Megafly-4160 and LAMMPS on 1 and THREADS (default 2) goroutines, alternately: wall times, ratio, identical outputs
+	@THREADS='$(THREADS)' ROUNDS='$(ROUNDS)' LAMMPS_STEPS='$(LAMMPS_STEPS)' BIN=./$(BIN) ./scripts/bench-threads.sh
 
 bench-htsim: ## lpictl against htsim on the same permutation, alternately, one core (HTSIM=DIR: htsim's binaries or source; skips without)
 	@if [ -n '$(HTSIM)' ]; then $(MAKE) --no-print-directory build; fi

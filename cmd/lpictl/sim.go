@@ -30,6 +30,16 @@ type simOptions struct {
 	deterministic bool
 	out           string
 	fixed         string
+	threads       int
+}
+
+// allSets is --set with --threads as a scenario override (engine.threads),
+// after the --set ones.
+func (o *simOptions) allSets() []string {
+	if o.threads == 0 {
+		return o.sets
+	}
+	return append(o.sets[:len(o.sets):len(o.sets)], fmt.Sprintf("engine.threads=%d", o.threads))
 }
 
 func newSimRunCommand() *cobra.Command {
@@ -41,8 +51,10 @@ func newSimRunCommand() *cobra.Command {
 table, or with --json one JSON object. The network replays the scenario's workload (synthetic
 traffic, an application model, a VEF trace or several jobs: docs/workloads.md). -o DIR also
 writes summary.json (deterministic: the same scenario and seed give the same bytes), perf.json
-(wall time, events/s, peak RSS), ports.csv, idle_hist.csv and idle_log.csv. A progress line
-goes to stderr when it is a terminal. A bad trace record exits 2 naming FILE:LINE.
+(wall time, events/s, peak RSS, threads), ports.csv, idle_hist.csv and idle_log.csv. A progress
+line goes to stderr when it is a terminal. A bad trace record exits 2 naming FILE:LINE.
+--threads N runs the network on N goroutines with the same results (docs/simulator.md
+"Parallel runs"); a scenario that cannot says why on stderr and runs on one.
 
 Interrupted (Ctrl-C, SIGTERM), it stops, writes and prints what it simulated so far, marked
 incomplete (summary.json "incomplete": true, an INCOMPLETE line in the table), says so on
@@ -51,10 +63,11 @@ paused) writes and prints the same way, with "deadlock" naming the paused links,
 		Example: `  lpictl sim run -c configs/sim/quick.yaml
   lpictl sim run -c configs/sim/quick.yaml --set power.mode=fast-wake --set seed=2 --json
   lpictl sim run --set workload.synthetic.load=0.5 -o out/megafly
-  lpictl sim run -c configs/sim/apps/mlwf.yaml --set predictor.kind=fixed --set predictor.pdt=0`,
+  lpictl sim run -c configs/sim/apps/mlwf.yaml --set predictor.kind=fixed --set predictor.pdt=0
+  lpictl sim run -c configs/sim/apps/lammps.yaml --threads 2`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := scenario.Load(o.config, o.sets)
+			s, err := scenario.Load(o.config, o.allSets())
 			if err != nil {
 				return err
 			}
@@ -63,6 +76,9 @@ paused) writes and prints the same way, with "deadlock" naming the paused links,
 			prog.Done()
 			if err != nil && (out == nil || !out.Report.Incomplete) {
 				return err
+			}
+			if why := out.Perf.Sequential; why != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "lpictl: engine.threads: ran on one thread: %s\n", why)
 			}
 			// An interrupted run (^C, SIGTERM) still writes what it
 			// simulated, marked incomplete, and exits 130.
@@ -86,6 +102,7 @@ paused) writes and prints the same way, with "deadlock" naming the paused links,
 	f.BoolVar(&o.json, "json", false, "print one JSON object instead of the table")
 	f.BoolVar(&o.deterministic, "deterministic", false, "with --json, leave out wall_s, events_per_s and peak_rss_bytes")
 	f.StringVarP(&o.out, "output", "o", "", "write summary.json, perf.json, ports.csv, idle_hist.csv and idle_log.csv to this directory")
+	f.IntVar(&o.threads, "threads", 0, "run the network on N goroutines (engine.threads): the same results, faster on N cores")
 	return cmd
 }
 

@@ -22,19 +22,22 @@ func perfBoundCorrect(p *Params) {
 // generation (then drained).
 func BenchmarkMegafly4160(b *testing.B) {
 	for _, c := range []struct {
-		name string
-		q    engine.QueueKind
-		d    time.Duration
-		e2e  bool // the end-to-end bound's gate (1 %)
+		name    string
+		q       engine.QueueKind
+		d       time.Duration
+		e2e     bool // the end-to-end bound's gate (1 %)
+		threads int  // engine.threads (parallel.go)
 	}{
-		{"heap", engine.QueueHeap, 20 * time.Microsecond, false},
-		{"calendar", engine.QueueCalendar, 20 * time.Microsecond, false},
+		{"heap", engine.QueueHeap, 20 * time.Microsecond, false, 0},
+		{"calendar", engine.QueueCalendar, 20 * time.Microsecond, false, 0},
 		// Five times longer: start-up (controllers built on first use,
 		// pools and lanes growing) weighs less; closer to the
 		// steady-state rate.
-		{"heap-100us", engine.QueueHeap, 100 * time.Microsecond, false},
+		{"heap-100us", engine.QueueHeap, 100 * time.Microsecond, false, 0},
+		// The same on two goroutines: a parallel run (parallel.go).
+		{"heap-100us-2threads", engine.QueueHeap, 100 * time.Microsecond, false, 2},
 		// The same with the gate: its cost per stall and per lazy walk.
-		{"heap-e2e", engine.QueueHeap, 20 * time.Microsecond, true},
+		{"heap-e2e", engine.QueueHeap, 20 * time.Microsecond, true, 0},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			p := table6(eee.DeepSleep, 0)
@@ -43,6 +46,7 @@ func BenchmarkMegafly4160(b *testing.B) {
 			if c.e2e {
 				p.EndToEnd.Bound = 0.01
 			}
+			p.Threads = c.threads
 			benchReplay(b, topo.Default(), p, synthetic("uniform", 9600, 0.3, c.d))
 		})
 	}
@@ -62,6 +66,7 @@ func BenchmarkFatTree1024(b *testing.B) {
 		{"calendar", engine.QueueCalendar, RoutingMinimal},
 		{"heap-ecmp", engine.QueueHeap, RoutingECMP},
 		{"heap-powar", engine.QueueHeap, RoutingPOWAR},
+		{"heap-2threads", engine.QueueHeap, RoutingMinimal},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			p := table6(eee.DeepSleep, 0)
@@ -70,6 +75,9 @@ func BenchmarkFatTree1024(b *testing.B) {
 			p.Queue = c.q
 			p.Routing = c.r
 			p.POWAR = DefaultPOWAR()
+			if c.name == "heap-2threads" {
+				p.Threads = 2
+			}
 			benchReplay(b, topo.Config{Kind: topo.KindRLFT, Radix: 16, Levels: 3}, p, synthetic("permutation", 9000, 1, 10*time.Microsecond))
 		})
 	}

@@ -423,7 +423,7 @@ func (n *Network) linkOn(ga, gb int32, now int64) (ready int64) {
 		case po.flags&extPDT != 0:
 			po.pdt = n.extPDTFor(i)
 		default:
-			po.flags |= decidePending
+			po.undecided = true
 		}
 	}
 	for _, i := range [2]int32{ga, gb} {

@@ -1,7 +1,9 @@
 package network
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -44,4 +46,64 @@ func TestDeadlockReported(t *testing.T) {
 		t.Errorf("result %+v", r)
 	}
 	t.Log(err)
+}
+
+// TestDeadlockReportedParallel: the same deadlock on two and three
+// threads (parallel.go) is reported with the same cycle, paused links and
+// counts as on one (the partitions' packets are moved into one pool
+// before the report follows them).
+func TestDeadlockReportedParallel(t *testing.T) {
+	tp, err := topo.Build(topo.Config{Kind: topo.KindTorus3D, Dims: []int{6, 6, 1}, NodesPerSwitch: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want string
+	for _, threads := range []int{1, 2, 3} {
+		p := table6(eee.AlwaysOn, 0)
+		p.Threads = threads
+		n := build(t, tp, p)
+		attachConfig(t, n, synthetic("uniform", 9600, 1, 200*time.Microsecond), 5)
+		err := n.Run(t.Context(), 0, nil)
+		var d *DeadlockError
+		if !errors.As(err, &d) {
+			t.Fatalf("%d threads: Run: %v, want a *DeadlockError", threads, err)
+		}
+		if n.Threads() != threads {
+			t.Errorf("ran on %d threads, asked for %d", n.Threads(), threads)
+		}
+		got := fmt.Sprintf("%+v %+v", *d, n.Result())
+		if threads == 1 {
+			want = got
+		} else if got != want {
+			t.Errorf("%d threads: %s\none thread: %s", threads, got, want)
+		}
+	}
+}
+
+// TestParallelInterrupted: a parallel run whose context is cancelled stops
+// at the end of a window, returns the context's error and reports the run
+// up to there, marked interrupted.
+func TestParallelInterrupted(t *testing.T) {
+	tp, err := topo.Build(topo.Config{Kind: topo.KindMegafly, Radix: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := table6(eee.DeepSleep, 0)
+	p.Threads = 2
+	n := build(t, tp, p)
+	attachConfig(t, n, synthetic("uniform", 9600, 0.3, 100*time.Microsecond), 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	calls := 0
+	err = n.Run(ctx, 10000, func(Progress) {
+		if calls++; calls == 3 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) || !n.Interrupted() || n.Deadlocked() {
+		t.Fatalf("Run: %v, interrupted %v", err, n.Interrupted())
+	}
+	if r := n.Result(); r.Events == 0 || r.ExecTimeS <= 0 || r.ExecTimeS >= 100e-6 {
+		t.Errorf("result: %d events, %g s", r.Events, r.ExecTimeS)
+	}
 }

@@ -55,6 +55,7 @@ type extPort struct {
 // external is the network's external-control state (zero when unused).
 type external struct {
 	ports   map[int32]*extPort
+	pdts    int   // ports with extPDT (Externalize): none, and no event reads the flag
 	reached int64 // simulated time RunUntil/Advance reached (ps)
 	started bool  // the workload was started (by Run or Advance)
 }
@@ -150,6 +151,7 @@ func (n *Network) Externalize(p PortID) error {
 	pt := &n.ports[p]
 	if pt.flags&extPDT == 0 {
 		pt.flags |= extPDT
+		n.ext.pdts++
 		n.ext.ports[int32(p)].pdt = pt.pdt
 	}
 	return nil
@@ -163,6 +165,9 @@ func (n *Network) Release(p PortID) {
 		return
 	}
 	n.flushSent(int32(p))
+	if n.ports[p].flags&extPDT != 0 {
+		n.ext.pdts--
+	}
 	if n.trace != nil && n.trace.port == int32(p) {
 		e := n.ext.ports[int32(p)]
 		*e = extPort{pdt: e.pdt} // still traced: queues nothing

@@ -4,12 +4,14 @@ import "math/bits"
 
 // logHist is a log-linear histogram of non-negative int64 values (ps):
 // 2^subBits sub-buckets per power of two, so a bucket's width is at most
-// 1/64 of its lower bound. It keeps per-bucket counts and value sums.
+// 1/64 of its lower bound. It keeps per-bucket counts and value sums, the
+// sums exact (integers): a float sum would depend on the order of the
+// values beyond 2^53 ps, and a parallel run adds its partitions' sums.
 type logHist struct {
 	counts []uint64
-	sums   []float64
+	sums   []uint128
 	n      uint64
-	sum    float64
+	sum    uint128
 	min    int64
 	max    int64
 }
@@ -18,7 +20,7 @@ const subBits = 6
 
 func newLogHist() *logHist {
 	n := (64 - subBits + 1) << subBits
-	return &logHist{counts: make([]uint64, n), sums: make([]float64, n)}
+	return &logHist{counts: make([]uint64, n), sums: make([]uint128, n)}
 }
 
 func bucketOf(v int64) int {
@@ -45,9 +47,9 @@ func (h *logHist) add(v int64) {
 	}
 	b := bucketOf(v)
 	h.counts[b]++
-	h.sums[b] += float64(v)
+	h.sums[b].add(uint64(v))
 	h.n++
-	h.sum += float64(v)
+	h.sum.add(uint64(v))
 	if v > h.max {
 		h.max = v
 	}
@@ -76,12 +78,12 @@ func (h *logHist) quantile(q float64) int64 {
 func (h *logHist) merge(o *logHist) {
 	for i := range h.counts {
 		h.counts[i] += o.counts[i]
-		h.sums[i] += o.sums[i]
+		h.sums[i].add128(o.sums[i])
 	}
 	if o.n > 0 && (h.n == 0 || o.min < h.min) {
 		h.min = o.min
 	}
 	h.n += o.n
-	h.sum += o.sum
+	h.sum.add128(o.sum)
 	h.max = max(h.max, o.max)
 }

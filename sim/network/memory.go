@@ -56,7 +56,9 @@ func (n *Network) Memory() Memory {
 	m.Ports = sliceBytes(n.ports) + sliceBytes(n.in) + sliceBytes(n.hints.empty) + sliceBytes(n.hints.link) + sliceBytes(n.hints.slot) + sliceBytes(n.vc)
 	m.Queues = sliceBytes(n.pkts) + sliceBytes(n.free) + sliceBytes(n.injects)
 	if n.slots != nil {
-		m.Controllers = sliceBytes(n.slots) + int64(len(n.slots))*int64(unsafe.Sizeof([slotChunk]ctlSlot{}))
+		for _, c := range append([]*Network{n}, n.parts...) { // a parallel run's partitions have their own
+			m.Controllers += sliceBytes(c.slots) + int64(len(c.slots))*int64(unsafe.Sizeof([slotChunk]ctlSlot{}))
+		}
 	} else {
 		for i := range n.ports {
 			if n.ports[i].ctl == nil {
@@ -74,7 +76,7 @@ func (n *Network) Memory() Memory {
 		m.Routing += sliceBytes(n.pw.sw) + sliceBytes(n.pw.pending) + sliceBytes(n.pw.on) + sliceBytes(n.pw.upFirst) + sliceBytes(n.pw.upCount)
 	}
 	m.Routing += sliceBytes(n.portTx) // the powar_model block's ideal
-	m.Workload = sliceBytes(n.wl.msgs) + sliceBytes(n.wl.free) + sliceBytes(n.wl.util)
+	m.Workload = sliceBytes(n.wl.msgs) + int64(len(n.wl.msgs))*int64(unsafe.Sizeof([msgChunk]wmsg{})) + sliceBytes(n.wl.free) + sliceBytes(n.wl.util)
 	if s, ok := n.wl.rep.(MemorySizer); ok {
 		m.Workload += s.MemoryBytes()
 	}

@@ -69,18 +69,27 @@ type port struct {
 	local    uint8 // port number on its switch
 	end      uint8 // 0 or 1: which end of the link
 	rr       uint8 // round-robin pointer among equally old inputs
-	flags    uint8 // txBusy, paused, kickPending, oarbPending, watched, extPDT, decidePending
+	flags    uint8 // txBusy, paused, kickPending, oarbPending, watched, extPDT
 
 	// Idle periods and reporting: the second line.
 	ctl *controller.Port // built on first use (see ctlFor)
 	// The predictor, when it is a PerfBound built apart (a PerfBoundCorrect
 	// lives in the port's ctlSlot), only for Prefetch.
 	pb        *predictor.PerfBound
-	idleStart int64    // when the output queue last emptied (−1: never sent)
-	pdt       int64    // t_PDT in force (ps)
-	sent      uint64   // packets sent (reported to the controller)
-	class     uint8    // reporting class: 0 NIC, then switch roles
-	_         [23]byte // pad to 128 bytes: two whole lines
+	idleStart int64  // when the output queue last emptied (−1: never sent)
+	pdt       int64  // t_PDT in force (ps)
+	sent      uint64 // packets sent (reported to the controller)
+	class     uint8  // reporting class: 0 NIC, then switch roles
+	// undecided: the output queue emptied at idleStart and the port's
+	// controller has not yet been asked for that idle period's t_PDT. It
+	// is asked lazily, with idleStart as the time (see decide), so that a
+	// packet entering the queue in the same picosecond leaves no idle
+	// period and no decision (docs/model.md §1.1). Not a bit of flags:
+	// the link's other end reads and clears it (linkOwner, decide), and
+	// flags is written by this switch's other ports (oarb), which a
+	// parallel run does not order against that end (parallel.go).
+	undecided bool
+	_         [22]byte // pad to 128 bytes: two whole lines
 }
 
 // ctlSlot is a port's controller and its PerfBoundCorrect predictor in one
@@ -148,12 +157,6 @@ const (
 	oarbPending
 	watched // idle periods and hops go to the external controller or the port trace (external.go)
 	extPDT  // t_PDT comes from SetPDT, not from the port's controller (external.go)
-	// decidePending: the output queue emptied at idleStart and the port's
-	// controller has not yet been asked for that idle period's t_PDT. It is
-	// asked lazily, with idleStart as the time (see decide), so that a
-	// packet entering the queue in the same picosecond leaves no idle
-	// period and no decision (docs/model.md §1.1).
-	decidePending
 )
 
 // inPort flags.
@@ -222,6 +225,11 @@ type Network struct {
 	wl      workloadState   // an attached workload (workload.go)
 	ext     external        // external control of chosen ports (external.go)
 	injects []injected
+	parts   []*Network // the partitions of a parallel run, after it (parallel.go)
+	// prebuilt holds, during a parallel run, the controllers made before
+	// it for the ports whose link's other end is in another partition
+	// (parallel.go); ctlFor puts one in its port at first use.
+	prebuilt []prebuiltCtl
 
 	psPerByte, xbarPsPerByte float64
 	handshake                int64
@@ -538,6 +546,14 @@ func (n *Network) startEngine(total int) error {
 	for _, k := range []uint8{evWDeliver, evWTimer} {
 		n.eng.SetOwner(k, wl, false)
 	}
+	// The workload's events run after the network's of the same
+	// picosecond (engine.SetLate), so that a parallel run can run them
+	// apart (parallel.go). It changes no result: the replayer only
+	// schedules events a NIC latency or more ahead and timers for itself,
+	// and no network event reads what it changes in the same picosecond,
+	// so its events keep their order among themselves and the network's
+	// theirs.
+	n.eng.SetLate(evWDeliver, evWTimer)
 	n.eng.SetOwner(evTCEP, tc, false)
 	return nil
 }
@@ -574,6 +590,12 @@ func toDur(ps int64) time.Duration { return time.Duration(ps / 1000) }
 func (n *Network) ctlFor(i int32) *controller.Port {
 	pt := &n.ports[i]
 	if pt.ctl == nil {
+		if n.prebuilt != nil && n.prebuilt[i].ctl != nil {
+			// Built before a parallel run (parallel.go), in use from now:
+			// the same moment as in a sequential run.
+			pt.ctl, pt.pb = n.prebuilt[i].ctl, n.prebuilt[i].pb
+			return pt.ctl
+		}
 		n.buildCtl(i)
 	}
 	return pt.ctl
@@ -582,6 +604,13 @@ func (n *Network) ctlFor(i int32) *controller.Port {
 // buildCtl builds port i's controller: in its ctlSlot, or apart.
 func (n *Network) buildCtl(i int32) {
 	pt := &n.ports[i]
+	pt.ctl, pt.pb = n.makeCtl(i)
+}
+
+// makeCtl makes a controller for port i (in a ctlSlot, which Prefetch
+// then finds, or apart) and returns it with its predictor when that is a
+// PerfBound built apart.
+func (n *Network) makeCtl(i int32) (*controller.Port, *predictor.PerfBound) {
 	if n.slots != nil {
 		k := n.nSlots
 		n.nSlots++
@@ -591,17 +620,14 @@ func (n *Network) buildCtl(i int32) {
 		n.hints.slot[i] = k
 		s := &n.slots[k>>slotShift][k&(slotChunk-1)]
 		n.initSlot(s)
-		pt.ctl = &s.ctl
-		return
+		return &s.ctl, nil
 	}
 	ctl, err := newController(&n.p)
 	if err != nil {
 		panic(err) // validated by the prototype in New
 	}
-	pt.ctl = ctl
-	if pr, ok := ctl.Predictor().(*predictor.PerfBound); ok {
-		pt.pb = pr
-	}
+	pb, _ := ctl.Predictor().(*predictor.PerfBound)
+	return ctl, pb
 }
 
 // initSlot builds a controller and its predictor in slot s.
@@ -779,12 +805,12 @@ func (n *Network) Prefetch(e *engine.Event) {
 	case evWSend:
 		// The message's record, its source NIC's port (in Obj), and its
 		// controller if the port is idle.
-		cache.Prefetch2(addr(&n.wl.msgs[e.Arg]), addr(&n.ports[e.Obj]))
+		cache.Prefetch2(addr(n.wl.msg(e.Arg)), addr(&n.ports[e.Obj]))
 		if n.hints.isEmpty(e.Obj) {
 			n.prefetchIdle(e.Obj, n.hints.link[e.Obj])
 		}
 	case evWDeliver:
-		cache.Prefetch(addr(&n.wl.msgs[e.Arg]))
+		cache.Prefetch(addr(n.wl.msg(e.Arg)))
 	}
 }
 
@@ -807,13 +833,20 @@ func (n *Network) prefetchIdle(i, link int32) {
 		}
 		return
 	}
-	pt := &n.ports[i]
-	if pt.ctl == nil {
+	var c prebuiltCtl
+	if n.prebuilt != nil && n.prebuilt[i].ctl != nil {
+		// The other end's partition may put it in the port now: read it
+		// here, where it does not change.
+		c = n.prebuilt[i]
+	} else {
+		c.ctl, c.pb = n.ports[i].ctl, n.ports[i].pb
+	}
+	if c.ctl == nil {
 		return
 	}
-	cache.PrefetchLines(uintptr(unsafe.Pointer(pt.ctl)), int(unsafe.Sizeof(controller.Port{})+63)/64)
-	if pt.pb != nil {
-		cache.PrefetchLines(uintptr(unsafe.Pointer(pt.pb)), int(unsafe.Sizeof(predictor.PerfBound{})+63)/64)
+	cache.PrefetchLines(uintptr(unsafe.Pointer(c.ctl)), int(unsafe.Sizeof(controller.Port{})+63)/64)
+	if c.pb != nil {
+		cache.PrefetchLines(uintptr(unsafe.Pointer(c.pb)), int(unsafe.Sizeof(predictor.PerfBound{})+63)/64)
 	}
 }
 
@@ -843,6 +876,7 @@ func (n *Network) enqueueOut(i, k int32, now int64) {
 // the picosecond the queue emptied (back-to-back) ends no idle period:
 // nothing is decided, recorded or counted.
 func (n *Network) needed(i int32, now int64) {
+	n.eng.Sync() // the link and its other end (parallel.go)
 	pt := &n.ports[i]
 	l := &n.links[pt.link]
 	if owner := n.linkOwner(i); owner >= 0 && now > l.IdleFrom() {
@@ -853,7 +887,7 @@ func (n *Network) needed(i int32, now int64) {
 	// changes when both ends are idle), so the port keeps a copy.
 	pt.readyAt = ready
 	if start := pt.idleStart; start >= 0 && now > start {
-		if pt.flags&decidePending != 0 {
+		if pt.undecided {
 			n.decide(i)
 		}
 		length := now - start
@@ -876,7 +910,7 @@ func (n *Network) needed(i int32, now int64) {
 		// found the link asleep (override.go).
 		n.firstPacket(i, now, ready)
 	}
-	pt.flags &^= decidePending
+	pt.undecided = false
 	pt.idleStart = -1
 	if ready > now && n.pw != nil && n.pw.waiting != nil {
 		// The link wakes up: both its ends stop being busy for POWAR's
@@ -901,7 +935,7 @@ func (n *Network) linkOwner(i int32) int32 {
 	if l.Owner() != pt.end {
 		o = pt.peer
 	}
-	if n.ports[o].flags&decidePending == 0 {
+	if !n.ports[o].undecided {
 		return -1
 	}
 	return o
@@ -912,11 +946,12 @@ func (n *Network) linkOwner(i int32) int32 {
 // if asked then: nothing else reaches it in between) and arms it on the
 // link if the port owns the link's timer.
 func (n *Network) decide(i int32) {
+	n.eng.Sync()
 	pt := &n.ports[i]
-	if pt.flags&decidePending == 0 {
+	if !pt.undecided {
 		return
 	}
-	pt.flags &^= decidePending
+	pt.undecided = false
 	ctl := n.ctlFor(i)
 	pdt := ctl.Decide(toDur(pt.idleStart))
 	l := &n.links[pt.link]
@@ -943,7 +978,7 @@ func (n *Network) decide(i int32) {
 // is only watched (traced) keeps its controller here, and its ledger counts.
 func (n *Network) peerFloor(pt *port, pdt time.Duration) time.Duration {
 	q := pt.peer
-	if q < 0 || n.ports[q].flags&extPDT != 0 || n.p.EEE.LPI == eee.PerDirection {
+	if q < 0 || n.p.EEE.LPI == eee.PerDirection || n.ext.pdts > 0 && n.ports[q].flags&extPDT != 0 {
 		return pdt
 	}
 	start := toDur(pt.idleStart)
@@ -961,7 +996,7 @@ func (n *Network) peerFloor(pt *port, pdt time.Duration) time.Duration {
 // or before a caller outside the event loop reads a t_PDT or a link).
 func (n *Network) settle() {
 	for i := range n.ports {
-		if n.ports[i].flags&decidePending != 0 {
+		if n.ports[i].undecided {
 			n.decide(int32(i))
 		}
 	}
@@ -1014,6 +1049,7 @@ func (n *Network) tryStart(i int32, now int64) {
 	pk.hops--
 	ser := n.ser(pk.size)
 	if n.txPS != nil {
+		n.eng.Sync() // per link, both ends add to it
 		n.txPS[po.link] += ser
 	}
 	if n.portTx != nil {
@@ -1080,14 +1116,20 @@ func (n *Network) txEnd(i int32, now int64) {
 		return
 	}
 	// Output queue empty after the last bit: the PDT timer is armed, with
-	// the controller's decision made when first needed (decide).
+	// the controller's decision made when first needed (decide). The
+	// link's other end may ask this controller to decide, and reads its
+	// ledger (linkOwner, peerFloor), from now until the next needed: both
+	// sync here (parallel.go). While the port is busy the other end leaves
+	// its controller alone (the link is busy), so flushSent and reportSent
+	// in tryStart need not.
+	n.eng.Sync()
 	n.flushSent(i)
 	if n.p.EEE.Mode == eee.AlwaysOn {
 		po.pdt = eee.Never
 	} else if po.flags&extPDT != 0 {
 		po.pdt = n.extPDTFor(i)
 	} else {
-		po.flags |= decidePending
+		po.undecided = true
 	}
 	po.idleStart = now
 	n.links[po.link].Release(now, po.end, po.pdt)
@@ -1283,15 +1325,26 @@ func (n *Network) Run(ctx context.Context, chunk uint64, progress func(Progress)
 	}
 	start := time.Now()
 	n.start()
-	for n.eng.Run(engine.Forever, chunk) && !n.workloadFailed() {
-		if err := ctx.Err(); err != nil {
+	if n.p.Threads > 1 && n.ParallelBlocker() == "" {
+		// Until no event is left, the workload fails or ctx is done.
+		n.runParallel(ctx, n.p.Threads, chunk, progress)
+		if err := ctx.Err(); err != nil && n.eng.Pending() > 0 && !n.workloadFailed() {
 			n.wall = time.Since(start)
 			n.interrupted = true
 			n.finish()
 			return err
 		}
-		if progress != nil {
-			progress(Progress{Now: n.eng.Now(), Events: n.eng.Events(), Created: n.created, Delivered: n.delivered})
+	} else {
+		for n.eng.Run(engine.Forever, chunk) && !n.workloadFailed() {
+			if err := ctx.Err(); err != nil {
+				n.wall = time.Since(start)
+				n.interrupted = true
+				n.finish()
+				return err
+			}
+			if progress != nil {
+				progress(Progress{Now: n.eng.Now(), Events: n.eng.Events(), Created: n.created, Delivered: n.delivered})
+			}
 		}
 	}
 	n.wall = time.Since(start)

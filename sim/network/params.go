@@ -48,6 +48,10 @@ type Params struct {
 	Queue            engine.QueueKind
 	CalendarBucketPS int64 // 0 = derived from the network
 	CalendarBuckets  int   // 0 = derived
+	// Threads is how many goroutines run the network (parallel.go): 0 or
+	// 1 runs it on one; more splits it into that many partitions, with
+	// the same results, unless ParallelBlocker says why it cannot.
+	Threads int
 }
 
 // EndToEnd configures the end-to-end bound: a delay budget shared by every
@@ -114,6 +118,8 @@ func (p *Params) Validate() error {
 		return fmt.Errorf("routing.kind: unknown routing %v", p.Routing)
 	case p.ControlBytes <= 0:
 		return fmt.Errorf("network.control_bytes: must be > 0, got %d", p.ControlBytes)
+	case p.Threads < 0 || p.Threads > engine.MaxParts:
+		return fmt.Errorf("engine.threads: must be in [0, %d], got %d", engine.MaxParts, p.Threads)
 	case p.QueueBytes < p.MTU:
 		return fmt.Errorf("network.queue_size: %d B cannot hold one MTU (%d B)", p.QueueBytes, p.MTU)
 	case p.PFCGo < 0 || p.PFCGo >= p.PFCStop:

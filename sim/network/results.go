@@ -45,7 +45,7 @@ func (n *Network) latencyOf(d int64) {
 // latencySummary computes the latency figures (sorting the kept samples).
 func (n *Network) latencySummary() Latency {
 	h := n.latency
-	l := Latency{Mean: h.sum / float64(h.n) * psToS, Max: float64(h.max) * psToS}
+	l := Latency{Mean: h.sum.float() / float64(h.n) * psToS, Max: float64(h.max) * psToS}
 	if n.latInexact {
 		l.P50 = float64(max(h.quantile(0.5), h.min)) * psToS
 		l.P99 = float64(max(h.quantile(0.99), h.min)) * psToS
@@ -153,6 +153,11 @@ type Perf struct {
 	PeakRSSBytes int64   `json:"peak_rss_bytes"`
 	// Memory is the model's memory by component at the end of the run.
 	Memory Memory `json:"memory"`
+	// Threads is how many goroutines ran the events (engine.threads,
+	// docs/simulator.md "Parallel runs"); Sequential, when more were asked
+	// for, says why the run used one.
+	Threads    int    `json:"threads"`
+	Sequential string `json:"sequential,omitempty"`
 }
 
 const psToS = 1e-12
@@ -286,7 +291,10 @@ func (r *LedgerResult) add(l *controller.LedgerStats) {
 
 // Perf returns the run's wall-clock figures.
 func (n *Network) Perf() Perf {
-	p := Perf{WallS: n.wall.Seconds(), PeakRSSBytes: peakRSS(), Memory: n.Memory()}
+	p := Perf{WallS: n.wall.Seconds(), PeakRSSBytes: peakRSS(), Memory: n.Memory(), Threads: n.Threads()}
+	if n.p.Threads > 1 && len(n.parts) == 0 {
+		p.Sequential = n.ParallelBlocker()
+	}
 	if p.WallS > 0 {
 		p.EventsPerS = float64(n.eng.Events()) / p.WallS
 	}
@@ -501,10 +509,10 @@ func (n *Network) IdleHistogram(bins int) []IdleRow {
 				i = min(bins-1, int(float64(lo)/width))
 			}
 			out[i].Count += c
-			out[i].IdleS += h.sums[b] * psToS
+			out[i].IdleS += h.sums[b].float() * psToS
 		}
 		var cum, cumN float64
-		totalS := h.sum * psToS
+		totalS := h.sum.float() * psToS
 		for i := range out {
 			r := &out[i]
 			r.Class, r.Bin = class, i
@@ -566,7 +574,7 @@ func (n *Network) IdleLog(f func(line string)) {
 				continue
 			}
 			hi := bucketLow(b + 1)
-			f(fmt.Sprintf("%s,%.6g,%.6g,%d,%.12g", class, float64(bucketLow(b))/1000, float64(hi)/1000, c, h.sums[b]*psToS))
+			f(fmt.Sprintf("%s,%.6g,%.6g,%d,%.12g", class, float64(bucketLow(b))/1000, float64(hi)/1000, c, h.sums[b].float()*psToS))
 		}
 	}
 	emit("all", all)

@@ -39,12 +39,25 @@ type wmsg struct {
 
 // workloadState is the network's side of a replay.
 type workloadState struct {
-	rep   workload.Driver
-	msgs  []wmsg
+	rep workload.Driver
+	// msgs holds the message records, record k in
+	// msgs[k>>msgShift][k&(msgChunk-1)]: chunks that never move, so that
+	// a parallel run's partitions keep reading and counting the packets
+	// of records while the replayer adds others (parallel.go).
+	msgs  []*[msgChunk]wmsg
+	nMsgs int32 // records made
 	free  []int32
 	util  []float64      // per node compute utilisation, set by finish
 	stats workload.Stats // the driver's, set by finish
 }
+
+const (
+	msgShift = 10
+	msgChunk = 1 << msgShift
+)
+
+// msg is message record k.
+func (w *workloadState) msg(k int32) *wmsg { return &w.msgs[k>>msgShift][k&(msgChunk-1)] }
 
 // ErrWorkloadStalled reports a replay that ended with records left and no
 // event to release them (a bug in the host or the replayer, not the input).
@@ -79,12 +92,15 @@ func (n *Network) Send(src, dst int, bytes int64, tag uint64) {
 		k = n.wl.free[m-1]
 		n.wl.free = n.wl.free[:m-1]
 	} else {
-		n.wl.msgs = append(n.wl.msgs, wmsg{})
-		k = int32(len(n.wl.msgs) - 1)
+		k = n.wl.nMsgs
+		n.wl.nMsgs++
+		if int(k>>msgShift) == len(n.wl.msgs) {
+			n.wl.msgs = append(n.wl.msgs, new([msgChunk]wmsg))
+		}
 	}
 	now := n.eng.Now()
 	mtu := int64(n.p.MTU)
-	n.wl.msgs[k] = wmsg{tag: tag, created: now, bytes: bytes, src: int32(src), dst: int32(dst), left: int32((bytes + mtu - 1) / mtu)}
+	*n.wl.msg(k) = wmsg{tag: tag, created: now, bytes: bytes, src: int32(src), dst: int32(dst), left: int32((bytes + mtu - 1) / mtu)}
 	n.eng.Schedule(now+n.p.NICLatency, evWSend, int32(src), k)
 }
 
@@ -98,10 +114,10 @@ func (n *Network) Schedule(at int64, tag uint64) {
 func (n *Network) workloadEvent(e engine.Event) {
 	switch e.Kind {
 	case evWSend:
-		m := &n.wl.msgs[e.Arg]
+		m := n.wl.msg(e.Arg)
 		n.sendMessage(e.At, m.created, m.src, m.dst, m.bytes, e.Arg)
 	case evWDeliver:
-		tag := n.wl.msgs[e.Arg].tag
+		tag := n.wl.msg(e.Arg).tag
 		n.wl.free = append(n.wl.free, e.Arg)
 		n.wl.rep.Delivered(tag)
 	case evWTimer:
@@ -112,7 +128,7 @@ func (n *Network) workloadEvent(e engine.Event) {
 // packetIn: a packet of workload message k is complete at its destination
 // at done; after the last one the replayer hears of the message.
 func (n *Network) packetIn(k int32, done int64) {
-	m := &n.wl.msgs[k]
+	m := n.wl.msg(k)
 	m.left--
 	if m.left == 0 {
 		n.eng.Schedule(done, evWDeliver, 0, k)

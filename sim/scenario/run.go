@@ -329,7 +329,11 @@ func (o *Outcome) WriteTable(w io.Writer) error {
 	if t := r.RankTraffic; t != nil {
 		p("intra-node / network", "%d messages, %d B / %d messages, %d B", t.IntraMessages, t.IntraBytes, t.NetworkMessages, t.NetworkBytes)
 	}
-	p("events", "%d in %.3g s (%.3g events/s, peak RSS %d MiB)", r.Events, o.Perf.WallS, o.Perf.EventsPerS, o.Perf.PeakRSSBytes>>20)
+	threads := ""
+	if o.Perf.Threads > 1 {
+		threads = fmt.Sprintf(", %d threads", o.Perf.Threads)
+	}
+	p("events", "%d in %.3g s (%.3g events/s, peak RSS %d MiB%s)", r.Events, o.Perf.WallS, o.Perf.EventsPerS, o.Perf.PeakRSSBytes>>20, threads)
 	m := &o.Perf.Memory
 	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
 	p("memory", "%.1f MiB: ports %.1f, queues %.1f, controllers %.1f, links %.1f, routing %.1f, workload %.1f, engine %.1f, stats %.1f",

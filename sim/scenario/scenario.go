@@ -305,6 +305,9 @@ type Engine struct {
 	Queue            string `yaml:"queue" json:"queue"`
 	CalendarBucketPS int64  `yaml:"calendar_bucket_ps" json:"calendar_bucket_ps"`
 	CalendarBuckets  int    `yaml:"calendar_buckets" json:"calendar_buckets"`
+	// Threads runs the network on this many goroutines (0, 1: one), with
+	// the same results (docs/simulator.md "Parallel runs").
+	Threads int `yaml:"threads" json:"threads"`
 }
 
 // Output tunes the reports.
@@ -493,6 +496,9 @@ func (s *Scenario) normalize() error {
 	if s.Engine.CalendarBucketPS < 0 || s.Engine.CalendarBuckets < 0 || s.Engine.CalendarBuckets > 1<<24 {
 		return errors.New("engine.calendar_bucket_ps, calendar_buckets: must be > 0 (left out: derived), buckets ≤ 2^24")
 	}
+	if s.Engine.Threads < 0 || s.Engine.Threads > engine.MaxParts {
+		return fmt.Errorf("engine.threads: must be in 0..%d, got %d", engine.MaxParts, s.Engine.Threads)
+	}
 	if s.Output.IdleHistBins == 0 {
 		s.Output.IdleHistBins = DefaultIdleBins
 	}
@@ -595,6 +601,7 @@ func (s *Scenario) build() (*Built, error) {
 		Queue:            engine.QueueKind(s.Engine.Queue),
 		CalendarBucketPS: s.Engine.CalendarBucketPS,
 		CalendarBuckets:  s.Engine.CalendarBuckets,
+		Threads:          s.Engine.Threads,
 	}
 	if lpi == power.PerDirection {
 		p.EEE.LPI = eee.PerDirection

@@ -1,0 +1,292 @@
+package network
+
+import (
+	"context"
+	"slices"
+
+	"github.com/lpictl/lpictl/controller"
+	"github.com/lpictl/lpictl/predictor"
+	"github.com/lpictl/lpictl/sim/eee"
+	"github.com/lpictl/lpictl/sim/engine"
+	"github.com/lpictl/lpictl/sim/topo"
+)
+
+// A parallel run (docs/simulator.md "Parallel runs") splits the network
+// into partitions — whole switches with their nodes' NICs, by groups of
+// the topology where it has them (a Megafly's, a dragonfly's), else by
+// runs of switch numbers — and runs each on a goroutine of its own with a
+// copy of the Network that shares the ports, links and routing but has
+// its own engine, packet pool, controller slots and statistics, which the
+// run adds up at its end. Packets cross partitions by value, at the
+// window's end (importPacket). What each partition's events share with
+// another's with no delay is the power state of the links between them
+// (per-link LPI): both ends' events are ordered as in the sequential run
+// (engine.Plan.Conflict). The workload's replayer runs its events apart,
+// after each window (engine.SetLate).
+
+// ParallelBlocker returns why the network runs on one thread whatever
+// Params.Threads says ("" if it can run on several).
+func (n *Network) ParallelBlocker() string {
+	switch {
+	case n.tc != nil:
+		return "the consolidation (TCEP) and PAL routing act on the whole network at once"
+	case n.pw != nil:
+		return "POWAR releases waiting packets on the other end of a link with no delay"
+	case n.p.EEE.Gate != nil:
+		return "power.end_to_end keeps one delay budget for every link"
+	case n.ext.pdts > 0:
+		return "ports are controlled from outside the simulator"
+	case n.p.Propagation <= 0:
+		return "links with no propagation delay leave no lookahead"
+	case n.wl.rep != nil && n.p.NICLatency <= 0:
+		return "network.nic_latency 0: the workload reacts with no delay"
+	case n.t.Switches() < 2:
+		return "one switch"
+	}
+	return ""
+}
+
+// Threads is the number of goroutines the run used (1 unless it ran in
+// parallel).
+func (n *Network) Threads() int { return max(1, len(n.parts)) }
+
+// partitionPorts gives each port a partition: switches by the topology's
+// groups (topo.Grouped) or alone, groups in order into parts runs of
+// about equal ports (NICs included), a node's NIC with its switch.
+func (n *Network) partitionPorts(parts int) []uint8 {
+	t := n.t
+	S := t.Switches()
+	group, groups := func(s int) int { return s }, S
+	if g, ok := t.(topo.Grouped); ok {
+		group, groups = g.SwitchGroup, g.Groups()
+	}
+	weight := make([]int64, groups)
+	for s := range S {
+		weight[group(s)] += int64(t.Radix(s))
+	}
+	for node := range t.Nodes() {
+		sw, _ := t.Attach(node)
+		weight[group(sw)]++
+	}
+	var total int64
+	for _, w := range weight {
+		total += w
+	}
+	groupPart := make([]uint8, groups)
+	var acc int64
+	for g, w := range weight {
+		// The partition of the group's middle: runs of about total/parts.
+		groupPart[g] = uint8(min(int64(parts-1), (2*acc+w)*int64(parts)/(2*max(1, total))))
+		acc += w
+	}
+	part := make([]uint8, len(n.ports))
+	for i := range n.ports {
+		sw := n.ports[i].sw
+		if sw < 0 {
+			s, _ := t.Attach(i)
+			sw = int32(s)
+		}
+		part[i] = groupPart[group(int(sw))]
+	}
+	return part
+}
+
+// parallelPlan is the engine's plan for parts partitions: each port's
+// object in its partition, the ends of a link shared by two partitions
+// (per-link LPI) conflicting, the lookahead the least delay of an event
+// between partitions: a propagation delay (an arrival; a PFC frame takes
+// longer), and a NIC latency from the workload's replayer.
+func (n *Network) parallelPlan(parts int) (engine.Plan, []uint8) {
+	portPart := n.partitionPorts(parts)
+	total := len(n.ports)
+	plan := engine.Plan{Parts: parts, Part: make([]uint8, total+3), Lookahead: n.p.Propagation}
+	if n.wl.rep != nil {
+		// The replayer's messages enter their NIC a NIC latency after
+		// it sends them.
+		plan.Lookahead = min(plan.Lookahead, n.p.NICLatency)
+		plan.LateLookahead = n.p.NICLatency
+	}
+	for i, q := range portPart {
+		plan.Part[1+i] = q
+	}
+	if n.p.EEE.LPI != eee.PerDirection {
+		plan.Conflict = make([]uint64, total+3)
+		for i := range n.ports {
+			if q := n.ports[i].peer; q >= 0 && portPart[q] != portPart[i] {
+				plan.Conflict[1+i] |= 1 << portPart[q]
+			}
+		}
+	}
+	return plan, portPart
+}
+
+// partCopy is the network a partition runs: n's shared state, its own
+// engine, packet pool, controller slots, hints of empty queues and
+// statistics.
+func (n *Network) partCopy(e *engine.Engine) *Network {
+	c := *n
+	c.eng = e
+	c.pkts, c.free = nil, nil
+	if n.slots != nil {
+		c.slots, c.nSlots = make([]*[slotChunk]ctlSlot, 0, 16), 0
+	}
+	c.hints.empty = slices.Clone(n.hints.empty)
+	c.ecmp.cand = make([]int, 0, cap(n.ecmp.cand))
+	c.latency, c.latSamples, c.latInexact = newLogHist(), nil, false
+	c.idle = make([]*logHist, len(n.idle))
+	for i := range c.idle {
+		c.idle[i] = newLogHist()
+	}
+	c.created, c.delivered, c.msgsSent, c.msgsDone, c.lastDelivery, c.overflows, c.pauses = 0, 0, 0, 0, 0, 0, 0
+	c.parts = nil
+	return &c
+}
+
+// prebuiltCtl is a controller made before a parallel run for a port whose
+// link's other end is in another partition, which may ask it for a
+// decision (linkOwner, decide): it is made in the port's own partition's
+// slots, and put in the port at its first use, as in a sequential run
+// (building it later than time 0 is exact: see ctlFor), so that what
+// reports the controllers in use counts the same ones. The other end
+// never makes it in its own slots, which the port's partition's Prefetch
+// would not find.
+type prebuiltCtl struct {
+	ctl *controller.Port
+	pb  *predictor.PerfBound
+}
+
+// importPacket moves the packet of an arrival another partition sent to
+// partition to into to's pool (at a window's end, nothing running).
+func (n *Network) importPacket(parts []*Network, plan *engine.Plan, to int, ev *engine.Event) {
+	if ev.Kind != evArrive {
+		return
+	}
+	from := parts[plan.Part[ev.Source()]]
+	dst := parts[to]
+	k := dst.alloc()
+	dst.pkts[k] = from.pkts[ev.Arg]
+	from.free = append(from.free, ev.Arg)
+	ev.Arg = k
+}
+
+// runParallel runs the network on threads partitions (Run's loop when
+// ParallelBlocker has nothing against it).
+func (n *Network) runParallel(ctx context.Context, threads int, chunk uint64, progress func(Progress)) {
+	plan, portPart := n.parallelPlan(threads)
+	parts := make([]*Network, threads)
+	main := n.eng
+	p, err := engine.NewParallel(main, plan)
+	if err != nil {
+		panic(err) // a plan of our own making
+	}
+	for i := range parts {
+		parts[i] = n.partCopy(p.Part(i))
+		p.Part(i).SetHandler(parts[i])
+	}
+	if plan.Conflict != nil && n.p.EEE.Mode != eee.AlwaysOn {
+		n.prebuilt = make([]prebuiltCtl, len(n.ports))
+		for i := range n.ports {
+			if plan.Conflict[1+i] != 0 && n.ports[i].ctl == nil {
+				c := &n.prebuilt[i]
+				c.ctl, c.pb = parts[portPart[i]].makeCtl(int32(i))
+			}
+		}
+		for _, c := range parts {
+			c.prebuilt = n.prebuilt
+		}
+	}
+	// The replayer's events run on n, with the late events' engine.
+	n.eng = p.Late()
+	p.Late().SetHandler(n)
+	p.Import = func(to int, ev *engine.Event) { n.importPacket(parts, &plan, to, ev) }
+	next := chunk
+	p.AfterWindow = func() bool {
+		for _, c := range parts {
+			c.wl.msgs = n.wl.msgs // the replayer's Send may have added chunks
+		}
+		if n.workloadFailed() || ctx.Err() != nil {
+			return true
+		}
+		if ev := p.Events(); ev >= next {
+			next = ev + chunk
+			if progress != nil {
+				var created, delivered uint64
+				for _, c := range parts {
+					created, delivered = created+c.created, delivered+c.delivered
+				}
+				progress(Progress{Now: p.Now(), Events: main.Events() + ev, Created: n.created + created, Delivered: n.delivered + delivered})
+			}
+		}
+		return false
+	}
+	p.Run(engine.Forever)
+	n.eng = main
+	n.prebuilt = nil
+	n.parts = parts
+	n.mergeParts(portPart)
+}
+
+// mergeParts adds the partitions' statistics to n's and moves their
+// packets into n's pool (the queues' links rewritten), so that what reads
+// the network after the run (deadlock, Memory) sees one network.
+func (n *Network) mergeParts(portPart []uint8) {
+	off := make([]int32, len(n.parts))
+	for pi, c := range n.parts {
+		n.created += c.created
+		n.delivered += c.delivered
+		n.msgsSent += c.msgsSent
+		n.msgsDone += c.msgsDone
+		n.lastDelivery = max(n.lastDelivery, c.lastDelivery)
+		n.overflows += c.overflows
+		n.pauses += c.pauses
+		n.latency.merge(c.latency)
+		for i, h := range c.idle {
+			n.idle[i].merge(h)
+		}
+		n.latSamples = append(n.latSamples, c.latSamples...)
+		n.latInexact = n.latInexact || c.latInexact
+		off[pi] = int32(len(n.pkts))
+		for _, k := range c.free {
+			n.free = append(n.free, k+off[pi])
+		}
+		n.pkts = append(n.pkts, c.pkts...)
+		c.pkts, c.free = nil, nil
+	}
+	// The sequential run keeps exact latencies up to latencyExactCap
+	// packets in all.
+	if n.latInexact || len(n.latSamples) > latencyExactCap {
+		n.latSamples, n.latInexact = nil, true
+	}
+	move := func(k *int32, pi uint8) {
+		if *k >= 0 {
+			*k += off[pi]
+		}
+	}
+	for i, pi := range portPart {
+		move(&n.ports[i].head, pi)
+		move(&n.ports[i].tail, pi)
+		move(&n.in[i].head, pi)
+		move(&n.in[i].tail, pi)
+		if n.vc != nil {
+			v := &n.vc[i]
+			move(&v.inHead, pi)
+			move(&v.inTail, pi)
+			move(&v.outHead, pi)
+			move(&v.outTail, pi)
+		}
+		if c := n.parts[pi]; c.hints.isEmpty(int32(i)) {
+			n.hints.setEmpty(int32(i))
+		} else {
+			n.hints.clearEmpty(int32(i))
+		}
+	}
+	for pi := range n.parts {
+		end := int32(len(n.pkts))
+		if pi+1 < len(n.parts) {
+			end = off[pi+1]
+		}
+		for k := off[pi]; k < end; k++ {
+			move(&n.pkts[k].next, uint8(pi))
+		}
+	}
+}
