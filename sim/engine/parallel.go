@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"sync"
 	"sync/atomic"
 )
 
@@ -68,6 +69,9 @@ type Parallel struct {
 	latePending atomic.Bool
 	lateLock    atomic.Int32
 	lateOut     []Event
+
+	crowded bool           // more goroutines than GOMAXPROCS: spinning yields (pause)
+	workers sync.WaitGroup // the workers' goroutines
 
 	slots  []workerSlot // the workers'
 	active []int        // the partitions with events in the window
@@ -284,10 +288,7 @@ func (p *Parallel) waitPast(mask uint64, at int64, key uint64) {
 		pr.wanted.Add(1)
 		for i := 0; !pr.past(at, key); i++ {
 			p.helpLate()
-			if i >= 64 {
-				// More partitions than cores, or a long event there.
-				runtime.Gosched()
-			}
+			p.pause(i)
 		}
 		pr.wanted.Add(-1)
 	}
@@ -485,7 +486,7 @@ func (p *Parallel) helpLate() {
 // (with nothing else running but helpers, which it waits for), then sends
 // the partitions what they scheduled for them.
 func (p *Parallel) finishLate() {
-	spinUntil(func() (int64, bool) { return 0, p.lateLock.CompareAndSwap(0, 1) })
+	p.spinUntil(func() (int64, bool) { return 0, p.lateLock.CompareAndSwap(0, 1) })
 	if p.lateEnd != Forever && p.late.nextAt() < p.lateEnd {
 		p.late.checkHandler()
 		p.late.Run(p.lateEnd-1, 0)
@@ -514,22 +515,28 @@ type workerSlot struct {
 }
 
 func (p *Parallel) startWorkers() {
+	p.crowded = len(p.parts) > runtime.GOMAXPROCS(0)
 	p.slots = make([]workerSlot, len(p.parts)-1)
+	p.workers.Add(len(p.slots))
 	for j := range p.slots {
 		go p.worker(&p.slots[j])
 	}
 }
 
+// stopWorkers stops the workers and waits for them to return: a Run after
+// this one starts its own.
 func (p *Parallel) stopWorkers() {
 	for j := range p.slots {
 		p.slots[j].cmd.Store(-1)
 	}
+	p.workers.Wait()
 }
 
 func (p *Parallel) worker(w *workerSlot) {
+	defer p.workers.Done()
 	var seen int64
 	for {
-		c := spinUntil(func() (int64, bool) {
+		c := p.spinUntil(func() (int64, bool) {
 			c := w.cmd.Load()
 			if c == seen {
 				p.helpLate()
@@ -570,7 +577,7 @@ func (p *Parallel) runWindow(end int64) {
 	p.window(p.active[0], end)
 	for j := range p.active[1:] {
 		w := &p.slots[j]
-		spinUntil(func() (int64, bool) {
+		p.spinUntil(func() (int64, bool) {
 			d := w.done.Load()
 			if d != p.seq {
 				p.helpLate()
@@ -580,16 +587,24 @@ func (p *Parallel) runWindow(end int64) {
 	}
 }
 
-// spinUntil calls f until it reports true, yielding the processor after a
-// while (more goroutines than cores, or a long wait).
-func spinUntil(f func() (int64, bool)) int64 {
+// spinUntil calls f until it reports true, pausing between calls.
+func (p *Parallel) spinUntil(f func() (int64, bool)) int64 {
 	for n := 0; ; n++ {
 		if v, ok := f(); ok {
 			return v
 		}
-		if n >= 64 {
-			runtime.Gosched()
-		}
+		p.pause(n)
+	}
+}
+
+// pause is the n-th pause of a goroutine that spins. With a core for every
+// goroutine it only spins: a yield enters the scheduler, which costs more
+// than the waits (a few events of another partition). With more
+// goroutines than the processors Go runs them on, it yields from the 64th
+// on, or the goroutine it waits for may not run.
+func (p *Parallel) pause(n int) {
+	if n >= 64 && (p.crowded || n&4095 == 4095) {
+		runtime.Gosched()
 	}
 }
 
