@@ -282,7 +282,11 @@ func (e *Engine) push(at int64, kind uint8, obj, arg, aux int32) {
 	if e.lanes.push(at, k, kind, obj, arg, aux) {
 		return
 	}
-	ev := Event{At: at, Seq: k, Obj: obj, Arg: arg, Aux: aux, Kind: kind}
+	e.enqueue(Event{At: at, Seq: k, Obj: obj, Arg: arg, Aux: aux, Kind: kind})
+}
+
+// enqueue adds an event to the queue behind the lanes.
+func (e *Engine) enqueue(ev Event) {
 	switch {
 	case e.heap != nil:
 		e.heap.Push(ev)
@@ -291,6 +295,21 @@ func (e *Engine) push(at int64, kind uint8, obj, arg, aux int32) {
 		e.cal.Push(ev)
 	default:
 		e.q.Push(ev)
+	}
+}
+
+// dropFront removes the first pending event, which front found in a lane
+// (laned) or at the queue's head.
+func (e *Engine) dropFront(laned bool) {
+	switch {
+	case laned:
+		e.lanes.drop()
+	case e.heap != nil:
+		e.heap.drop()
+	case e.cal != nil:
+		e.cal.Pop()
+	default:
+		e.q.Pop()
 	}
 }
 
@@ -423,16 +442,7 @@ func (e *Engine) Run(until int64, max uint64) bool {
 		// Copied here from front's pointer (just loaded), then removed:
 		// no event returned through a call.
 		ev := *next
-		switch {
-		case laned:
-			e.lanes.drop()
-		case e.heap != nil:
-			e.heap.drop()
-		case e.cal != nil:
-			e.cal.Pop()
-		default:
-			e.q.Pop()
-		}
+		e.dropFront(laned)
 		e.now = ev.At
 		e.events++
 		if e.heap != nil {

@@ -318,15 +318,7 @@ func (e *Engine) pushKeyed(ev Event) {
 	if e.lanes.push(ev.At, ev.Seq, ev.Kind, ev.Obj, ev.Arg, ev.Aux) {
 		return
 	}
-	switch {
-	case e.heap != nil:
-		e.heap.Push(ev)
-		e.lanes.moved = true
-	case e.cal != nil:
-		e.cal.Push(ev)
-	default:
-		e.q.Push(ev)
-	}
+	e.enqueue(ev)
 }
 
 // popFront removes and returns the first pending event (false if none).
@@ -336,16 +328,7 @@ func (e *Engine) popFront() (Event, bool) {
 		return Event{}, false
 	}
 	ev := *next
-	switch {
-	case laned:
-		e.lanes.drop()
-	case e.heap != nil:
-		e.heap.drop()
-	case e.cal != nil:
-		e.cal.Pop()
-	default:
-		e.q.Pop()
-	}
+	e.dropFront(laned)
 	return ev, true
 }
 
