@@ -35,7 +35,7 @@ function si(v) {
 		else if ($(i + 1) == "wall-s/sim-ms") wall = sprintf("%.3f s", $i)
 		else if ($(i + 1) == "peak-rss-B") rss = sprintf("%.0f MiB", $i / 1048576)
 	}
-	rows[++n] = sprintf("  %-26s %12s %14s %10s", name, ev == "" ? "n/a" : ev, wall == "" ? "n/a" : wall, rss == "" ? "n/a" : rss)
+	rows[++n] = sprintf("  %-31s %12s %14s %10s", name, ev == "" ? "n/a" : ev, wall == "" ? "n/a" : wall, rss == "" ? "n/a" : rss)
 }
 END {
 	if (n == 0) {
@@ -44,6 +44,6 @@ END {
 	}
 	print ""
 	printf "bench summary (benchtime %s; peak RSS is the test process'"'"'s high-water mark so far):\n", benchtime
-	printf "  %-26s %12s %14s %10s\n", "benchmark", "events/s", "wall/sim-ms", "peak RSS"
+	printf "  %-31s %12s %14s %10s\n", "benchmark", "events/s", "wall/sim-ms", "peak RSS"
 	for (i = 1; i <= n; i++) print rows[i]
 }' "$log"
