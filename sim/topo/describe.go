@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// Grouped is implemented by topologies made of groups (Megafly, dragonfly):
-// a natural unit to partition a parallel simulation by.
+// Grouped is implemented by topologies made of groups (Megafly, dragonfly,
+// a fat tree's pods): a natural unit to partition a parallel simulation by.
 type Grouped interface {
 	Groups() int
 	SwitchGroup(s int) int

@@ -147,6 +147,31 @@ func (t *FatTree) level(s int) (i, a, b int) {
 	return i, j / t.repl[i], j % t.repl[i]
 }
 
+// Groups implements Grouped: a fat tree's groups are its pods, the
+// subtrees rooted at the level below the top (every leaf and middle
+// switch of a pod, and the nodes under them, talk to the rest only through
+// the top), so that a parallel run cuts only the top's links
+// (sim/network/parallel.go). A tree of one level is one group.
+func (t *FatTree) Groups() int {
+	if t.levels < 2 {
+		return 1
+	}
+	return t.span[t.levels] / t.span[t.levels-1]
+}
+
+// SwitchGroup implements Grouped: the pod of a switch below the top; the
+// top switches, which join every pod, are dealt among the pods in turn.
+func (t *FatTree) SwitchGroup(s int) int {
+	if t.levels < 2 {
+		return 0
+	}
+	i, a, b := t.level(s)
+	if i == t.levels {
+		return (a*t.repl[i] + b) % t.Groups()
+	}
+	return a * t.span[i] / t.span[t.levels-1]
+}
+
 // Level is the level of switch s: 1 for leaves, Levels() for the top.
 func (t *FatTree) Level(s int) int {
 	i, _, _ := t.level(s)

@@ -3,6 +3,7 @@ package topo
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -440,6 +441,56 @@ func TestMegaflyDefaultAllPairs(t *testing.T) {
 		dist := bfs(tp, s)
 		for dst := range tp.Nodes() {
 			checkRoute(t, tp, s, dst, dist)
+		}
+	}
+}
+
+// TestFatTreePods: a fat tree's groups are its pods: every switch below
+// the top is in the pod of the nodes under it, every pod has its leaves and
+// middles, and the top switches are dealt evenly among the pods.
+func TestFatTreePods(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		pods int
+	}{
+		{Config{Kind: KindRLFT, Radix: 16, Levels: 3}, 16},
+		{Config{Kind: KindFatTree, Radix: 8, Levels: 3}, 4},
+		{Config{Kind: KindRLFT, Radix: 8, Levels: 2}, 8},
+	} {
+		tp, err := Build(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ft := tp.(*FatTree)
+		if ft.Groups() != c.pods {
+			t.Fatalf("%+v: %d groups, want %d", c.cfg, ft.Groups(), c.pods)
+		}
+		perPod := make([]int, c.pods)
+		for s := range ft.Switches() {
+			g := ft.SwitchGroup(s)
+			if g < 0 || g >= c.pods {
+				t.Fatalf("%+v: switch %d in group %d", c.cfg, s, g)
+			}
+			perPod[g]++
+		}
+		for node := range ft.Nodes() {
+			leaf, _ := ft.Attach(node)
+			if want := node * c.pods / ft.Nodes(); ft.SwitchGroup(leaf) != want {
+				t.Errorf("%+v: node %d's leaf in group %d, want %d", c.cfg, node, ft.SwitchGroup(leaf), want)
+			}
+		}
+		if lo, hi := slices.Min(perPod), slices.Max(perPod); hi-lo > 1 {
+			t.Errorf("%+v: pods of %d to %d switches", c.cfg, lo, hi)
+		}
+		// A link between two switches below the top stays in a pod.
+		for _, l := range ft.Links() {
+			if l.A.Kind != SwitchEnd || l.B.Kind != SwitchEnd {
+				continue
+			}
+			a, b := int(l.A.ID), int(l.B.ID)
+			if ft.Level(a) < ft.Levels() && ft.Level(b) < ft.Levels() && ft.SwitchGroup(a) != ft.SwitchGroup(b) {
+				t.Errorf("%+v: link %d–%d between pods below the top", c.cfg, a, b)
+			}
 		}
 	}
 }
