@@ -42,6 +42,12 @@ const (
 	evTCEP // Obj, Arg: a consolidation event (consolidation.go)
 
 	evPOWARRetry // as evArb: a head whose POWAR decision found no free port retries (routing.go)
+
+	// evArriveFrom is evArrive from another partition of a parallel run
+	// (parallel.go, importPacket): those come in a batch at a window's
+	// end, in time order, and get a lane of their own, where the local
+	// arrivals of the same times would push them out of evArrive's.
+	evArriveFrom
 )
 
 // A port is one end of a link: a NIC or a switch port. A switch port has an
@@ -529,7 +535,7 @@ func (n *Network) startEngine(total int) error {
 	// its own.
 	for _, kinds := range [][]uint8{
 		{evArrive}, {evTxEnd, evArb, evWDeliver}, {evArbNext, evOarb, evOutqLate},
-		{evOutq}, {evPFC}, {evWSend}, {evWTimer}, {evArbReady}, {evPOWARRetry},
+		{evOutq}, {evPFC}, {evWSend}, {evWTimer}, {evArbReady}, {evPOWARRetry}, {evArriveFrom},
 	} {
 		n.eng.UseLane(kinds...)
 	}
@@ -707,7 +713,7 @@ func (n *Network) sendMessage(now, created int64, src, dst int32, bytes int64, m
 func (n *Network) Handle(e engine.Event) {
 	now := e.At
 	switch e.Kind {
-	case evArrive:
+	case evArrive, evArriveFrom:
 		n.arrive(e.Obj, e.Arg, now)
 	case evArb, evArbNext, evArbReady, evPOWARRetry:
 		// The input's head is still e.Arg (it only leaves when granted,
@@ -785,7 +791,7 @@ func (n *Network) Handle(e engine.Event) {
 // what needs a pointer or index from another line loads that line first.
 func (n *Network) Prefetch(e *engine.Event) {
 	switch e.Kind {
-	case evArrive:
+	case evArrive, evArriveFrom:
 		cache.Prefetch2(addr(&n.in[e.Obj]), addr(&n.pkts[e.Arg]))
 	case evArb, evArbNext, evArbReady, evPOWARRetry:
 		cache.Prefetch3(addr(&n.in[e.Obj]), addr(&n.pkts[e.Arg]), addr(&n.ports[e.Aux]))

@@ -166,7 +166,7 @@ func (n *Network) importPacket(parts []*Network, plan *engine.Plan, to int, ev *
 	k := dst.alloc()
 	dst.pkts[k] = from.pkts[ev.Arg]
 	from.free = append(from.free, ev.Arg)
-	ev.Arg = k
+	ev.Arg, ev.Kind = k, evArriveFrom
 }
 
 // runParallel runs the network on threads partitions (Run's loop when
