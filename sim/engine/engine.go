@@ -467,7 +467,7 @@ func (e *Engine) Run(until int64, max uint64) bool {
 		o := e.owner[ev.Kind]
 		e.src, e.key = o.base+uint32(ev.Obj)&o.mask, unloaded
 		if e.par != nil {
-			e.par.enter(ev.At, ev.Seq, e.src)
+			e.par.enter(ev.At, ev.Seq)
 		}
 		e.h.Handle(ev)
 		if e.key != unloaded {

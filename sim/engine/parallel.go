@@ -110,6 +110,7 @@ func (p *progress) past(at int64, key uint64) bool {
 type partState struct {
 	p       *Parallel
 	self    int       // partition, or −1 for the late engine
+	prog    *progress // its published position (the late engine's: published to no one)
 	out     [][]Event // events for other partitions, sent at the window's end
 	lateOut []Event   // late events, run after the window's others
 	// Position of the running event in the sequential order: its time
@@ -147,7 +148,10 @@ func NewParallel(main *Engine, plan Plan) (*Parallel, error) {
 			e.UseLane(k...)
 		}
 		e.owner, e.lateKind = main.owner, main.lateKind
-		e.par = &partState{p: p, self: self, out: make([][]Event, plan.Parts)}
+		e.par = &partState{p: p, self: self, out: make([][]Event, plan.Parts), prog: new(progress)}
+		if self >= 0 {
+			e.par.prog = &p.prog[self]
+		}
 		return e
 	}
 	for i := range plan.Parts {
@@ -223,19 +227,15 @@ func (p *Parallel) tooSoon(e *Engine, ev *Event, lookahead int64) {
 // enter is called before a partition runs an event of object src at
 // (at, seq): it updates the partition's position and publishes it from
 // time to time (at every event while another partition waits on it).
-func (s *partState) enter(at int64, seq uint64, src uint32) {
-	if s.self < 0 {
-		return
-	}
+func (s *partState) enter(at int64, seq uint64) {
 	if at != s.curT {
 		s.curT, s.runmax = at, seq
 	} else if seq > s.runmax {
 		s.runmax = seq
 	}
 	s.synced = false
-	pr := &s.p.prog[s.self]
-	if s.since++; s.since >= publishEvery || pr.wanted.Load() != 0 {
-		pr.publish(at, s.runmax)
+	if s.since++; s.since >= publishEvery || s.prog.wanted.Load() != 0 {
+		s.prog.publish(at, s.runmax)
 		s.since = 0
 	}
 }
