@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -141,6 +142,7 @@ func NewParallel(main *Engine, plan Plan) (*Parallel, error) {
 			return nil, fmt.Errorf("engine: object %d in partition %d of %d", o, q, plan.Parts)
 		}
 	}
+	plan.LateLookahead = max(plan.LateLookahead, plan.Lookahead) // "if larger"
 	p := &Parallel{main: main, plan: plan, prog: make([]progress, plan.Parts)}
 	mk := func(self int) *Engine {
 		e := New(NewHeap(1024), nil)
@@ -192,8 +194,8 @@ func (s *partState) route(e *Engine, ev Event) bool {
 			return false
 		}
 		// To a partition, which may be running: at the next window's end.
-		if ev.At-e.now < p.plan.LateLookahead || ev.At-e.now < p.plan.Lookahead {
-			p.tooSoon(e, &ev, max(p.plan.LateLookahead, p.plan.Lookahead))
+		if ev.At-e.now < p.plan.LateLookahead {
+			p.tooSoon(e, &ev, p.plan.LateLookahead)
 		}
 		p.lateOut = append(p.lateOut, ev)
 		return true
@@ -351,9 +353,6 @@ func (p *Parallel) Run(until int64) bool {
 	p.split()
 	defer p.join()
 	L, LL := p.plan.Lookahead, p.plan.LateLookahead
-	if LL < L {
-		LL = L
-	}
 	if !p.serialReversed && len(p.parts) > 1 {
 		p.startWorkers()
 		defer p.stopWorkers()
@@ -397,20 +396,21 @@ func (p *Parallel) Run(until int64) bool {
 			end = min(end, lateMin+LL)
 			p.latePending.Store(true)
 		}
-		// The partitions, each on a goroutine of its own.
+		// The partitions with events in the window, each on a goroutine
+		// of its own.
+		p.active = p.active[:0]
 		for i, e := range p.parts {
 			if e.nextAt() < end {
 				p.prog[i].publish(t, 0)
+				p.active = append(p.active, i)
 			} else {
 				// Nothing to run: past the window before any other starts.
 				p.prog[i].publish(end, 0)
 			}
 		}
 		if p.serialReversed {
-			for i := len(p.parts) - 1; i >= 0; i-- {
-				if p.parts[i].nextAt() < end {
-					p.window(i, end)
-				}
+			for _, i := range slices.Backward(p.active) {
+				p.window(i, end)
 			}
 		} else {
 			p.runWindow(end)
@@ -535,15 +535,9 @@ func (p *Parallel) worker(w *workerSlot) {
 	}
 }
 
-// runWindow runs the partitions' events before end and returns when
-// every partition has run them.
+// runWindow runs the active partitions' events before end and returns
+// when every one has run them.
 func (p *Parallel) runWindow(end int64) {
-	p.active = p.active[:0]
-	for i, e := range p.parts {
-		if e.nextAt() < end {
-			p.active = append(p.active, i)
-		}
-	}
 	switch len(p.active) {
 	case 0:
 		return
