@@ -98,9 +98,14 @@
 //     own partition has run at that picosecond so far is less than the
 //     other's (the sequential engine merges the partitions' sequences by
 //     running the least pending event), so each partition publishes that
-//     position and the least one never waits;
+//     position (every few events, and as soon as it passes the position a
+//     waiting partition posted) and the least one never waits;
 //   - late events run apart, after the other events of their window, on
-//     whichever goroutine would otherwise wait, during the next window
-//     when what they schedule for the partitions cannot arrive before it
-//     ends (Plan.LateLookahead), else first, alone.
+//     whichever goroutine would otherwise wait, during the next windows
+//     as long as what they schedule for the partitions cannot arrive
+//     before the window ends (Plan.LateLookahead), else first, alone.
+//
+// Only the kinds in Plan.Crossing (and the late kinds) are looked up on
+// their way to a queue: a model names the kinds it may schedule for
+// another partition's objects, and race-detector builds check it.
 package engine

@@ -276,8 +276,14 @@ func (e *Engine) push(at int64, kind uint8, obj, arg, aux int32) {
 	k++
 	e.key = k
 	k |= uint64(e.lateKind[kind]) << 63 // lateBit
-	if e.par != nil && e.par.route(e, Event{At: at, Seq: k, Obj: obj, Arg: arg, Aux: aux, Kind: kind}) {
-		return
+	if s := e.par; s != nil {
+		if s.cross[kind] {
+			if s.route(e, Event{At: at, Seq: k, Obj: obj, Arg: arg, Aux: aux, Kind: kind}) {
+				return
+			}
+		} else if raceEnabled {
+			s.checkLocal(e, &Event{At: at, Seq: k, Obj: obj, Arg: arg, Aux: aux, Kind: kind})
+		}
 	}
 	if e.lanes.push(at, k, kind, obj, arg, aux) {
 		return

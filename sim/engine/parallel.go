@@ -32,6 +32,11 @@ type Plan struct {
 	// those partitions have run every event that comes before it in the
 	// sequential order, and none that comes after.
 	Conflict []uint64
+	// Crossing is the kinds of the events an object may schedule for an
+	// object of another partition (nil: any kind). An event of another
+	// kind goes to its own partition's queue without looking up where
+	// its object is (checked in race-detector builds).
+	Crossing []uint8
 	// Lookahead is the least delay of an event an object schedules for
 	// an object of another partition, and of a non-late event a late
 	// event schedules: > 0. The run advances in windows this long.
@@ -87,12 +92,23 @@ type Parallel struct {
 // whose events conflict with its own: every event before (at, key) in the
 // order of the run has run (see partState.enter). Two words written key
 // first and read at first, so that a reader sees a position at or before
-// the partition's (never after it). Padded to its own cache lines.
+// the partition's (never after it).
+//
+// A partition waiting on another (waitPast) posts the position it waits
+// for (the least of the waiters'); the other publishes its own as soon as
+// it is past it, and not at every event: each publication takes the line
+// from the waiter's core and back. The waiters' part is on lines of its
+// own, read by the partition at every event and written once per wait.
 type progress struct {
-	at     atomic.Int64
-	key    atomic.Uint64
-	wanted atomic.Int32 // partitions waiting on this one: publish at every event
-	_      [128 - 20]byte
+	at  atomic.Int64
+	key atomic.Uint64
+	_   [128 - 16]byte
+
+	wanted  atomic.Int32 // partitions waiting on this one
+	lock    atomic.Int32 // taken by a waiter that posts its target
+	wantAt  atomic.Int64 // the least position waited for (while wanted)
+	wantKey atomic.Uint64
+	_       [128 - 24]byte
 }
 
 func (p *progress) publish(at int64, key uint64) {
@@ -107,11 +123,57 @@ func (p *progress) past(at int64, key uint64) bool {
 	return t > at || t == at && k > key
 }
 
+// awaited reports whether a partition waits for this one to pass a
+// position that (at, key) is past. A target read while another waiter
+// posts its own may be torn: the publication then comes an event early
+// or late, never lost (the partition publishes every publishEvery events
+// and at the window's end).
+func (p *progress) awaited(at int64, key uint64) bool {
+	if p.wanted.Load() == 0 {
+		return false
+	}
+	t := p.wantAt.Load()
+	return at > t || at == t && key > p.wantKey.Load()
+}
+
+// want posts (at, key) as a position a waiter waits for.
+func (p *progress) want(at int64, key uint64) {
+	p.take()
+	if p.wanted.Load() == 0 || at < p.wantAt.Load() || at == p.wantAt.Load() && key < p.wantKey.Load() {
+		p.wantKey.Store(key)
+		p.wantAt.Store(at)
+	}
+	p.wanted.Add(1) // after the target: the partition reads wanted first
+	p.lock.Store(0)
+}
+
+// unwant ends a wait (the target stays until the last waiter is gone: the
+// partition then publishes at every event, as the remaining waiters need
+// no less).
+func (p *progress) unwant() {
+	p.take()
+	p.wanted.Add(-1)
+	p.lock.Store(0)
+}
+
+// take takes the waiters' lock (held for a few instructions; yielding
+// after a while in case its holder's goroutine lost its processor).
+func (p *progress) take() {
+	for i := 0; !p.lock.CompareAndSwap(0, 1); i++ {
+		if i >= 64 {
+			runtime.Gosched()
+		}
+	}
+}
+
 // partState is a partition engine's part in a Parallel run.
 type partState struct {
-	p       *Parallel
-	self    int       // partition, or −1 for the late engine
-	prog    *progress // its published position (the late engine's: published to no one)
+	p    *Parallel
+	self int       // partition, or −1 for the late engine
+	prog *progress // its published position (the late engine's: published to no one)
+	// cross marks the kinds route looks at (Plan.Crossing; every kind
+	// for the late engine): the late kinds and those that may cross.
+	cross   *[256]bool
 	out     [][]Event // events for other partitions, sent at the window's end
 	lateOut []Event   // late events, run after the window's others
 	// Position of the running event in the sequential order: its time
@@ -144,15 +206,23 @@ func NewParallel(main *Engine, plan Plan) (*Parallel, error) {
 	}
 	plan.LateLookahead = max(plan.LateLookahead, plan.Lookahead) // "if larger"
 	p := &Parallel{main: main, plan: plan, prog: make([]progress, plan.Parts)}
+	var every, crossing [256]bool
+	for k := range every {
+		every[k] = true
+		crossing[k] = plan.Crossing == nil || main.lateKind[k] != 0
+	}
+	for _, k := range plan.Crossing {
+		crossing[k] = true
+	}
 	mk := func(self int) *Engine {
 		e := New(NewHeap(1024), nil)
 		for _, k := range main.laneKinds {
 			e.UseLane(k...)
 		}
 		e.owner, e.lateKind = main.owner, main.lateKind
-		e.par = &partState{p: p, self: self, out: make([][]Event, plan.Parts), prog: new(progress)}
+		e.par = &partState{p: p, self: self, out: make([][]Event, plan.Parts), prog: new(progress), cross: &every}
 		if self >= 0 {
-			e.par.prog = &p.prog[self]
+			e.par.prog, e.par.cross = &p.prog[self], &crossing
 		}
 		return e
 	}
@@ -215,6 +285,19 @@ func (s *partState) route(e *Engine, ev Event) bool {
 	return true
 }
 
+// checkLocal panics, in race-detector builds, on an event of a kind that
+// Plan.Crossing leaves out scheduled for an object of another partition:
+// the plan is wrong for the model.
+func (s *partState) checkLocal(e *Engine, ev *Event) {
+	if !raceEnabled || s.self < 0 {
+		return
+	}
+	if q := s.p.partOf(e.ownerOf(ev)); q != s.self {
+		panic(fmt.Sprintf("engine: event kind %d for object %d in partition %d, scheduled from partition %d: not a crossing kind (Plan.Crossing)",
+			ev.Kind, e.ownerOf(ev), q, s.self))
+	}
+}
+
 // tooSoon panics on an event that leaves its partition (or the late
 // events) sooner than the plan's lookahead: the plan is wrong for the
 // model. The check does not depend on the window the event falls in, so
@@ -228,7 +311,8 @@ func (p *Parallel) tooSoon(e *Engine, ev *Event, lookahead int64) {
 
 // enter is called before a partition runs an event of object src at
 // (at, seq): it updates the partition's position and publishes it from
-// time to time (at every event while another partition waits on it).
+// time to time, and as soon as it is past the position another partition
+// waits for (progress.awaited).
 func (s *partState) enter(at int64, seq uint64) {
 	if at != s.curT {
 		s.curT, s.runmax = at, seq
@@ -236,7 +320,7 @@ func (s *partState) enter(at int64, seq uint64) {
 		s.runmax = seq
 	}
 	s.synced = false
-	if s.since++; s.since >= publishEvery || s.prog.wanted.Load() != 0 {
+	if s.since++; s.since >= publishEvery || s.prog.awaited(at, s.runmax) {
 		s.prog.publish(at, s.runmax)
 		s.since = 0
 	}
@@ -287,12 +371,12 @@ func (p *Parallel) waitPast(mask uint64, at int64, key uint64) {
 		if pr.past(at, key) {
 			continue
 		}
-		pr.wanted.Add(1)
+		pr.want(at, key)
 		for i := 0; !pr.past(at, key); i++ {
 			p.helpLate()
 			p.pause(i)
 		}
-		pr.wanted.Add(-1)
+		pr.unwant()
 	}
 }
 
@@ -357,13 +441,15 @@ func (p *Parallel) Run(until int64) bool {
 		p.startWorkers()
 		defer p.stopWorkers()
 	}
-	// Between windows nothing runs. The late events of the last window
-	// (before lateEnd) may still be to run: they run during the next
-	// window, by whichever goroutine is idle (helpLate), if that window
-	// ends before anything they send the partitions can arrive (a late
-	// lookahead after the first of them); else first, alone.
+	// Between windows nothing runs: Run holds the late events' lock. The
+	// late events of the last windows (before lateEnd) may still be to
+	// run: they run during the next window, by whichever goroutine is
+	// idle (helpLate), if that window ends before anything they send the
+	// partitions can arrive (a late lookahead after the first of them);
+	// else first, alone.
 	p.lateEnd = Forever
 	defer p.finishLate()
+	p.lockLate()
 	for {
 		t := Forever
 		for _, e := range p.parts {
@@ -376,17 +462,16 @@ func (p *Parallel) Run(until int64) bool {
 		}
 		if pending && (t > until || t > lateMin+LL-L || p.serialReversed) {
 			// The next window could not run with them: run them now.
-			p.finishLate()
+			p.runLate()
 			if p.afterWindow() {
+				p.lateLock.Store(0)
 				return p.pending() > 0
 			}
 			continue
 		}
-		if t == Forever {
-			return false
-		}
-		if t > until {
-			return true
+		if t == Forever || t > until {
+			p.lateLock.Store(0)
+			return t != Forever
 		}
 		end := until + 1 // the window's end, exclusive
 		if until == Forever || t+L <= until {
@@ -408,6 +493,7 @@ func (p *Parallel) Run(until int64) bool {
 				p.prog[i].publish(end, 0)
 			}
 		}
+		p.lateLock.Store(0)
 		if p.serialReversed {
 			for _, i := range slices.Backward(p.active) {
 				p.window(i, end)
@@ -415,7 +501,11 @@ func (p *Parallel) Run(until int64) bool {
 		} else {
 			p.runWindow(end)
 		}
-		p.finishLate()
+		// The late events left go on during the next window (the check
+		// above runs them first when it could not run with them); what
+		// they sent the partitions joins them now.
+		p.lockLate()
+		p.sendLateOut()
 		stopped := p.late.stopped
 		for _, e := range p.parts {
 			stopped = stopped || e.stopped
@@ -436,7 +526,9 @@ func (p *Parallel) Run(until int64) bool {
 		}
 		// The window's own late events: during the next one.
 		p.lateEnd = end
+		p.latePending.Store(false)
 		if p.afterWindow() || stopped {
+			p.lateLock.Store(0)
 			return p.pending() > 0
 		}
 	}
@@ -469,14 +561,32 @@ func (p *Parallel) helpLate() {
 // (with nothing else running but helpers, which it waits for), then sends
 // the partitions what they scheduled for them.
 func (p *Parallel) finishLate() {
-	p.spinUntil(func() (int64, bool) { return 0, p.lateLock.CompareAndSwap(0, 1) })
+	p.lockLate()
+	p.runLate()
+	p.lateLock.Store(0)
+}
+
+// runLate runs the pending late events and sends the partitions what they
+// scheduled for them, under the late events' lock.
+func (p *Parallel) runLate() {
 	if p.lateEnd != Forever && p.late.nextAt() < p.lateEnd {
 		p.late.checkHandler()
 		p.late.Run(p.lateEnd-1, 0)
 	}
 	p.latePending.Store(false)
 	p.lateEnd = Forever
-	p.lateLock.Store(0)
+	p.sendLateOut()
+}
+
+// lockLate takes the late events' lock, waiting for a goroutine that runs
+// a chunk of them (helpLate).
+func (p *Parallel) lockLate() {
+	p.spinUntil(func() (int64, bool) { return 0, p.lateLock.CompareAndSwap(0, 1) })
+}
+
+// sendLateOut gives the partitions what the late events run so far sent
+// them (with no partition and no late event running).
+func (p *Parallel) sendLateOut() {
 	for _, ev := range p.lateOut {
 		p.parts[p.partOf(p.late.ownerOf(&ev))].pushKeyed(ev)
 	}

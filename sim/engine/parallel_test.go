@@ -181,9 +181,13 @@ func (m *parModel) engine(lanes bool) *Engine {
 }
 
 // plan partitions the groups round robin over parts; the links' ends in
-// different partitions conflict.
+// different partitions conflict. Only kindRemote crosses partitions (the
+// late driver's events are late); half the models say so.
 func (m *parModel) plan(parts int) Plan {
 	pl := Plan{Parts: parts, Lookahead: m.look, LateLookahead: m.lateLook, Part: make([]uint8, m.objects+2), Conflict: make([]uint64, m.objects+2)}
+	if m.depth%2 == 0 {
+		pl.Crossing = []uint8{kindRemote}
+	}
 	for o, g := range m.groups {
 		pl.Part[1+o] = uint8(int(g) % parts)
 	}
@@ -408,6 +412,30 @@ func TestParallelLookaheadViolation(t *testing.T) {
 		}
 	}()
 	p.serialReversed = true // on this goroutine: the panic reaches the test
+	p.Run(Forever)
+}
+
+// TestParallelCrossingChecked: in a race-detector build, an event for
+// another partition of a kind Plan.Crossing leaves out is a wrong plan.
+func TestParallelCrossingChecked(t *testing.T) {
+	if !raceEnabled {
+		t.Skip("the check runs in race-detector builds only (go test -race)")
+	}
+	e := New(NewHeap(0), nil)
+	e.Schedule(0, 1, 0, 0)
+	p, err := NewParallel(e, Plan{Parts: 2, Lookahead: 10, Part: []uint8{0, 0, 1}, Crossing: []uint8{2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Kind 1 for object 2 (Obj 1, partition 1) from partition 0.
+	p.Part(0).SetHandler(handlerFunc(func(ev Event) { p.Part(0).Schedule(ev.At+10, 1, 1, 0) }))
+	p.Part(1).SetHandler(handlerFunc(func(Event) {}))
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic on a kind left out of Plan.Crossing sent across partitions")
+		}
+	}()
+	p.serialReversed = true
 	p.Run(Forever)
 }
 

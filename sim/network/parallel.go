@@ -99,7 +99,9 @@ func (n *Network) partitionPorts(parts int) []uint8 {
 func (n *Network) parallelPlan(parts int) (engine.Plan, []uint8) {
 	portPart := n.partitionPorts(parts)
 	total := len(n.ports)
-	plan := engine.Plan{Parts: parts, Part: make([]uint8, total+3), Lookahead: n.p.Propagation}
+	// Only arrivals and PFC frames go to another switch's port; every
+	// other event is for a port of the switch (or NIC) that schedules it.
+	plan := engine.Plan{Parts: parts, Part: make([]uint8, total+3), Lookahead: n.p.Propagation, Crossing: []uint8{evArrive, evPFC}}
 	if n.wl.rep != nil {
 		// The replayer's messages enter their NIC a NIC latency after
 		// it sends them.
