@@ -68,20 +68,31 @@ type Parallel struct {
 	parts []*Engine
 	late  *Engine
 	prog  []progress
-	// The late events of the last window, run during the next one
+	// The late events of the last windows, run during the next one
 	// (helpLate): those before lateEnd (Forever: none pending), under
 	// lateLock; what they schedule for the partitions waits in lateOut.
-	lateEnd     int64
+	// On lines of their own, away from what the partitions read: the
+	// goroutines that wait read latePending in their loops, and the lock
+	// and what it guards move to the core that runs the late events.
+	_           [64]byte
 	latePending atomic.Bool
+	_           [127]byte
 	lateLock    atomic.Int32
+	lateEnd     int64
 	lateOut     []Event
+	_           [88]byte
 
 	crowded bool           // more goroutines than GOMAXPROCS: spinning yields (pause)
 	workers sync.WaitGroup // the workers' goroutines
 
 	slots  []workerSlot // the workers'
 	active []int        // the partitions with events in the window
-	seq    int64        // windows handed to workers
+	// next is each partition's first pending time between windows: the
+	// partition's own at its window's end, lowered by what joins it. The
+	// loop reads it rather than the partitions' queues, which another
+	// core has in its cache.
+	next []int64
+	seq  int64 // windows handed to workers
 	// serialReversed (tests only) runs a window's partitions one after
 	// the other on the caller's goroutine, the last first: a run with no
 	// conflicts then still has no race, but no order across partitions.
@@ -450,11 +461,12 @@ func (p *Parallel) Run(until int64) bool {
 	p.lateEnd = Forever
 	defer p.finishLate()
 	p.lockLate()
+	p.next = p.next[:0]
+	for _, e := range p.parts {
+		p.next = append(p.next, e.nextAt())
+	}
 	for {
-		t := Forever
-		for _, e := range p.parts {
-			t = min(t, e.nextAt())
-		}
+		t := slices.Min(p.next)
 		lateMin := p.late.nextAt()
 		pending := p.lateEnd != Forever && lateMin < p.lateEnd
 		if !pending {
@@ -482,11 +494,11 @@ func (p *Parallel) Run(until int64) bool {
 			p.latePending.Store(true)
 		}
 		// The partitions with events in the window, each on a goroutine
-		// of its own.
+		// of its own. Their published positions, from the last window's
+		// end, are behind them: safe (a waiter waits until they publish).
 		p.active = p.active[:0]
-		for i, e := range p.parts {
-			if e.nextAt() < end {
-				p.prog[i].publish(t, 0)
+		for i, next := range p.next {
+			if next < end {
 				p.active = append(p.active, i)
 			} else {
 				// Nothing to run: past the window before any other starts.
@@ -496,7 +508,7 @@ func (p *Parallel) Run(until int64) bool {
 		p.lateLock.Store(0)
 		if p.serialReversed {
 			for _, i := range slices.Backward(p.active) {
-				p.window(i, end)
+				p.next[i] = p.window(i, end)
 			}
 		} else {
 			p.runWindow(end)
@@ -516,6 +528,7 @@ func (p *Parallel) Run(until int64) bool {
 						p.Import(q, &ev)
 					}
 					p.parts[q].pushKeyed(ev)
+					p.next[q] = min(p.next[q], ev.At)
 				}
 				s.out[q] = evs[:0]
 			}
@@ -588,7 +601,9 @@ func (p *Parallel) lockLate() {
 // them (with no partition and no late event running).
 func (p *Parallel) sendLateOut() {
 	for _, ev := range p.lateOut {
-		p.parts[p.partOf(p.late.ownerOf(&ev))].pushKeyed(ev)
+		q := p.partOf(p.late.ownerOf(&ev))
+		p.parts[q].pushKeyed(ev)
+		p.next[q] = min(p.next[q], ev.At)
 	}
 	p.lateOut = p.lateOut[:0]
 }
@@ -604,7 +619,8 @@ type workerSlot struct {
 	done atomic.Int64 // the last window run
 	part int          // the partition to run (written before cmd)
 	end  int64
-	_    [96]byte
+	next int64 // the partition's first pending time after the window (written before done)
+	_    [88]byte
 }
 
 func (p *Parallel) startWorkers() {
@@ -640,7 +656,7 @@ func (p *Parallel) worker(w *workerSlot) {
 			return
 		}
 		seen = c
-		p.window(w.part, w.end)
+		w.next = p.window(w.part, w.end)
 		w.done.Store(c)
 	}
 }
@@ -652,7 +668,7 @@ func (p *Parallel) runWindow(end int64) {
 	case 0:
 		return
 	case 1:
-		p.window(p.active[0], end)
+		p.next[p.active[0]] = p.window(p.active[0], end)
 		return
 	}
 	p.seq++
@@ -661,8 +677,8 @@ func (p *Parallel) runWindow(end int64) {
 		w.part, w.end = i, end
 		w.cmd.Store(p.seq) // after part and end: the worker reads them after it loads seq
 	}
-	p.window(p.active[0], end)
-	for j := range p.active[1:] {
+	p.next[p.active[0]] = p.window(p.active[0], end)
+	for j, i := range p.active[1:] {
 		w := &p.slots[j]
 		p.spinUntil(func() (int64, bool) {
 			d := w.done.Load()
@@ -671,6 +687,7 @@ func (p *Parallel) runWindow(end int64) {
 			}
 			return d, d == p.seq
 		})
+		p.next[i] = w.next
 	}
 }
 
@@ -695,13 +712,14 @@ func (p *Parallel) pause(n int) {
 	}
 }
 
-// window runs partition i's events before end and publishes that it is
-// past them.
-func (p *Parallel) window(i int, end int64) {
+// window runs partition i's events before end, publishes that it is past
+// them and returns its first pending time.
+func (p *Parallel) window(i int, end int64) int64 {
 	e := p.parts[i]
 	e.checkHandler()
 	e.Run(end-1, 0)
 	p.prog[i].publish(end, 0)
+	return e.nextAt()
 }
 
 func (e *Engine) checkHandler() {
