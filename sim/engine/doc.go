@@ -86,8 +86,10 @@
 // [Parallel] runs an engine's pending events on Plan.Parts goroutines, one
 // partition each (Plan.Part: the partition of every object), in windows of
 // Plan.Lookahead, exchanging the events partitions schedule for one
-// another, with their keys, at each window's end (Parallel.Import lets the
-// model move what they address). It gives every event the key and the
+// another, with their keys, between windows: each partition takes those
+// sent it as its next window starts, while the senders fill a second
+// buffer (Parallel.Export and Parallel.Import let the model move what
+// they address). It gives every event the key and the
 // position among its object's events that the sequential engine gives it,
 // by the argument above, with two additions:
 //   - State two objects of different partitions share with no delay

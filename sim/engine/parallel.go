@@ -54,11 +54,19 @@ type Plan struct {
 // handler bound to that engine, and schedules through it; between runs,
 // the events and the sources' counts are the main engine's.
 type Parallel struct {
-	// Import, when set, is called at a window's end for each event a
-	// partition sent to partition to, before it joins to's queue, with no
-	// partition running: the model may move what the event's operands
-	// address into to's memory and rewrite them.
-	Import func(to int, ev *Event)
+	// Export, when set, is called on partition from's goroutine for each
+	// event it schedules for partition to, as it does, with the buffer
+	// (0 or 1) the event waits in: the model may copy what the event's
+	// operands address into storage of its own for (from, to, buf) and
+	// rewrite them (from's memory is from's alone during a window).
+	Export func(from, to, buf int, ev *Event)
+	// Import, when set, is called on partition to's goroutine, as its
+	// next window starts (or on Run's at Run's end), with the events from
+	// sent it in buffer buf, in the order sent, before they join its
+	// queue: the model moves what they address into to's memory and
+	// rewrites them; the storage Export filled for (from, to, buf) is
+	// free again once it returns.
+	Import func(from, to, buf int, evs []Event)
 	// AfterWindow, when set, is called after each window (the late events
 	// included), with no partition running; true stops the run there.
 	AfterWindow func() (stop bool)
@@ -92,7 +100,11 @@ type Parallel struct {
 	// loop reads it rather than the partitions' queues, which another
 	// core has in its cache.
 	next []int64
-	seq  int64 // windows handed to workers
+	// inbound marks the partitions sent events in the last window: they
+	// run the next one, if only to take them (pull).
+	inbound []bool
+	win     int64 // windows started (the parity of the last picks the out buffers)
+	seq     int64 // windows handed to workers
 	// serialReversed (tests only) runs a window's partitions one after
 	// the other on the caller's goroutine, the last first: a run with no
 	// conflicts then still has no race, but no order across partitions.
@@ -184,9 +196,14 @@ type partState struct {
 	prog *progress // its published position (the late engine's: published to no one)
 	// cross marks the kinds route looks at (Plan.Crossing; every kind
 	// for the late engine): the late kinds and those that may cross.
-	cross   *[256]bool
-	out     [][]Event // events for other partitions, sent at the window's end
-	lateOut []Event   // late events, run after the window's others
+	cross *[256]bool
+	// Events for other partitions, by buffer (the window's number mod 2)
+	// and partition: each partition takes its own from the senders'
+	// buffers as its next window starts (pull), while they fill the other
+	// buffer. outMin is the earliest time sent to each this window.
+	out     [2][][]Event
+	outMin  []int64
+	lateOut []Event // late events, run after the window's others
 	// Position of the running event in the sequential order: its time
 	// and the largest key run at that time so far, itself included.
 	curT   int64
@@ -231,7 +248,13 @@ func NewParallel(main *Engine, plan Plan) (*Parallel, error) {
 			e.UseLane(k...)
 		}
 		e.owner, e.lateKind = main.owner, main.lateKind
-		e.par = &partState{p: p, self: self, out: make([][]Event, plan.Parts), prog: new(progress), cross: &every}
+		e.par = &partState{p: p, self: self, prog: new(progress), cross: &every, outMin: make([]int64, plan.Parts)}
+		for b := range e.par.out {
+			e.par.out[b] = make([][]Event, plan.Parts)
+		}
+		for q := range e.par.outMin {
+			e.par.outMin[q] = Forever
+		}
 		if self >= 0 {
 			e.par.prog, e.par.cross = &p.prog[self], &crossing
 		}
@@ -292,7 +315,12 @@ func (s *partState) route(e *Engine, ev Event) bool {
 	if ev.At-e.now < p.plan.Lookahead {
 		p.tooSoon(e, &ev, p.plan.Lookahead)
 	}
-	s.out[q] = append(s.out[q], ev)
+	buf := int(p.win & 1)
+	if p.Export != nil {
+		p.Export(s.self, q, buf, &ev)
+	}
+	s.out[buf][q] = append(s.out[buf][q], ev)
+	s.outMin[q] = min(s.outMin[q], ev.At)
 	return true
 }
 
@@ -461,9 +489,9 @@ func (p *Parallel) Run(until int64) bool {
 	p.lateEnd = Forever
 	defer p.finishLate()
 	p.lockLate()
-	p.next = p.next[:0]
+	p.next, p.inbound = p.next[:0], p.inbound[:0]
 	for _, e := range p.parts {
-		p.next = append(p.next, e.nextAt())
+		p.next, p.inbound = append(p.next, e.nextAt()), append(p.inbound, false)
 	}
 	for {
 		t := slices.Min(p.next)
@@ -498,14 +526,16 @@ func (p *Parallel) Run(until int64) bool {
 		// end, are behind them: safe (a waiter waits until they publish).
 		p.active = p.active[:0]
 		for i, next := range p.next {
-			if next < end {
+			if next < end || p.inbound[i] {
 				p.active = append(p.active, i)
+				p.inbound[i] = false
 			} else {
 				// Nothing to run: past the window before any other starts.
 				p.prog[i].publish(end, 0)
 			}
 		}
 		p.lateLock.Store(0)
+		p.win++
 		if p.serialReversed {
 			for _, i := range slices.Backward(p.active) {
 				p.next[i] = p.window(i, end)
@@ -522,15 +552,12 @@ func (p *Parallel) Run(until int64) bool {
 		for _, e := range p.parts {
 			stopped = stopped || e.stopped
 			s := e.par
-			for q, evs := range s.out {
-				for _, ev := range evs {
-					if p.Import != nil {
-						p.Import(q, &ev)
-					}
-					p.parts[q].pushKeyed(ev)
-					p.next[q] = min(p.next[q], ev.At)
+			for q, at := range s.outMin {
+				if at != Forever {
+					p.next[q] = min(p.next[q], at)
+					p.inbound[q] = true
+					s.outMin[q] = Forever
 				}
-				s.out[q] = evs[:0]
 			}
 			for _, ev := range s.lateOut {
 				p.late.pushKeyed(ev)
@@ -716,10 +743,30 @@ func (p *Parallel) pause(n int) {
 // them and returns its first pending time.
 func (p *Parallel) window(i int, end int64) int64 {
 	e := p.parts[i]
+	p.pull(i, int((p.win-1)&1))
 	e.checkHandler()
 	e.Run(end-1, 0)
 	p.prog[i].publish(end, 0)
 	return e.nextAt()
+}
+
+// pull moves the events the other partitions sent partition i in buffer
+// buf into its queue (Import first).
+func (p *Parallel) pull(i, buf int) {
+	e := p.parts[i]
+	for from, f := range p.parts {
+		evs := f.par.out[buf][i]
+		if from == i || len(evs) == 0 {
+			continue
+		}
+		if p.Import != nil {
+			p.Import(from, i, buf, evs)
+		}
+		for _, ev := range evs {
+			e.pushKeyed(ev)
+		}
+		f.par.out[buf][i] = evs[:0]
+	}
 }
 
 func (e *Engine) checkHandler() {
@@ -732,6 +779,11 @@ func (p *Parallel) pending() int {
 	n := p.late.Pending()
 	for _, e := range p.parts {
 		n += e.Pending()
+		for _, evs := range e.par.out {
+			for _, q := range evs {
+				n += len(q)
+			}
+		}
 	}
 	return n
 }
@@ -763,6 +815,10 @@ func (p *Parallel) split() {
 // sources' counts (each source counts in one engine only: the largest),
 // the number of events run and the time of the last.
 func (p *Parallel) join() {
+	for i := range p.parts {
+		p.pull(i, 0)
+		p.pull(i, 1)
+	}
 	m := p.main
 	for _, e := range append(p.parts, p.late) {
 		for {

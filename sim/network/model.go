@@ -44,8 +44,8 @@ const (
 	evPOWARRetry // as evArb: a head whose POWAR decision found no free port retries (routing.go)
 
 	// evArriveFrom is evArrive from another partition of a parallel run
-	// (parallel.go, importPacket): those come in a batch at a window's
-	// end, in time order, and get a lane of their own, where the local
+	// (parallel.go, importPackets): those come in a batch as a window
+	// starts, in time order, and get a lane of their own, where the local
 	// arrivals of the same times would push them out of evArrive's.
 	evArriveFrom
 )

@@ -17,8 +17,9 @@ import (
 // runs of switch numbers — and runs each on a goroutine of its own with a
 // copy of the Network that shares the ports, links and routing but has
 // its own engine, packet pool, controller slots and statistics, which the
-// run adds up at its end. Packets cross partitions by value, at the
-// window's end (importPacket). What each partition's events share with
+// run adds up at its end. Packets cross partitions by value: the sender
+// copies one out as it sends it, the receiver copies it in as its next
+// window starts (crossing). What each partition's events share with
 // another's with no delay is the power state of the links between them
 // (per-link LPI): both ends' events are ordered as in the sequential run
 // (engine.Plan.Conflict). The workload's replayer runs its events apart,
@@ -157,18 +158,42 @@ type prebuiltCtl struct {
 	pb  *predictor.PerfBound
 }
 
-// importPacket moves the packet of an arrival another partition sent to
-// partition to into to's pool (at a window's end, nothing running).
-func (n *Network) importPacket(parts []*Network, plan *engine.Plan, to int, ev *engine.Event) {
+// crossing is the packets on their way from one partition to another:
+// box[from*parts+to][buf], filled by the sender as it sends them
+// (exportPacket) and emptied by the receiver as its next window starts
+// (importPackets), in the engine's two buffers.
+type crossing struct {
+	parts int
+	box   [][2][]packet
+}
+
+// exportPacket copies the packet of an arrival partition from sends to
+// partition to into the crossing and frees it in from's pool: the sender
+// is done with it once its first bit leaves (tryStart).
+func (x *crossing) exportPacket(parts []*Network, from, to, buf int, ev *engine.Event) {
 	if ev.Kind != evArrive {
 		return
 	}
-	from := parts[plan.Part[ev.Source()]]
+	src := parts[from]
+	b := &x.box[from*x.parts+to][buf]
+	*b = append(*b, src.pkts[ev.Arg])
+	src.free = append(src.free, ev.Arg)
+	ev.Arg = int32(len(*b) - 1)
+}
+
+// importPackets moves the packets of the arrivals from sent to into to's
+// pool, and gives the arrivals their own lane (evArriveFrom).
+func (x *crossing) importPackets(parts []*Network, from, to, buf int, evs []engine.Event) {
 	dst := parts[to]
-	k := dst.alloc()
-	dst.pkts[k] = from.pkts[ev.Arg]
-	from.free = append(from.free, ev.Arg)
-	ev.Arg, ev.Kind = k, evArriveFrom
+	b := &x.box[from*x.parts+to][buf]
+	for i := range evs {
+		if ev := &evs[i]; ev.Kind == evArrive {
+			k := dst.alloc()
+			dst.pkts[k] = (*b)[ev.Arg]
+			ev.Arg, ev.Kind = k, evArriveFrom
+		}
+	}
+	*b = (*b)[:0]
 }
 
 // runParallel runs the network on threads partitions (Run's loop when
@@ -200,7 +225,9 @@ func (n *Network) runParallel(ctx context.Context, threads int, chunk uint64, pr
 	// The replayer's events run on n, with the late events' engine.
 	n.eng = p.Late()
 	p.Late().SetHandler(n)
-	p.Import = func(to int, ev *engine.Event) { n.importPacket(parts, &plan, to, ev) }
+	x := &crossing{parts: threads, box: make([][2][]packet, threads*threads)}
+	p.Export = func(from, to, buf int, ev *engine.Event) { x.exportPacket(parts, from, to, buf, ev) }
+	p.Import = func(from, to, buf int, evs []engine.Event) { x.importPackets(parts, from, to, buf, evs) }
 	next := chunk
 	windows := 0
 	p.AfterWindow = func() bool {
