@@ -58,8 +58,10 @@ type Parallel struct {
 	// event it schedules for partition to, as it does, with the buffer
 	// (0 or 1) the event waits in: the model may copy what the event's
 	// operands address into storage of its own for (from, to, buf) and
-	// rewrite them (from's memory is from's alone during a window).
-	Export func(from, to, buf int, ev *Event)
+	// return the event rewritten (from's memory is from's alone during a
+	// window). By value: a pointer would move every routed event to the
+	// heap.
+	Export func(from, to, buf int, ev Event) Event
 	// Import, when set, is called on partition to's goroutine, as its
 	// next window starts (or on Run's at Run's end), with the events from
 	// sent it in buffer buf, in the order sent, before they join its
@@ -317,7 +319,7 @@ func (s *partState) route(e *Engine, ev Event) bool {
 	}
 	buf := int(p.win & 1)
 	if p.Export != nil {
-		p.Export(s.self, q, buf, &ev)
+		ev = p.Export(s.self, q, buf, ev)
 	}
 	s.out[buf][q] = append(s.out[buf][q], ev)
 	s.outMin[q] = min(s.outMin[q], ev.At)

@@ -170,15 +170,16 @@ type crossing struct {
 // exportPacket copies the packet of an arrival partition from sends to
 // partition to into the crossing and frees it in from's pool: the sender
 // is done with it once its first bit leaves (tryStart).
-func (x *crossing) exportPacket(parts []*Network, from, to, buf int, ev *engine.Event) {
+func (x *crossing) exportPacket(parts []*Network, from, to, buf int, ev engine.Event) engine.Event {
 	if ev.Kind != evArrive {
-		return
+		return ev
 	}
 	src := parts[from]
 	b := &x.box[from*x.parts+to][buf]
 	*b = append(*b, src.pkts[ev.Arg])
 	src.free = append(src.free, ev.Arg)
 	ev.Arg = int32(len(*b) - 1)
+	return ev
 }
 
 // importPackets moves the packets of the arrivals from sent to into to's
@@ -226,7 +227,7 @@ func (n *Network) runParallel(ctx context.Context, threads int, chunk uint64, pr
 	n.eng = p.Late()
 	p.Late().SetHandler(n)
 	x := &crossing{parts: threads, box: make([][2][]packet, threads*threads)}
-	p.Export = func(from, to, buf int, ev *engine.Event) { x.exportPacket(parts, from, to, buf, ev) }
+	p.Export = func(from, to, buf int, ev engine.Event) engine.Event { return x.exportPacket(parts, from, to, buf, ev) }
 	p.Import = func(from, to, buf int, evs []engine.Event) { x.importPackets(parts, from, to, buf, evs) }
 	next := chunk
 	windows := 0
