@@ -90,7 +90,8 @@ type Parallel struct {
 	lateLock    atomic.Int32
 	lateEnd     int64
 	lateOut     []Event
-	_           [88]byte
+	lateHeld    bool // Run's goroutine holds lateLock (between windows)
+	_           [87]byte
 
 	crowded bool           // more goroutines than GOMAXPROCS: spinning yields (pause)
 	workers sync.WaitGroup // the workers' goroutines
@@ -506,13 +507,13 @@ func (p *Parallel) Run(until int64) bool {
 			// The next window could not run with them: run them now.
 			p.runLate()
 			if p.afterWindow() {
-				p.lateLock.Store(0)
+				p.unlockLate()
 				return p.pending() > 0
 			}
 			continue
 		}
 		if t == Forever || t > until {
-			p.lateLock.Store(0)
+			p.unlockLate()
 			return t != Forever
 		}
 		end := until + 1 // the window's end, exclusive
@@ -536,7 +537,7 @@ func (p *Parallel) Run(until int64) bool {
 				p.prog[i].publish(end, 0)
 			}
 		}
-		p.lateLock.Store(0)
+		p.unlockLate()
 		p.win++
 		if p.serialReversed {
 			for _, i := range slices.Backward(p.active) {
@@ -570,7 +571,7 @@ func (p *Parallel) Run(until int64) bool {
 		p.lateEnd = end
 		p.latePending.Store(false)
 		if p.afterWindow() || stopped {
-			p.lateLock.Store(0)
+			p.unlockLate()
 			return p.pending() > 0
 		}
 	}
@@ -603,9 +604,11 @@ func (p *Parallel) helpLate() {
 // (with nothing else running but helpers, which it waits for), then sends
 // the partitions what they scheduled for them.
 func (p *Parallel) finishLate() {
-	p.lockLate()
+	if !p.lateHeld { // held if Run's loop panicked between windows
+		p.lockLate()
+	}
 	p.runLate()
-	p.lateLock.Store(0)
+	p.unlockLate()
 }
 
 // runLate runs the pending late events and sends the partitions what they
@@ -624,6 +627,13 @@ func (p *Parallel) runLate() {
 // a chunk of them (helpLate).
 func (p *Parallel) lockLate() {
 	p.spinUntil(func() (int64, bool) { return 0, p.lateLock.CompareAndSwap(0, 1) })
+	p.lateHeld = true
+}
+
+// unlockLate releases the late events' lock that Run's goroutine holds.
+func (p *Parallel) unlockLate() {
+	p.lateHeld = false
+	p.lateLock.Store(0)
 }
 
 // sendLateOut gives the partitions what the late events run so far sent
