@@ -396,23 +396,10 @@ func TestLateEvents(t *testing.T) {
 // TestParallelLookaheadViolation: an event across partitions sooner than
 // the lookahead is a wrong plan, reported whatever the partitions' timing.
 func TestParallelLookaheadViolation(t *testing.T) {
-	e := New(NewHeap(0), nil)
-	e.Schedule(0, 1, 0, 0)
-	p, err := NewParallel(e, Plan{Parts: 2, Lookahead: 1000, Part: []uint8{0, 0, 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Object 1 (Obj 0, partition 0) sends to object 2 (Obj 1, partition 1)
 	// 10 ps ahead: inside the plan's 1000 ps.
-	p.Part(0).SetHandler(handlerFunc(func(ev Event) { p.Part(0).Schedule(ev.At+10, 1, 1, 0) }))
-	p.Part(1).SetHandler(handlerFunc(func(Event) {}))
-	defer func() {
-		if recover() == nil {
-			t.Error("no panic on an event across partitions sooner than the lookahead")
-		}
-	}()
-	p.serialReversed = true // on this goroutine: the panic reaches the test
-	p.Run(Forever)
+	wrongPlanPanics(t, Plan{Parts: 2, Lookahead: 1000, Part: []uint8{0, 0, 1}},
+		"no panic on an event across partitions sooner than the lookahead")
 }
 
 // TestParallelCrossingChecked: in a race-detector build, an event for
@@ -421,21 +408,31 @@ func TestParallelCrossingChecked(t *testing.T) {
 	if !raceEnabled {
 		t.Skip("the check runs in race-detector builds only (go test -race)")
 	}
+	// Kind 1 for object 2 (Obj 1, partition 1) from partition 0, 10 ps
+	// ahead (the lookahead), with only kind 2 crossing.
+	wrongPlanPanics(t, Plan{Parts: 2, Lookahead: 10, Part: []uint8{0, 0, 1}, Crossing: []uint8{2}},
+		"no panic on a kind left out of Plan.Crossing sent across partitions")
+}
+
+// wrongPlanPanics runs, under pl, object 1's event at 0, which schedules
+// kind 1 for object 2 10 ps later, and fails with msg unless the run
+// panics.
+func wrongPlanPanics(t *testing.T, pl Plan, msg string) {
+	t.Helper()
 	e := New(NewHeap(0), nil)
 	e.Schedule(0, 1, 0, 0)
-	p, err := NewParallel(e, Plan{Parts: 2, Lookahead: 10, Part: []uint8{0, 0, 1}, Crossing: []uint8{2}})
+	p, err := NewParallel(e, pl)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Kind 1 for object 2 (Obj 1, partition 1) from partition 0.
 	p.Part(0).SetHandler(handlerFunc(func(ev Event) { p.Part(0).Schedule(ev.At+10, 1, 1, 0) }))
 	p.Part(1).SetHandler(handlerFunc(func(Event) {}))
 	defer func() {
 		if recover() == nil {
-			t.Error("no panic on a kind left out of Plan.Crossing sent across partitions")
+			t.Error(msg)
 		}
 	}()
-	p.serialReversed = true
+	p.serialReversed = true // on this goroutine: the panic reaches the test
 	p.Run(Forever)
 }
 
