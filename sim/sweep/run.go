@@ -22,6 +22,13 @@ import (
 // that cannot be written or read, or ctx's when cancelled (the run leaves
 // nothing behind then). ran is false when the run was already done.
 func RunPoint(ctx context.Context, dir string, pt Point) (st Status, ran bool, err error) {
+	return runPoint(ctx, dir, pt, 0)
+}
+
+// runPoint is RunPoint with the run's engine.threads at most maxThreads
+// (0: as its scenario says). The outputs do not depend on it; the
+// scenario file written with them keeps what the scenario says.
+func runPoint(ctx context.Context, dir string, pt Point, maxThreads int) (st Status, ran bool, err error) {
 	if st, ok := ReadStatus(dir, pt); ok && st.Status == StatusOK {
 		return st, false, nil
 	}
@@ -45,6 +52,9 @@ func RunPoint(ctx context.Context, dir string, pt Point) (st Status, ran bool, e
 	}
 	if err := os.WriteFile(filepath.Join(tmp, ScenarioFile), data, 0o644); err != nil {
 		return Status{}, false, err
+	}
+	if maxThreads > 0 && sc.Engine.Threads > maxThreads {
+		sc.Engine.Threads = maxThreads
 	}
 	out, runErr := scenario.Run(ctx, sc, nil)
 	if ctx.Err() != nil {
@@ -86,7 +96,8 @@ type Event struct {
 
 // Options tune RunAll.
 type Options struct {
-	// Jobs is how many runs go at once (≤ 0: runtime.NumCPU()).
+	// Jobs is how many runs go at once (≤ 0: runtime.NumCPU()). Each run
+	// gets at most NumCPU/Jobs threads (engine.threads; at least one).
 	Jobs int
 	// Progress, if not nil, is called once per distinct run, from one
 	// goroutine at a time.
@@ -106,6 +117,10 @@ func RunAll(ctx context.Context, dir string, plan *Plan, o Options) (*Report, er
 	if jobs <= 0 {
 		jobs = runtime.NumCPU()
 	}
+	// A run on several threads spins while its goroutines wait for one
+	// another (docs/simulator.md "Parallel runs"): jobs × threads beyond
+	// the cores would leave every run waiting for a descheduled one.
+	maxThreads := max(1, runtime.NumCPU()/jobs)
 	var todo []Point
 	var skipped []Point
 	seen := map[string]bool{}
@@ -153,7 +168,7 @@ func RunAll(ctx context.Context, dir string, plan *Plan, o Options) (*Report, er
 		go func() {
 			defer wg.Done()
 			for pt := range work {
-				st, _, err := RunPoint(ctx, dir, pt)
+				st, _, err := runPoint(ctx, dir, pt, maxThreads)
 				if err != nil {
 					if ctx.Err() == nil {
 						errOnce.Do(func() { firstErr = fmt.Errorf("run %d (%s): %w", pt.Index, pt.ID, err) })

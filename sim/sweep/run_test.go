@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -387,5 +388,59 @@ func TestRunPointFromDir(t *testing.T) {
 	write(t, sc, strings.Replace(string(data), `"seed": 1`, `"seed": 2`, 1))
 	if _, _, err := RunPoint(context.Background(), dir, p0); err == nil || !strings.Contains(err.Error(), "resolves to id") {
 		t.Errorf("tampered scenario.json: %v", err)
+	}
+}
+
+// TestRunThreadsCapped: RunAll gives a run no more threads than the cores
+// left to it (NumCPU/Jobs, at least one), whatever engine.threads says,
+// while RunPoint alone runs it as the scenario says; the scenario file in
+// the run's directory keeps what it says.
+func TestRunThreadsCapped(t *testing.T) {
+	path := writeSweep(t, `
+base: small.yaml
+set: {engine.threads: 4}
+seeds: [1, 2]
+`)
+	threadsOf := func(dir string, pt Point) int {
+		t.Helper()
+		var perf struct {
+			Threads int `json:"threads"`
+		}
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(pt.Dir), "perf.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, &perf); err != nil {
+			t.Fatal(err)
+		}
+		return perf.Threads
+	}
+	dir, plan, rep := runSweep(t, path, runtime.NumCPU())
+	if rep.Done != 2 || rep.Failed != 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	for _, pt := range plan.Points {
+		if n := threadsOf(dir, pt); n != 1 {
+			t.Errorf("run %d: %d threads with as many jobs as cores, want 1", pt.Index, n)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(pt.Dir), ScenarioFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), `"threads": 4`) {
+			t.Errorf("run %d: its scenario file lost engine.threads 4", pt.Index)
+		}
+	}
+	// Alone, the same run takes the four threads it asks for.
+	s, plan := mustPlan(t, path)
+	dir = t.TempDir()
+	if err := Prepare(dir, s, plan); err != nil {
+		t.Fatal(err)
+	}
+	if _, ran, err := RunPoint(context.Background(), dir, plan.Points[0]); !ran || err != nil {
+		t.Fatalf("RunPoint: ran %v, %v", ran, err)
+	}
+	if n := threadsOf(dir, plan.Points[0]); n != 4 {
+		t.Errorf("RunPoint: %d threads, want the scenario's 4", n)
 	}
 }
