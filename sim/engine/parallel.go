@@ -63,11 +63,11 @@ type Parallel struct {
 	// heap.
 	Export func(from, to, buf int, ev Event) Event
 	// Import, when set, is called on partition to's goroutine, as its
-	// next window starts (or on Run's at Run's end), with the events from
-	// sent it in buffer buf, in the order sent, before they join its
-	// queue: the model moves what they address into to's memory and
-	// rewrites them; the storage Export filled for (from, to, buf) is
-	// free again once it returns.
+	// next window starts (or on Run's at Run's end), with the events
+	// partition from sent it in buffer buf, in the order sent, before
+	// they join its queue: the model moves what they address into to's
+	// memory and rewrites them; the storage Export filled for (from, to,
+	// buf) is free again once it returns.
 	Import func(from, to, buf int, evs []Event)
 	// AfterWindow, when set, is called after each window (the late events
 	// included), with no partition running; true stops the run there.
