@@ -72,6 +72,12 @@ type Parallel struct {
 	// AfterWindow, when set, is called after each window (the late events
 	// included), with no partition running; true stops the run there.
 	AfterWindow func() (stop bool)
+	// Rejoin, when set, is called as Run ends for each event left in
+	// partition part's queue, before it goes back to the main engine: the
+	// model may rewrite what its operands address (into memory it is
+	// moving to the main engine's side), so that a Run of the main engine
+	// can go on from there.
+	Rejoin func(part int, ev Event) Event
 
 	main  *Engine
 	plan  Plan
@@ -832,11 +838,14 @@ func (p *Parallel) join() {
 		p.pull(i, 1)
 	}
 	m := p.main
-	for _, e := range append(p.parts, p.late) {
+	for i, e := range append(p.parts, p.late) {
 		for {
 			ev, ok := e.popFront()
 			if !ok {
 				break
+			}
+			if p.Rejoin != nil && i < len(p.parts) {
+				ev = p.Rejoin(i, ev)
 			}
 			m.pushKeyed(ev)
 		}

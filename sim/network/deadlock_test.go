@@ -2,12 +2,14 @@ package network
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/eee"
 	"github.com/lpictl/lpictl/sim/topo"
 )
@@ -105,5 +107,59 @@ func TestParallelInterrupted(t *testing.T) {
 	}
 	if r := n.Result(); r.Events == 0 || r.ExecTimeS <= 0 || r.ExecTimeS >= 100e-6 {
 		t.Errorf("result: %d events, %g s", r.Events, r.ExecTimeS)
+	}
+}
+
+// TestParallelFallsBack: a parallel run that goes on on one thread part
+// way (as when other processes take its cores: coreWatch) has the results
+// of a run on one thread — every report, port and idle period — with
+// PerfBoundCorrect's slotted controllers and the replayer's late events,
+// whenever it falls back.
+func TestParallelFallsBack(t *testing.T) {
+	tp, err := topo.Build(topo.Config{Kind: topo.KindMegafly, Radix: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(threads, after int) (string, *Network) {
+		p := table6(eee.DeepSleep, 0)
+		perfBoundCorrect(&p)
+		// Sleeps from the start: a short first t_PDT, a bound whose
+		// budget affords wake-ups within the run.
+		initial := predictor.Duration(time.Microsecond)
+		p.Predictor.InitialPDT, p.Predictor.Bound = &initial, 0.5
+		p.Threads, p.fallbackAfter = threads, after
+		n := build(t, tp, p)
+		attachConfig(t, n, synthetic("uniform", 9600, 0.05, 100*time.Microsecond), 1)
+		if err := n.Run(t.Context(), 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		res, err := json.Marshal(n.Result())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s\n", res)
+		n.Ports(func(r *PortRow) { fmt.Fprintf(&b, "%+v\n", *r) })
+		fmt.Fprintf(&b, "%+v\n", n.IdleHistogram(64))
+		return b.String(), n
+	}
+	want, seq := run(1, 0)
+	if r := seq.Result(); r.Wakeups == 0 || r.Misses == 0 {
+		t.Fatalf("%d wake-ups, %d misses: the run does not exercise the controllers\n%s", r.Wakeups, r.Misses, want)
+	}
+	for _, after := range []int{64, 640, 1920} {
+		got, n := run(2, after)
+		if !n.fellBack || n.Perf().Sequential == "" {
+			t.Fatalf("after %d windows: did not fall back (perf %+v)", after, n.Perf())
+		}
+		if got != want {
+			g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+			for i := range min(len(g), len(w)) {
+				if g[i] != w[i] {
+					t.Errorf("after %d windows (%v simulated): results differ from one thread's, line %d:\n%s\nwant\n%s", after, time.Duration(n.fellBackAt/1000), i, g[i], w[i])
+					break
+				}
+			}
+		}
 	}
 }

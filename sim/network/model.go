@@ -259,9 +259,13 @@ type Network struct {
 	pauses       uint64
 	wall         time.Duration
 	finished     bool
-	interrupted  bool // Run stopped by its context, or deadlocked: results up to then
-	deadlocked   bool // Run ended with packets left and no event (deadlock.go)
-	endTime      int64
+	// fellBack: a parallel run went on on one thread from fellBackAt
+	// (simulated ps), other processes having taken its cores (parallel.go).
+	fellBack    bool
+	fellBackAt  int64
+	interrupted bool // Run stopped by its context, or deadlocked: results up to then
+	deadlocked  bool // Run ended with packets left and no event (deadlock.go)
+	endTime     int64
 }
 
 // New builds the network t with parameters p. Traffic comes from an
@@ -1331,8 +1335,10 @@ func (n *Network) Run(ctx context.Context, chunk uint64, progress func(Progress)
 	}
 	start := time.Now()
 	n.start()
-	if n.p.Threads > 1 && n.ParallelBlocker() == "" {
-		// Until no event is left, the workload fails or ctx is done.
+	parallel := n.p.Threads > 1 && n.ParallelBlocker() == ""
+	if parallel {
+		// Until no event is left, the workload fails, ctx is done or
+		// other processes take the cores (then it goes on below).
 		n.runParallel(ctx, n.p.Threads, chunk, progress)
 		if err := ctx.Err(); err != nil && n.eng.Pending() > 0 && !n.workloadFailed() {
 			n.wall = time.Since(start)
@@ -1340,7 +1346,8 @@ func (n *Network) Run(ctx context.Context, chunk uint64, progress func(Progress)
 			n.finish()
 			return err
 		}
-	} else {
+	}
+	if !parallel || n.fellBack && !n.workloadFailed() {
 		for n.eng.Run(engine.Forever, chunk) && !n.workloadFailed() {
 			if err := ctx.Err(); err != nil {
 				n.wall = time.Since(start)

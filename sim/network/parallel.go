@@ -2,7 +2,10 @@ package network
 
 import (
 	"context"
+	"runtime"
 	"slices"
+	"syscall"
+	"time"
 
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/predictor"
@@ -230,6 +233,9 @@ func (n *Network) runParallel(ctx context.Context, threads int, chunk uint64, pr
 	p.Export = func(from, to, buf int, ev engine.Event) engine.Event { return x.exportPacket(parts, from, to, buf, ev) }
 	p.Import = func(from, to, buf int, evs []engine.Event) { x.importPackets(parts, from, to, buf, evs) }
 	next := chunk
+	p.Rejoin = func(part int, ev engine.Event) engine.Event { return n.rejoin(parts, part, ev) }
+	ownSlots := slices.Clone(n.hints.slot) // the ports whose slots are n's own (≥ 0)
+	busy := newCoreWatch(threads, n.p.fallbackAfter)
 	windows := 0
 	p.AfterWindow = func() bool {
 		// Written only when the replayer's Send added chunks (the
@@ -248,6 +254,10 @@ func (n *Network) runParallel(ctx context.Context, threads int, chunk uint64, pr
 		if windows++; windows%64 != 0 {
 			return false
 		}
+		if busy.starved(windows) {
+			n.fellBack, n.fellBackAt = true, p.Now()
+			return true // Run goes on on one thread (rejoin, mergeParts, mergeSlots)
+		}
 		if ev := p.Events(); ev >= next {
 			next = ev + chunk
 			if progress != nil {
@@ -265,6 +275,109 @@ func (n *Network) runParallel(ctx context.Context, threads int, chunk uint64, pr
 	n.prebuilt = nil
 	n.parts = parts
 	n.mergeParts(portPart)
+	if n.fellBack {
+		n.mergeSlots(portPart, ownSlots)
+	}
+}
+
+// mergeSlots moves the partitions' controller slots into n's, for a run
+// that goes on on one thread: their chunks join n's list and the ports'
+// slot numbers (which Prefetch reads) follow them; slots made from now on
+// start a new chunk. ownSlots is the ports' slot numbers before the
+// parallel run (n's own).
+func (n *Network) mergeSlots(portPart []uint8, ownSlots []int32) {
+	if n.slots == nil {
+		return
+	}
+	off := make([]int32, len(n.parts))
+	for pi, c := range n.parts {
+		off[pi] = int32(len(n.slots)) << slotShift
+		n.slots = append(n.slots, c.slots...)
+		c.slots, c.nSlots = nil, 0
+	}
+	n.nSlots = int32(len(n.slots)) << slotShift
+	for i, k := range n.hints.slot {
+		if k >= 0 && ownSlots[i] < 0 {
+			n.hints.slot[i] = k + off[portPart[i]]
+		}
+	}
+}
+
+// rejoin gives an event left in partition part's queue the packet indices
+// it has once mergeParts has appended the partitions' pools to n's, in
+// partition order, so that the run can go on on one thread.
+func (n *Network) rejoin(parts []*Network, part int, ev engine.Event) engine.Event {
+	off := int32(len(n.pkts))
+	for _, c := range parts[:part] {
+		off += int32(len(c.pkts))
+	}
+	switch ev.Kind {
+	case evArrive, evArriveFrom, evArb, evArbNext, evArbReady, evOutq, evOutqLate:
+		ev.Arg += off // the packet
+	case evTxEnd:
+		if ev.Aux >= 0 {
+			ev.Aux += off // the next packet's, a hint for Prefetch
+		}
+	}
+	return ev
+}
+
+// coreWatch tells when a parallel run does not have its cores: its
+// goroutines spin while they wait for one another, so on cores of their
+// own the process uses about threads cores of CPU time per second of wall
+// time; when other processes take the cores it uses much less, and waits
+// for its descheduled goroutines (docs/simulator.md "Parallel runs").
+type coreWatch struct {
+	threads int // the cores it would use: its threads, at most GOMAXPROCS
+	after   int // windows: fall back after this many (tests); 0: by the CPU time
+	wall    time.Time
+	cpu     time.Duration
+	strikes int
+}
+
+func newCoreWatch(threads, after int) *coreWatch {
+	// More goroutines than Go runs at once share GOMAXPROCS cores.
+	cores := min(threads, runtime.GOMAXPROCS(0))
+	return &coreWatch{threads: cores, after: after, wall: time.Now(), cpu: processCPU()}
+}
+
+// coreWatchPeriod is how much wall time one look at the CPU time covers;
+// coreWatchStrikes looks in a row short of coreWatchShare × threads make
+// the run go on on one thread.
+const (
+	coreWatchPeriod  = 200 * time.Millisecond
+	coreWatchStrikes = 3
+	coreWatchShare   = 0.75
+)
+
+// starved reports, after windows windows, whether the run should go on on
+// one thread.
+func (w *coreWatch) starved(windows int) bool {
+	if w.after > 0 {
+		return windows >= w.after
+	}
+	now := time.Now()
+	wall := now.Sub(w.wall)
+	if wall < coreWatchPeriod {
+		return false
+	}
+	cpu := processCPU()
+	if cpu > 0 && float64(cpu-w.cpu) < coreWatchShare*float64(w.threads)*float64(wall) {
+		w.strikes++
+	} else {
+		w.strikes = 0
+	}
+	w.wall, w.cpu = now, cpu
+	return w.strikes >= coreWatchStrikes
+}
+
+// processCPU is the process's user and system CPU time (0 if unknown).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // mergeParts adds the partitions' statistics to n's and moves their

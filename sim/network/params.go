@@ -14,6 +14,11 @@ import (
 // Params are the model's parameters in simulator units (ps, bytes, W).
 // Package scenario fills them from a scenario file.
 type Params struct {
+	// fallbackAfter (tests): a parallel run goes on on one thread after
+	// this many windows (a multiple of 64), as when other processes take
+	// its cores (parallel.go, coreWatch).
+	fallbackAfter int
+
 	RateBps       float64 // link rate
 	MTU           int32   // bytes; messages are split into packets of at most MTU
 	Propagation   int64   // ps per link (cable)

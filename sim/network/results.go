@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/sim/eee"
@@ -155,7 +156,7 @@ type Perf struct {
 	Memory Memory `json:"memory"`
 	// Threads is how many goroutines ran the events (engine.threads,
 	// docs/simulator.md "Parallel runs"); Sequential, when more were asked
-	// for, says why the run used one.
+	// for, says why the run used one, or went on on one.
 	Threads    int    `json:"threads"`
 	Sequential string `json:"sequential,omitempty"`
 }
@@ -294,6 +295,9 @@ func (n *Network) Perf() Perf {
 	p := Perf{WallS: n.wall.Seconds(), PeakRSSBytes: peakRSS(), Memory: n.Memory(), Threads: n.Threads()}
 	if n.p.Threads > 1 && len(n.parts) == 0 {
 		p.Sequential = n.ParallelBlocker()
+	}
+	if n.fellBack {
+		p.Sequential = fmt.Sprintf("other processes took the cores: went on on one thread from %s simulated (docs/simulator.md \"Parallel runs\")", time.Duration(n.fellBackAt/1000))
 	}
 	if p.WallS > 0 {
 		p.EventsPerS = float64(n.eng.Events()) / p.WallS
