@@ -112,8 +112,9 @@ type Parallel struct {
 	// inbound marks the partitions sent events in the last window: they
 	// run the next one, if only to take them (pull).
 	inbound []bool
-	win     int64 // windows started (the parity of the last picks the out buffers)
-	seq     int64 // windows handed to workers
+	// win counts the windows started: its parity picks the out buffers,
+	// and it is the command a worker runs a window for.
+	win int64
 	// serialReversed (tests only) runs a window's partitions one after
 	// the other on the caller's goroutine, the last first: a run with no
 	// conflicts then still has no race, but no order across partitions.
@@ -716,21 +717,20 @@ func (p *Parallel) runWindow(end int64) {
 		p.next[p.active[0]] = p.window(p.active[0], end)
 		return
 	}
-	p.seq++
 	for j, i := range p.active[1:] {
 		w := &p.slots[j]
 		w.part, w.end = i, end
-		w.cmd.Store(p.seq) // after part and end: the worker reads them after it loads seq
+		w.cmd.Store(p.win) // after part and end: the worker reads them after it loads the command
 	}
 	p.next[p.active[0]] = p.window(p.active[0], end)
 	for j, i := range p.active[1:] {
 		w := &p.slots[j]
 		p.spinUntil(func() (int64, bool) {
 			d := w.done.Load()
-			if d != p.seq {
+			if d != p.win {
 				p.helpLate()
 			}
-			return d, d == p.seq
+			return d, d == p.win
 		})
 		p.next[i] = w.next
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"runtime"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/lpictl/lpictl/controller"
@@ -214,6 +213,12 @@ func (n *Network) runParallel(ctx context.Context, threads int, chunk uint64, pr
 		parts[i] = n.partCopy(p.Part(i))
 		p.Part(i).SetHandler(parts[i])
 	}
+	// The ports whose controller slots are n's own (≥ 0), should the run
+	// go on on one thread (mergeSlots); nil: none.
+	var ownSlots []int32
+	if n.nSlots > 0 {
+		ownSlots = slices.Clone(n.hints.slot)
+	}
 	if plan.Conflict != nil && n.p.EEE.Mode != eee.AlwaysOn {
 		n.prebuilt = make([]prebuiltCtl, len(n.ports))
 		for i := range n.ports {
@@ -232,11 +237,15 @@ func (n *Network) runParallel(ctx context.Context, threads int, chunk uint64, pr
 	x := &crossing{parts: threads, box: make([][2][]packet, threads*threads)}
 	p.Export = func(from, to, buf int, ev engine.Event) engine.Event { return x.exportPacket(parts, from, to, buf, ev) }
 	p.Import = func(from, to, buf int, evs []engine.Event) { x.importPackets(parts, from, to, buf, evs) }
-	next := chunk
-	p.Rejoin = func(part int, ev engine.Event) engine.Event { return n.rejoin(parts, part, ev) }
-	ownSlots := slices.Clone(n.hints.slot) // the ports whose slots are n's own (≥ 0)
+	var rejoinOff []int32 // the partitions' packet offsets once merged, at the first event rejoined
+	p.Rejoin = func(part int, ev engine.Event) engine.Event {
+		if rejoinOff == nil {
+			rejoinOff = n.poolOffsets(parts)
+		}
+		return rejoin(ev, rejoinOff[part])
+	}
 	busy := newCoreWatch(threads, n.p.fallbackAfter)
-	windows := 0
+	next, windows := chunk, 0
 	p.AfterWindow = func() bool {
 		// Written only when the replayer's Send added chunks (the
 		// directory only grows): a write takes the line from the
@@ -284,7 +293,7 @@ func (n *Network) runParallel(ctx context.Context, threads int, chunk uint64, pr
 // that goes on on one thread: their chunks join n's list and the ports'
 // slot numbers (which Prefetch reads) follow them; slots made from now on
 // start a new chunk. ownSlots is the ports' slot numbers before the
-// parallel run (n's own).
+// parallel run (n's own; nil when n had none).
 func (n *Network) mergeSlots(portPart []uint8, ownSlots []int32) {
 	if n.slots == nil {
 		return
@@ -297,20 +306,16 @@ func (n *Network) mergeSlots(portPart []uint8, ownSlots []int32) {
 	}
 	n.nSlots = int32(len(n.slots)) << slotShift
 	for i, k := range n.hints.slot {
-		if k >= 0 && ownSlots[i] < 0 {
+		if k >= 0 && (ownSlots == nil || ownSlots[i] < 0) {
 			n.hints.slot[i] = k + off[portPart[i]]
 		}
 	}
 }
 
-// rejoin gives an event left in partition part's queue the packet indices
-// it has once mergeParts has appended the partitions' pools to n's, in
-// partition order, so that the run can go on on one thread.
-func (n *Network) rejoin(parts []*Network, part int, ev engine.Event) engine.Event {
-	off := int32(len(n.pkts))
-	for _, c := range parts[:part] {
-		off += int32(len(c.pkts))
-	}
+// rejoin gives an event left in a partition's queue the packet indices it
+// has once mergeParts has appended that partition's pool to n's at off,
+// so that the run can go on on one thread.
+func rejoin(ev engine.Event, off int32) engine.Event {
 	switch ev.Kind {
 	case evArrive, evArriveFrom, evArb, evArbNext, evArbReady, evOutq, evOutqLate:
 		ev.Arg += off // the packet
@@ -320,6 +325,18 @@ func (n *Network) rejoin(parts []*Network, part int, ev engine.Event) engine.Eve
 		}
 	}
 	return ev
+}
+
+// poolOffsets is where mergeParts puts each partition's packets in n's
+// pool: after n's own, in partition order.
+func (n *Network) poolOffsets(parts []*Network) []int32 {
+	off := make([]int32, len(parts))
+	at := int32(len(n.pkts))
+	for pi, c := range parts {
+		off[pi] = at
+		at += int32(len(c.pkts))
+	}
+	return off
 }
 
 // coreWatch tells when a parallel run does not have its cores: its
@@ -371,20 +388,11 @@ func (w *coreWatch) starved(windows int) bool {
 	return w.strikes >= coreWatchStrikes
 }
 
-// processCPU is the process's user and system CPU time (0 if unknown).
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // mergeParts adds the partitions' statistics to n's and moves their
 // packets into n's pool (the queues' links rewritten), so that what reads
 // the network after the run (deadlock, Memory) sees one network.
 func (n *Network) mergeParts(portPart []uint8) {
-	off := make([]int32, len(n.parts))
+	off := n.poolOffsets(n.parts)
 	for pi, c := range n.parts {
 		n.created += c.created
 		n.delivered += c.delivered
@@ -399,7 +407,6 @@ func (n *Network) mergeParts(portPart []uint8) {
 		}
 		n.latSamples = append(n.latSamples, c.latSamples...)
 		n.latInexact = n.latInexact || c.latInexact
-		off[pi] = int32(len(n.pkts))
 		for _, k := range c.free {
 			n.free = append(n.free, k+off[pi])
 		}

@@ -2,7 +2,6 @@ package network
 
 import (
 	"context"
-	"syscall"
 	"testing"
 	"time"
 
@@ -43,12 +42,12 @@ func benchReplay(b *testing.B, tc topo.Config, p Params, cfg workload.Config) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		start, cpu0 := time.Now(), cpuTime()
+		start, cpu0 := time.Now(), processCPU()
 		if err := n.Run(context.Background(), 0, nil); err != nil {
 			b.Fatal(err)
 		}
 		wall += time.Since(start)
-		cpu += cpuTime() - cpu0
+		cpu += processCPU() - cpu0
 		events += n.eng.Events()
 		packets += n.delivered
 		sim += n.endTime
@@ -67,13 +66,4 @@ func benchReplay(b *testing.B, tc topo.Config, p Params, cfg workload.Config) {
 		// time (it leaves out the time other jobs hold the core).
 		b.ReportMetric(float64(events)/cpu.Seconds(), "events/cpu-s")
 	}
-}
-
-// cpuTime is the process's user + system CPU time (0 when unavailable).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
