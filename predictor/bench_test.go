@@ -85,13 +85,13 @@ func BenchmarkSearchWorstCase(b *testing.B) {
 			h.strategy = unbounded
 			for i := 0; i < 4*bins; i++ {
 				v := time.Duration(i%bins) * DefaultBinWidth
-				h.add(v, 0, v)
+				h.add(v, 0, v, nil)
 			}
 			budget := float64(h.n/2) - 0.5
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				h.search(budget)
+				h.search(budget, nil)
 			}
 		})
 	}

@@ -34,7 +34,8 @@ type PerfBound struct {
 
 	// Storage for the first inlineBins populated bins, so that a small
 	// histogram is part of the predictor (hist.bins moves to the heap
-	// when it outgrows it).
+	// when it outgrows it, and this then holds their top bins' copy and
+	// directory: histogram.topBins, binDir).
 	binStore [inlineBins]bin
 
 	// hy chooses the hold of hybrid mode; nil when Config.Hybrid is unset
@@ -120,7 +121,7 @@ func (p *PerfBound) Budget(now time.Duration) float64 {
 
 // Observe counts the idle period in the histogram.
 func (p *PerfBound) Observe(ip IdlePeriod) {
-	p.hist.add(ip.Length, ip.End-ip.Length, ip.End)
+	p.hist.add(ip.Length, ip.End-ip.Length, ip.End, &p.binStore)
 }
 
 // ObserveHops records packets that travel hops hops (clamped to 1..255).
@@ -142,14 +143,14 @@ func (p *PerfBound) ObserveHops(hops int, packets uint64) {
 // In hybrid mode it chooses t_PDT and the hold together (see HoldChooser
 // and docs/predictors.md "Hybrid holds").
 func (p *PerfBound) Predict(now time.Duration) time.Duration {
-	p.hist.maintain(now)
+	p.hist.maintain(now, &p.binStore)
 	if p.hy != nil {
 		return p.predictHybrid(now)
 	}
 	if p.hist.n == 0 {
 		return p.initial
 	}
-	return p.hist.search(p.Budget(now))
+	return p.hist.search(p.Budget(now), &p.binStore)
 }
 
 // StateBytes is w_counter × n_bins, plus h_maxN × s_elem for the ring of

@@ -408,7 +408,7 @@ func TestSearchMatchesNaiveWalk(t *testing.T) {
 		h.strategy = unbounded
 		for i, n := 0, 1+rng.IntN(60); i < n; i++ {
 			v := time.Duration(rng.IntN(40)) * DefaultBinWidth
-			h.add(v, 0, v)
+			h.add(v, 0, v, nil)
 		}
 		budget := rng.Float64() * float64(h.n+2)
 		var cum uint64
@@ -424,7 +424,7 @@ func TestSearchMatchesNaiveWalk(t *testing.T) {
 		if chosen >= 0 {
 			want = h.middle(chosen)
 		}
-		if got := h.search(budget); got != want {
+		if got := h.search(budget, nil); got != want {
 			t.Fatalf("trial %d: bins %+v budget %v: got %v, want %v", trial, h.bins, budget, got, want)
 		}
 	}

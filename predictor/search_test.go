@@ -56,14 +56,14 @@ func TestSearchReadingsMatchLiteralWalk(t *testing.T) {
 			h := newHistogram(hc)
 			for i, n := 0, 1+rng.IntN(60); i < n; i++ {
 				v := time.Duration(rng.IntN(70)) * DefaultBinWidth
-				h.add(v, 0, v)
+				h.add(v, 0, v, nil)
 			}
 			budget := rng.Float64() * float64(h.n+2)
 			if trial%7 == 0 {
 				budget = math.Floor(budget) // equality: accepted
 			}
 			want := literalSearch(&h, reading, budget)
-			if got := h.search(budget); got != want {
+			if got := h.search(budget, nil); got != want {
 				t.Fatalf("%s, trial %d: bins %+v budget %v: got %v, want %v", reading, trial, h.bins, budget, got, want)
 			}
 		}
