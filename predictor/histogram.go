@@ -258,29 +258,47 @@ func (h *histogram) add(v, start, end time.Duration, in inline) {
 	h.increment(idx, in)
 }
 
+// group returns the bins [lo, hi) that hold idx's place, through the
+// directory d: the last group whose first bin is at most idx (the next
+// group starts above idx), or none (lo = hi = 0) before every group.
+func (h *histogram) group(idx uint32, d *binDir) (lo, hi int) {
+	groups := min((len(h.bins)+dirStride-1)/dirStride, dirGroups)
+	glo, ghi := 0, groups
+	for glo < ghi {
+		mid := int(uint(glo+ghi) >> 1)
+		if d[mid] <= idx {
+			glo = mid + 1
+		} else {
+			ghi = mid
+		}
+	}
+	if glo == 0 {
+		return 0, 0
+	}
+	lo, hi = (glo-1)*dirStride, len(h.bins)
+	if glo < dirGroups {
+		hi = min(lo+dirStride, hi)
+	}
+	return lo, hi
+}
+
+// binAddr is the address of the spilled bins where a value of bin idx is
+// counted (0 while the bins are inline): for a prefetch.
+func (h *histogram) binAddr(idx uint32, in inline) uintptr {
+	if d := h.dir(in); d != nil {
+		if lo, _ := h.group(idx, d); lo < len(h.bins) {
+			return uintptr(unsafe.Pointer(&h.bins[lo]))
+		}
+	}
+	return 0
+}
+
 // find returns the position of idx in bins, or where it would be inserted.
 func (h *histogram) find(idx uint32, in inline) int {
 	lo, hi := 0, len(h.bins)
 	if d := h.dir(in); d != nil {
-		// The last group whose first bin is at most idx holds idx's
-		// place (the next group starts above idx); before every group,
-		// the place is 0.
-		groups := min((hi+dirStride-1)/dirStride, dirGroups)
-		glo, ghi := 0, groups
-		for glo < ghi {
-			mid := int(uint(glo+ghi) >> 1)
-			if d[mid] <= idx {
-				glo = mid + 1
-			} else {
-				ghi = mid
-			}
-		}
-		if glo == 0 {
+		if lo, hi = h.group(idx, d); hi == 0 {
 			return 0
-		}
-		lo = (glo - 1) * dirStride
-		if glo < dirGroups {
-			hi = min(lo+dirStride, hi)
 		}
 	}
 	for lo < hi {

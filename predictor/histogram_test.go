@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // TestSpilledBins checks what the inline storage holds once the bins
@@ -62,8 +63,18 @@ func TestSpilledBins(t *testing.T) {
 			}
 			for range 4 {
 				idx := uint32(rng.IntN(spread + 2))
-				if a, b := got.find(idx, in), want.find(idx, nil); a != b {
-					t.Fatalf("trial %d, period %d: find(%d) = %d, a binary search of the bins says %d (%d bins)", trial, i, idx, a, b, len(got.bins))
+				pos := got.find(idx, in)
+				if b := want.find(idx, nil); pos != b {
+					t.Fatalf("trial %d, period %d: find(%d) = %d, a binary search of the bins says %d (%d bins)", trial, i, idx, pos, b, len(got.bins))
+				}
+				// binAddr points at the group find reads.
+				if a := got.binAddr(idx, in); a != 0 {
+					lo := int(a-uintptr(unsafe.Pointer(&got.bins[0]))) / int(unsafe.Sizeof(bin{}))
+					if lo%dirStride != 0 || pos < lo || pos > lo+dirStride && lo != (dirGroups-1)*dirStride {
+						t.Fatalf("trial %d, period %d: binAddr(%d) is bin %d, find's place %d", trial, i, idx, lo, pos)
+					}
+				} else if got.spilled(in) && pos >= dirStride {
+					t.Fatalf("trial %d, period %d: binAddr(%d) is 0, find's place %d", trial, i, idx, pos)
 				}
 			}
 			if got.n == 0 {

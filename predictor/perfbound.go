@@ -168,6 +168,17 @@ func (p *PerfBound) StateBytes() int {
 // Kind returns KindPerfBound.
 func (p *PerfBound) Kind() Kind { return KindPerfBound }
 
+// BinAddr returns where, in the histogram's bins spilled out of the
+// predictor, an idle period of length v will be counted (0 while they fit
+// in it), for a caller that prefetches that cache line before it passes
+// the period to Observe: out of line and cold, it is a cache miss.
+func (p *PerfBound) BinAddr(v time.Duration) uintptr {
+	return p.hist.binAddr(p.hist.binOf(v), &p.binStore)
+}
+
+// BinAddr is the PerfBound's (PerfBound.BinAddr).
+func (p *PerfBoundCorrect) BinAddr(v time.Duration) uintptr { return p.pb.BinAddr(v) }
+
 // PopulatedBins returns the number of populated histogram bins.
 func (p *PerfBound) PopulatedBins() int { return len(p.hist.bins) }
 

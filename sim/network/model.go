@@ -124,10 +124,11 @@ const (
 )
 
 // Hot lines of a ctlSlot that prefetchIdle loads: the controller's first
-// two (its decision and observation fields) and the predictor's up to its
-// inline log FIFO (the last n_R words, read only after a miss).
+// three (its decision and observation fields, and its delay ledger, which
+// every decision checks) and the predictor's up to its inline log FIFO
+// (the last n_R words, read only after a miss).
 const (
-	slotCtlLines = 2
+	slotCtlLines = 3
 	slotPBCLines = int(unsafe.Sizeof(predictor.PerfBoundCorrect{})-8*predictor.DefaultHistory) / 64
 )
 
@@ -824,6 +825,39 @@ func (n *Network) Prefetch(e *engine.Event) {
 	}
 }
 
+// prefetchBin starts loading the line of port i's histogram bins where its
+// idle period of that length will be counted, when the bins are out of the
+// predictor (predictor.PerfBound.BinAddr): the load overlaps the decision
+// that comes first (on LAMMPS, where most histograms are out of line, that
+// miss was the largest single cost of a run).
+func (n *Network) prefetchBin(i int32, length int64) {
+	if n.slots == nil || n.p.EEE.Mode == eee.AlwaysOn {
+		return
+	}
+	if k := n.hints.slot[i]; k >= 0 {
+		if a := n.slots[k>>slotShift][k&(slotChunk-1)].pbc.BinAddr(toDur(length)); a != 0 {
+			cache.Prefetch(a)
+		}
+	}
+}
+
+// prefetchPeer starts loading what the decision at the end of port i's
+// idle period reads of the link's other end (linkOwner, peerFloor): the
+// peer's second line (its controller pointer and undecided flag) and the
+// first lines of its controller (its delay ledger).
+func (n *Network) prefetchPeer(i int32) {
+	q := n.ports[i].peer
+	if q < 0 || n.p.EEE.Mode == eee.AlwaysOn {
+		return
+	}
+	cache.Prefetch(addr(&n.ports[q]) + 64)
+	if n.slots != nil {
+		if k := n.hints.slot[q]; k >= 0 && int(k>>slotShift) < len(n.slots) {
+			cache.PrefetchLines(uintptr(unsafe.Pointer(&n.slots[k>>slotShift][k&(slotChunk-1)].ctl)), slotCtlLines)
+		}
+	}
+}
+
 // addr is p's address, for a prefetch.
 func addr[T any](p *T) uintptr { return uintptr(unsafe.Pointer(p)) }
 
@@ -886,6 +920,7 @@ func (n *Network) enqueueOut(i, k int32, now int64) {
 // the picosecond the queue emptied (back-to-back) ends no idle period:
 // nothing is decided, recorded or counted.
 func (n *Network) needed(i int32, now int64) {
+	n.prefetchPeer(i)
 	n.eng.Sync() // the link and its other end (parallel.go)
 	pt := &n.ports[i]
 	l := &n.links[pt.link]
@@ -897,6 +932,7 @@ func (n *Network) needed(i int32, now int64) {
 	// changes when both ends are idle), so the port keeps a copy.
 	pt.readyAt = ready
 	if start := pt.idleStart; start >= 0 && now > start {
+		n.prefetchBin(i, now-start)
 		if pt.undecided {
 			n.decide(i)
 		}
