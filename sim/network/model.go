@@ -844,10 +844,12 @@ func (n *Network) prefetchBin(i int32, length int64) {
 // prefetchPeer starts loading what the decision at the end of port i's
 // idle period reads of the link's other end (linkOwner, peerFloor): the
 // peer's second line (its controller pointer and undecided flag) and the
-// first lines of its controller (its delay ledger).
+// first lines of its controller (its delay ledger). Per-direction LPI
+// reads nothing of the peer (and in a parallel run the peer's slot number
+// may then be written by another partition as this one reads it).
 func (n *Network) prefetchPeer(i int32) {
 	q := n.ports[i].peer
-	if q < 0 || n.p.EEE.Mode == eee.AlwaysOn {
+	if q < 0 || n.p.EEE.Mode == eee.AlwaysOn || n.p.EEE.LPI == eee.PerDirection {
 		return
 	}
 	cache.Prefetch(addr(&n.ports[q]) + 64)
