@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Compares a simulator benchmark's events/s between the working tree and
+# an older commit (make bench-vs; docs/simulator.md "Performance"): both
+# test binaries are built, then each round runs them at the same time, one
+# pinned to each of two cores, and swaps the cores the next round. A shared
+# machine's speed swings by a quarter between runs a minute apart; two runs
+# at once see the same swings, so their ratio is steadier than that of runs
+# one after the other. With one core (or no taskset) the runs alternate.
+# Prints each round's events/s and ratio (this tree / REV) and the median.
+#
+#   scripts/bench-vs.sh   (REV=fa0fa16, BENCH='Megafly4160/heap$', ROUNDS=6, PKG=./sim/network/, GO=go)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rev=${REV:-fa0fa16}
+bench=${BENCH:-Megafly4160/heap\$}
+rounds=${ROUNDS:-6}
+pkg=${PKG:-./sim/network/}
+go=${GO:-go}
+git rev-parse --verify -q "$rev^{commit}" >/dev/null || { echo "bench-vs: REV=$rev: no such commit" >&2; exit 2; }
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "bench-vs: ROUNDS=$rounds: want a positive integer" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'git worktree remove --force "$tmp/old" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+
+git worktree add --detach -q "$tmp/old" "$rev"
+(cd "$tmp/old" && "$go" test -c -o "$tmp/old.test" "$pkg")
+"$go" test -c -o "$tmp/new.test" "$pkg"
+
+# events BIN CPU OUT: one run of the benchmark (pinned to CPU if set).
+events() {
+	local pin=()
+	[ -n "$2" ] && pin=(taskset -c "$2")
+	"${pin[@]}" "$1" -test.run '^$' -test.bench "$bench" -test.benchtime 1x >"$3" 2>&1 || { cat "$3" >&2; return 1; }
+}
+rate() { awk '{for (i = 2; i < NF; i++) if ($(i+1) == "events/s") {print $i; exit}}' "$1"; }
+
+together=
+if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then together=1; fi
+echo "bench-vs: $bench, this tree against $rev ($(git rev-parse --short "$rev")), $rounds rounds, $([ -n "$together" ] && echo 'both at once on cores 0 and 1, swapped each round' || echo 'alternately')"
+ratios=()
+for r in $(seq "$rounds"); do
+	if [ -n "$together" ]; then
+		a=0 b=1
+		[ $((r % 2)) -eq 0 ] && a=1 b=0
+		events "$tmp/old.test" $a "$tmp/old.out" &
+		old=$!
+		events "$tmp/new.test" $b "$tmp/new.out"
+		wait "$old"
+	else
+		events "$tmp/old.test" "" "$tmp/old.out"
+		events "$tmp/new.test" "" "$tmp/new.out"
+	fi
+	o=$(rate "$tmp/old.out") n=$(rate "$tmp/new.out")
+	if [ -z "$o" ] || [ -z "$n" ]; then
+		echo "bench-vs: no events/s in the output of $bench" >&2
+		exit 1
+	fi
+	ratio=$(awk -v n="$n" -v o="$o" 'BEGIN {printf "%.3f", n / o}')
+	ratios+=("$ratio")
+	printf '  round %d: %s %10.0f events/s | this tree %10.0f events/s | %s×\n' "$r" "$rev" "$o" "$n" "$ratio"
+done
+printf '  median: %s× the events/s of %s\n' \
+	"$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}')" "$rev"
