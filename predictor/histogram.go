@@ -118,12 +118,12 @@ func (h *histogram) dir(in inline) *binDir {
 // i's group on, after the bins from i moved (a bin inserted or removed at
 // i; i = 0: all of them).
 func (h *histogram) moved(in inline, i int) {
-	if !h.spilled(in) {
+	d := h.dir(in)
+	if d == nil {
 		return
 	}
 	m := min(len(h.bins), topCopy)
 	copy(in[:m], h.bins[len(h.bins)-m:])
-	d := h.dir(in)
 	for g := i / dirStride; g < dirGroups && g*dirStride < len(h.bins); g++ {
 		d[g] = h.bins[g*dirStride].idx
 	}

@@ -50,7 +50,7 @@ bench() {
 			"$name" "$r" "$w1" "$m1" "$threads" "$wn" "$mn" "$ratio" "$(same "$tmp/$name-1" "$tmp/$name-$threads")"
 	done
 	printf '  %-14s median speed-up on %d threads: %s×\n' "$name" "$threads" \
-		"$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}')"
+		"$(printf '%s\n' "${ratios[@]}" | sort -n | awk -f scripts/median.awk)"
 }
 
 echo "bench-threads: $bin, 1 against $threads threads, $rounds rounds alternately ($(nproc) cores)"

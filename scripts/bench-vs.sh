@@ -59,4 +59,4 @@ for r in $(seq "$rounds"); do
 	printf '  round %d: %s %10.0f events/s | this tree %10.0f events/s | %s×\n' "$r" "$rev" "$o" "$n" "$ratio"
 done
 printf '  median: %s× the events/s of %s\n' \
-	"$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}')" "$rev"
+	"$(printf '%s\n' "${ratios[@]}" | sort -n | awk -f scripts/median.awk)" "$rev"

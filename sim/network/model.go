@@ -629,7 +629,7 @@ func (n *Network) makeCtl(i int32) (*controller.Port, *predictor.PerfBound) {
 			n.slots = append(n.slots, new([slotChunk]ctlSlot))
 		}
 		n.hints.slot[i] = k
-		s := &n.slots[k>>slotShift][k&(slotChunk-1)]
+		s := n.slot(k)
 		n.initSlot(s)
 		return &s.ctl, nil
 	}
@@ -640,6 +640,9 @@ func (n *Network) makeCtl(i int32) (*controller.Port, *predictor.PerfBound) {
 	pb, _ := ctl.Predictor().(*predictor.PerfBound)
 	return ctl, pb
 }
+
+// slot is controller slot k.
+func (n *Network) slot(k int32) *ctlSlot { return &n.slots[k>>slotShift][k&(slotChunk-1)] }
 
 // initSlot builds a controller and its predictor in slot s.
 func (n *Network) initSlot(s *ctlSlot) {
@@ -835,7 +838,7 @@ func (n *Network) prefetchBin(i int32, length int64) {
 		return
 	}
 	if k := n.hints.slot[i]; k >= 0 {
-		if a := n.slots[k>>slotShift][k&(slotChunk-1)].pbc.BinAddr(toDur(length)); a != 0 {
+		if a := n.slot(k).pbc.BinAddr(toDur(length)); a != 0 {
 			cache.Prefetch(a)
 		}
 	}
@@ -855,7 +858,7 @@ func (n *Network) prefetchPeer(i int32) {
 	cache.Prefetch(addr(&n.ports[q]) + 64)
 	if n.slots != nil {
 		if k := n.hints.slot[q]; k >= 0 && int(k>>slotShift) < len(n.slots) {
-			cache.PrefetchLines(uintptr(unsafe.Pointer(&n.slots[k>>slotShift][k&(slotChunk-1)].ctl)), slotCtlLines)
+			cache.PrefetchLines(uintptr(unsafe.Pointer(&n.slot(k).ctl)), slotCtlLines)
 		}
 	}
 }
@@ -873,7 +876,7 @@ func (n *Network) prefetchIdle(i, link int32) {
 	cache.Prefetch3(addr(&n.ports[i])+64, l, l+unsafe.Sizeof(eee.Link{})-1)
 	if n.slots != nil {
 		if k := n.hints.slot[i]; k >= 0 {
-			s := &n.slots[k>>slotShift][k&(slotChunk-1)]
+			s := n.slot(k)
 			cache.PrefetchLines(uintptr(unsafe.Pointer(&s.ctl)), slotCtlLines)
 			cache.PrefetchLines(uintptr(unsafe.Pointer(&s.pbc)), slotPBCLines)
 		}
