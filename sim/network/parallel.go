@@ -72,9 +72,9 @@ func (n *Network) partitionPorts(parts int) []uint8 {
 	t := n.t
 	S := t.Switches()
 	group, groups := func(s int) int { return s }, S
-	g, grouped := t.(topo.Grouped)
+	gt, grouped := t.(topo.Grouped)
 	if grouped {
-		group, groups = g.SwitchGroup, g.Groups()
+		group, groups = gt.SwitchGroup, gt.Groups()
 	}
 	weight := make([]int64, groups)
 	for s := range S {

@@ -11,8 +11,8 @@ import (
 // (partitionPorts): a switch's ports and its nodes' NICs in one partition;
 // a grouped topology's groups whole, dealt in turn (with groups of equal
 // ports, group g in partition g mod parts, so that neighbouring groups
-// never share one), the partitions' ports within a group's of each other;
-// other topologies' switches in runs by number.
+// never share one), the partitions' ports within two groups' of each
+// other; other topologies' switches in runs by number.
 func TestPartitionPorts(t *testing.T) {
 	for _, c := range []struct {
 		name string
