@@ -812,7 +812,11 @@ func (n *Network) Prefetch(e *engine.Event) {
 		}
 		cache.Prefetch2(addr(&n.pkts[k]), addr(&n.ports[e.Obj]))
 		if n.hints.isEmpty(e.Obj) {
-			n.prefetchIdle(e.Obj, n.hints.link[e.Obj])
+			if e.Kind == evTxEnd {
+				n.prefetchIdleStart(e.Obj, n.hints.link[e.Obj])
+			} else {
+				n.prefetchIdle(e.Obj, n.hints.link[e.Obj])
+			}
 		}
 	case evOarb, evOarbBusy, evKick, evPFC:
 		cache.Prefetch(addr(&n.ports[e.Obj]))
@@ -866,8 +870,16 @@ func (n *Network) prefetchPeer(i int32) {
 // addr is p's address, for a prefetch.
 func addr[T any](p *T) uintptr { return uintptr(unsafe.Pointer(p)) }
 
-// prefetchIdle starts loading what the start or end of port i's idle
-// period needs: its link and its controller and predictor.
+// prefetchIdleStart starts loading what the start of port i's idle period
+// needs: its second line and its link. Not its controller: it hears of
+// the packets sent only when it decides (txEnd).
+func (n *Network) prefetchIdleStart(i, link int32) {
+	l := addr(&n.links[link])
+	cache.Prefetch3(addr(&n.ports[i])+64, l, l+unsafe.Sizeof(eee.Link{})-1)
+}
+
+// prefetchIdle starts loading what the end of port i's idle period needs:
+// its link and its controller and predictor.
 func (n *Network) prefetchIdle(i, link int32) {
 	// The port's second line (its idle-period fields) and the link, whose
 	// 96 bytes may straddle two lines: the hardware need not fetch a
@@ -1003,6 +1015,7 @@ func (n *Network) decide(i int32) {
 		return
 	}
 	pt.undecided = false
+	n.flushSent(i) // the packets of the busy period before (txEnd)
 	ctl := n.ctlFor(i)
 	pdt := ctl.Decide(toDur(pt.idleStart))
 	l := &n.links[pt.link]
@@ -1172,9 +1185,15 @@ func (n *Network) txEnd(i int32, now int64) {
 	// ledger (linkOwner, peerFloor), from now until the next needed: both
 	// sync here (parallel.go). While the port is busy the other end leaves
 	// its controller alone (the link is busy), so flushSent and reportSent
-	// in tryStart need not.
+	// in tryStart need not. The controller hears of the packets sent when
+	// it decides (decide flushes them first): nothing reads what they
+	// change before, and the idle period starts without touching its
+	// lines, cold by the time it ends. An external controller, a port
+	// trace and an always-on port's count take them now.
 	n.eng.Sync()
-	n.flushSent(i)
+	if n.p.EEE.Mode == eee.AlwaysOn || po.flags&(watched|extPDT) != 0 {
+		n.flushSent(i)
+	}
 	if n.p.EEE.Mode == eee.AlwaysOn {
 		po.pdt = eee.Never
 	} else if po.flags&extPDT != 0 {
