@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"math"
 	"time"
 
 	"github.com/lpictl/lpictl/predictor"
@@ -251,10 +252,19 @@ func (p *Port) ChargeDelay(now, d time.Duration) {
 // port's link start going down (now without a ledger). A link whose two
 // ends both pay for its wake-ups sleeps only when both allow it.
 func (p *Port) SleepAllowedAt(now time.Duration) time.Duration {
+	return max(p.SleepFloor(), now)
+}
+
+// SleepFloor is the time before which the ledger keeps the port's link
+// from going down, as the port last worked it out (math.MinInt64 without a
+// ledger): SleepAllowedAt(now) is max(SleepFloor(), now). Only Decide,
+// IdleEnded and ChargeDelay change it, so a caller may keep a copy taken
+// after each.
+func (p *Port) SleepFloor() time.Duration {
 	if p.led.rated == nil || (p.hasRounds && !p.rounds.ledgerOn) {
-		return now
+		return math.MinInt64
 	}
-	return max(p.led.readyAt, now) // as the port last worked it out
+	return p.led.readyAt
 }
 
 // Guarded reports whether the port runs under the delay ledger.

@@ -424,6 +424,7 @@ func (n *Network) linkOn(ga, gb int32, now int64) (ready int64) {
 			po.pdt = n.extPDTFor(i)
 		default:
 			po.undecided = true
+			n.hints.setUndecided(po.peer, true)
 		}
 	}
 	for _, i := range [2]int32{ga, gb} {

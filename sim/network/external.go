@@ -340,10 +340,12 @@ func (n *Network) extIdleEnded(i int32, now, length int64, missed bool, ready in
 		t.idleEnded(now-length, length, pt.pdt, missed, ready-now)
 	}
 	if pt.flags&extPDT == 0 && n.p.EEE.Mode != eee.AlwaysOn {
-		n.ctlFor(i).IdleEnded(predictor.IdlePeriod{
+		ctl := n.ctlFor(i)
+		ctl.IdleEnded(predictor.IdlePeriod{
 			End: toDur(now), Length: toDur(length), Missed: missed, PDT: toDur(pt.pdt),
 			Delay: controller.ChargePS(ready - now),
 		})
+		pt.floor = ctl.SleepFloor()
 	}
 }
 

@@ -95,8 +95,16 @@ type port struct {
 	// flags is written by this switch's other ports (oarb), which a
 	// parallel run does not order against that end (parallel.go).
 	undecided bool
-	_         [22]byte // pad to 128 bytes: two whole lines
+	// floor is the controller's SleepFloor, copied after each call that
+	// may change it (Decide, IdleEnded, ChargeDelay), so that the link's
+	// other end reads this line rather than two of the controller's
+	// (peerFloor); n.initReady while the controller is not built.
+	floor time.Duration
+	_     [8]byte // pad to 128 bytes: two whole lines
 }
+
+// A port is two whole lines (the index fails to compile otherwise).
+var _ = [1]struct{}{}[unsafe.Sizeof(port{})-128]
 
 // ctlSlot is a port's controller and its PerfBoundCorrect predictor in one
 // place, each starting on a cache line, so that the decision's lines are
@@ -150,11 +158,31 @@ type portHints struct {
 	empty []uint64 // bit i: port i's output queue is empty
 	link  []int32  // port i's link (−1: unconnected), read when empty
 	slot  []int32  // port i's ctlSlot (−1: none yet), read when empty; nil unless slotted
+	// Bit i: the other end of port i's link transmitted last and has its
+	// t_PDT still to decide, which the end of port i's idle period then
+	// asks for (linkOwner); peer[i] is that end. Read when empty, so that
+	// Prefetch loads that end's controller only when it will decide. A
+	// parallel run's partitions each keep their own bits, for their ports.
+	peerUndecided []uint64
+	peer          []int32
 }
 
 func (h *portHints) isEmpty(i int32) bool { return h.empty[i>>6]&(1<<(uint(i)&63)) != 0 }
 func (h *portHints) setEmpty(i int32)     { h.empty[i>>6] |= 1 << (uint(i) & 63) }
 func (h *portHints) clearEmpty(i int32)   { h.empty[i>>6] &^= 1 << (uint(i) & 63) }
+
+// setUndecided sets (on) or clears bit q of peerUndecided (nothing for
+// q < 0, an unconnected port's peer).
+func (h *portHints) setUndecided(q int32, on bool) {
+	if q < 0 {
+		return
+	}
+	if on {
+		h.peerUndecided[q>>6] |= 1 << (uint(q) & 63)
+	} else {
+		h.peerUndecided[q>>6] &^= 1 << (uint(q) & 63)
+	}
+}
 
 // port flags.
 const (
@@ -481,7 +509,8 @@ func (n *Network) setupRouting(total int) error {
 // port's queue empty in the hints, and makes the idle histograms.
 func (n *Network) initQueues(total int) {
 	n.in = make([]inPort, total)
-	n.hints = portHints{empty: make([]uint64, (total+63)/64), link: make([]int32, total)}
+	n.hints = portHints{empty: make([]uint64, (total+63)/64), link: make([]int32, total),
+		peerUndecided: make([]uint64, (total+63)/64), peer: make([]int32, total)}
 	if n.slots != nil {
 		n.hints.slot = make([]int32, total)
 		for i := range n.hints.slot {
@@ -492,6 +521,8 @@ func (n *Network) initQueues(total int) {
 		pt := &n.ports[i]
 		pt.head, pt.tail = -1, -1
 		n.hints.link[i] = pt.link
+		n.hints.peer[i] = pt.peer
+		pt.floor = n.initReady
 		n.hints.setEmpty(int32(i))
 		n.in[i] = inPort{head: -1, tail: -1, sw: pt.sw, peer: pt.peer, local: pt.local}
 	}
@@ -605,6 +636,7 @@ func (n *Network) ctlFor(i int32) *controller.Port {
 			// Built before a parallel run (parallel.go), in use from now:
 			// the same moment as in a sequential run.
 			pt.ctl, pt.pb = n.prebuilt[i].ctl, n.prebuilt[i].pb
+			pt.floor = pt.ctl.SleepFloor()
 			return pt.ctl
 		}
 		n.buildCtl(i)
@@ -616,6 +648,7 @@ func (n *Network) ctlFor(i int32) *controller.Port {
 func (n *Network) buildCtl(i int32) {
 	pt := &n.ports[i]
 	pt.ctl, pt.pb = n.makeCtl(i)
+	pt.floor = pt.ctl.SleepFloor()
 }
 
 // makeCtl makes a controller for port i (in a ctlSlot, which Prefetch
@@ -816,6 +849,8 @@ func (n *Network) Prefetch(e *engine.Event) {
 				n.prefetchIdleStart(e.Obj, n.hints.link[e.Obj])
 			} else {
 				n.prefetchIdle(e.Obj, n.hints.link[e.Obj])
+				n.prefetchPeer(e.Obj)
+				n.prefetchPeerDecision(e.Obj)
 			}
 		}
 	case evOarb, evOarbBusy, evKick, evPFC:
@@ -826,6 +861,8 @@ func (n *Network) Prefetch(e *engine.Event) {
 		cache.Prefetch2(addr(n.wl.msg(e.Arg)), addr(&n.ports[e.Obj]))
 		if n.hints.isEmpty(e.Obj) {
 			n.prefetchIdle(e.Obj, n.hints.link[e.Obj])
+			n.prefetchPeer(e.Obj)
+			n.prefetchPeerDecision(e.Obj)
 		}
 	case evWDeliver:
 		cache.Prefetch(addr(n.wl.msg(e.Arg)))
@@ -850,20 +887,28 @@ func (n *Network) prefetchBin(i int32, length int64) {
 
 // prefetchPeer starts loading what the decision at the end of port i's
 // idle period reads of the link's other end (linkOwner, peerFloor): the
-// peer's second line (its controller pointer and undecided flag) and the
-// first lines of its controller (its delay ledger). Per-direction LPI
-// reads nothing of the peer (and in a parallel run the peer's slot number
-// may then be written by another partition as this one reads it).
+// peer's second line, its undecided flag and its copy of its ledger's
+// floor. Per-direction LPI reads nothing of the peer.
 func (n *Network) prefetchPeer(i int32) {
-	q := n.ports[i].peer
+	q := n.hints.peer[i]
 	if q < 0 || n.p.EEE.Mode == eee.AlwaysOn || n.p.EEE.LPI == eee.PerDirection {
 		return
 	}
 	cache.Prefetch(addr(&n.ports[q]) + 64)
-	if n.slots != nil {
-		if k := n.hints.slot[q]; k >= 0 && int(k>>slotShift) < len(n.slots) {
-			cache.PrefetchLines(uintptr(unsafe.Pointer(&n.slot(k).ctl)), slotCtlLines)
-		}
+}
+
+// prefetchPeerDecision starts loading the other end's controller and
+// predictor when it has a t_PDT to decide, which the end of port i's idle
+// period will then ask for if the other end owns the link's timer.
+func (n *Network) prefetchPeerDecision(i int32) {
+	if n.slots == nil || n.hints.peerUndecided[i>>6]&(1<<(uint(i)&63)) == 0 {
+		return
+	}
+	q := n.hints.peer[i]
+	if k := n.hints.slot[q]; k >= 0 && int(k>>slotShift) < len(n.slots) {
+		s := n.slot(k)
+		cache.PrefetchLines(uintptr(unsafe.Pointer(&s.ctl)), slotCtlLines)
+		cache.PrefetchLines(uintptr(unsafe.Pointer(&s.pbc)), slotPBCLines)
 	}
 }
 
@@ -937,7 +982,6 @@ func (n *Network) enqueueOut(i, k int32, now int64) {
 // the picosecond the queue emptied (back-to-back) ends no idle period:
 // nothing is decided, recorded or counted.
 func (n *Network) needed(i int32, now int64) {
-	n.prefetchPeer(i)
 	n.eng.Sync() // the link and its other end (parallel.go)
 	pt := &n.ports[i]
 	l := &n.links[pt.link]
@@ -961,10 +1005,12 @@ func (n *Network) needed(i int32, now int64) {
 		if pt.flags&watched != 0 {
 			n.extIdleEnded(i, now, length, missed, ready)
 		} else if n.p.EEE.Mode != eee.AlwaysOn {
-			n.ctlFor(i).IdleEnded(predictor.IdlePeriod{
+			ctl := n.ctlFor(i)
+			ctl.IdleEnded(predictor.IdlePeriod{
 				End: toDur(now), Length: toDur(length), Missed: missed, PDT: toDur(pt.pdt),
 				Delay: controller.ChargePS(ready - now),
 			})
+			pt.floor = ctl.SleepFloor()
 		}
 	}
 	if pt.idleStart < 0 && n.p.EEE.Mode != eee.AlwaysOn {
@@ -973,7 +1019,10 @@ func (n *Network) needed(i int32, now int64) {
 		// found the link asleep (override.go).
 		n.firstPacket(i, now, ready)
 	}
-	pt.undecided = false
+	if pt.undecided {
+		pt.undecided = false
+		n.hints.setUndecided(pt.peer, false)
+	}
 	pt.idleStart = -1
 	if ready > now && n.pw != nil && n.pw.waiting != nil {
 		// The link wakes up: both its ends stop being busy for POWAR's
@@ -1015,9 +1064,11 @@ func (n *Network) decide(i int32) {
 		return
 	}
 	pt.undecided = false
+	n.hints.setUndecided(pt.peer, false)
 	n.flushSent(i) // the packets of the busy period before (txEnd)
 	ctl := n.ctlFor(i)
 	pdt := ctl.Decide(toDur(pt.idleStart))
+	pt.floor = ctl.SleepFloor()
 	l := &n.links[pt.link]
 	owns := !l.Busy() && l.Owner() == pt.end && l.IdleFrom() == pt.idleStart
 	if owns && ctl.Guarded() {
@@ -1046,14 +1097,30 @@ func (n *Network) peerFloor(pt *port, pdt time.Duration) time.Duration {
 		return pdt
 	}
 	start := toDur(pt.idleStart)
-	at := max(n.initReady, start)
-	if c := n.ports[q].ctl; c != nil {
-		at = c.SleepAllowedAt(start)
+	if verifyFloors {
+		n.verifyFloor(q)
 	}
+	at := max(n.ports[q].floor, start)
 	if at-start > pdt {
 		return at - start
 	}
 	return pdt
+}
+
+// verifyFloors makes peerFloor check each copy it reads against the
+// controller's SleepFloor (verifyFloor); set by tests.
+var verifyFloors bool
+
+// verifyFloor panics if port q's copy of its controller's SleepFloor is
+// not the controller's (or n.initReady while it has none).
+func (n *Network) verifyFloor(q int32) {
+	want := n.initReady
+	if c := n.ports[q].ctl; c != nil {
+		want = c.SleepFloor()
+	}
+	if got := n.ports[q].floor; got != want {
+		panic(fmt.Sprintf("network: port %d's floor copy %d, its controller's %d", q, got, want))
+	}
 }
 
 // settle makes every pending decision (before the run's end is accounted,
@@ -1200,7 +1267,9 @@ func (n *Network) txEnd(i int32, now int64) {
 		po.pdt = n.extPDTFor(i)
 	} else {
 		po.undecided = true
+		n.hints.setUndecided(po.peer, true)
 	}
+	n.hints.setUndecided(i, false) // this end transmitted last: its timer runs
 	po.idleStart = now
 	n.links[po.link].Release(now, po.end, po.pdt)
 }

@@ -44,6 +44,7 @@ func (n *Network) SetPortController(p PortID, cfg controller.Config) error {
 	i := int32(p)
 	pt := &n.ports[i]
 	pt.ctl, pt.pb = ctl, nil
+	pt.floor = ctl.SleepFloor()
 	if pr, ok := ctl.Predictor().(*predictor.PerfBound); ok {
 		pt.pb = pr
 	}
@@ -75,11 +76,14 @@ func (n *Network) firstPacket(i int32, now, ready int64) {
 			missed, wait := n.openWait(c, length, toPS(armed))
 			c.IdleEnded(predictor.IdlePeriod{End: toDur(now), Length: toDur(length), Missed: missed,
 				PDT: armed, Delay: controller.ChargePS(wait)})
+			pt.floor = c.SleepFloor()
 			return
 		}
 	}
 	if ready > now && pt.flags&watched == 0 {
-		n.ctlFor(i).ChargeDelay(toDur(now), controller.ChargePS(ready-now))
+		c = n.ctlFor(i)
+		c.ChargeDelay(toDur(now), controller.ChargePS(ready-now))
+		pt.floor = c.SleepFloor()
 	}
 }
 

@@ -163,6 +163,7 @@ func (n *Network) partCopy(e *engine.Engine) *Network {
 		c.slots, c.nSlots = make([]*[slotChunk]ctlSlot, 0, 16), 0
 	}
 	c.hints.empty = slices.Clone(n.hints.empty)
+	c.hints.peerUndecided = slices.Clone(n.hints.peerUndecided)
 	c.ecmp.cand = make([]int, 0, cap(n.ecmp.cand))
 	c.latency, c.latSamples, c.latInexact = newLogHist(), nil, false
 	c.idle = make([]*logHist, len(n.idle))
