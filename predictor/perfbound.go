@@ -12,36 +12,43 @@ import (
 //	l = bound × Σ_i p_i / h_i        hop factor
 //	N = l × X / t_w                  affordable wake-ups over the span X
 //	t_PDT = middle of the lowest bin whose count from the top is ≤ N
+//
+// Its fields are laid out in the order a decision and a count read them,
+// so that those touch as few cache lines as the traffic needs: the
+// histogram's state, then the scalars every decision reads, the hop
+// counts of the shortest paths first, and the inline bins from the lowest.
 type PerfBound struct {
-	hist    histogram
+	hist histogram
+	// hy chooses the hold of hybrid mode; nil when Config.Hybrid is unset
+	// (and for the n-gram's fallback, which uses the configured hold).
+	// Every decision tests it.
+	hy      *hybrid
 	initial time.Duration
 	bound   float64
 	wake    time.Duration
 
+	hopDirty bool
+	// hopMax is the longest path of hopCounts with a packet (0: none), so
+	// that forming the sum reads only the counts that can be non-zero.
+	hopMax uint8
+	// w_counter and s_elem (1..8 and 1..16, validated), beside hopDirty.
+	counterBytes, elementBytes uint8
+	hopPackets                 uint64
+	hopSum                     float64 // Σ packets/h over all observed packets, when !hopDirty
+	farWeighted                float64
+	staticHop                  float64 // Σ p_i/h_i of the configured distribution, normalised
 	// Observed hop counts: packets per hop count h at hopCounts[h-1]
 	// (1..len; longer paths count in hopPackets only, with their
 	// Σ packets/h in farWeighted).
 	// Integer counts make recording a packet an add and reports batchable
 	// exactly; Σ p_i/h_i is formed when a decision needs it (hopDirty).
-	hopCounts   [15]uint64
-	farWeighted float64
-	hopPackets  uint64
-	hopDirty    bool
-	// w_counter and s_elem (1..8 and 1..16, validated), beside hopDirty.
-	counterBytes, elementBytes uint8
-	hopSum                     float64 // Σ packets/h over all observed packets, when !hopDirty
-	staticHop                  float64 // Σ p_i/h_i of the configured distribution, normalised
+	hopCounts [15]uint64
 
 	// Storage for the first inlineBins populated bins, so that a small
 	// histogram is part of the predictor (hist.bins moves to the heap
 	// when it outgrows it, and this then holds their top bins' copy and
 	// directory: histogram.topBins, binDir).
 	binStore [inlineBins]bin
-
-	// hy chooses the hold of hybrid mode; nil when Config.Hybrid is unset
-	// (and for the n-gram's fallback, which uses the configured hold).
-	// Last, so that the fields above keep their offsets.
-	hy *hybrid
 }
 
 // inlineBins is the number of histogram bins stored inside a PerfBound.
@@ -93,7 +100,7 @@ func (p *PerfBound) HopFactor() float64 {
 	}
 	if p.hopDirty {
 		sum := p.farWeighted
-		for h := 1; h <= len(p.hopCounts); h++ {
+		for h := 1; h <= int(p.hopMax); h++ {
 			if c := p.hopCounts[h-1]; c != 0 {
 				sum += float64(c) / float64(h)
 			}
@@ -132,6 +139,7 @@ func (p *PerfBound) ObserveHops(hops int, packets uint64) {
 	hops = min(max(hops, 1), maxHops)
 	if hops <= len(p.hopCounts) {
 		p.hopCounts[hops-1] += packets
+		p.hopMax = max(p.hopMax, uint8(hops))
 	} else {
 		p.farWeighted += float64(packets) / float64(hops)
 	}
@@ -218,12 +226,15 @@ type PerfBoundCorrect struct {
 	// when they are inlineOutcomes and inlineLogs.
 	long *longRegister
 
+	// Storage for registers of up to inlineHistory outcomes, so that the
+	// predictor is one allocation and a decision touches few cache lines:
+	// the register with the counts above, the FIFO (read only when a miss
+	// enters or leaves it) last.
+	inlineOutcomes [(inlineHistory + 63) / 64]uint64
+
 	pb PerfBound
 
-	// Storage for registers of up to inlineHistory outcomes, so that the
-	// predictor is one allocation and a decision touches few cache lines.
-	inlineOutcomes [(inlineHistory + 63) / 64]uint64
-	inlineLogs     [inlineHistory]float64
+	inlineLogs [inlineHistory]float64
 }
 
 // longRegister is the outcome register (n_R bits) and the FIFO of miss
