@@ -53,7 +53,7 @@ func sliceBytes[T any](s []T) int64 {
 // Memory returns the model's memory by component.
 func (n *Network) Memory() Memory {
 	var m Memory
-	m.Ports = sliceBytes(n.ports) + sliceBytes(n.in) + sliceBytes(n.hints.empty) + sliceBytes(n.hints.link) + sliceBytes(n.hints.slot) + sliceBytes(n.hints.peer) + sliceBytes(n.hints.peerUndecided) + sliceBytes(n.vc)
+	m.Ports = sliceBytes(n.ports) + sliceBytes(n.in) + sliceBytes(n.hints.empty) + sliceBytes(n.hints.port) + sliceBytes(n.hints.peerUndecided) + sliceBytes(n.vc)
 	m.Queues = sliceBytes(n.pkts) + sliceBytes(n.free) + sliceBytes(n.injects)
 	if n.slots != nil {
 		for _, c := range append([]*Network{n}, n.parts...) { // a parallel run's partitions have their own

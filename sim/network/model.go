@@ -156,15 +156,21 @@ type inPort struct {
 // cache: an idle period may start or end), and then its link.
 type portHints struct {
 	empty []uint64 // bit i: port i's output queue is empty
-	link  []int32  // port i's link (−1: unconnected), read when empty
-	slot  []int32  // port i's ctlSlot (−1: none yet), read when empty; nil unless slotted
 	// Bit i: the other end of port i's link transmitted last and has its
 	// t_PDT still to decide, which the end of port i's idle period then
-	// asks for (linkOwner); peer[i] is that end. Read when empty, so that
-	// Prefetch loads that end's controller only when it will decide. A
-	// parallel run's partitions each keep their own bits, for their ports.
+	// asks for (linkOwner). Read when empty, so that Prefetch loads that
+	// end's controller only when it will decide. A parallel run's
+	// partitions each keep their own bits, for their ports.
 	peerUndecided []uint64
-	peer          []int32
+	port          []portHint // read when port i's queue is empty
+}
+
+// portHint is what Prefetch reads of a port whose idle period starts or
+// ends, together: one load, at most two lines.
+type portHint struct {
+	link int32 // the port's link (−1: unconnected)
+	slot int32 // its ctlSlot (−1: none yet, or not slotted)
+	peer int32 // the link's other end (−1: none)
 }
 
 func (h *portHints) isEmpty(i int32) bool { return h.empty[i>>6]&(1<<(uint(i)&63)) != 0 }
@@ -240,7 +246,7 @@ type Network struct {
 	free    []int32
 	// slots holds the ports' controllers and predictors, slot k in
 	// slots[k>>slotShift][k&(slotChunk-1)], numbered in the order the
-	// ports are first used (hints.slot), when the predictor is
+	// ports are first used (hints.port), when the predictor is
 	// PerfBoundCorrect; otherwise slots is nil and controllers are
 	// allocated one by one.
 	slots  []*[slotChunk]ctlSlot
@@ -509,19 +515,12 @@ func (n *Network) setupRouting(total int) error {
 // port's queue empty in the hints, and makes the idle histograms.
 func (n *Network) initQueues(total int) {
 	n.in = make([]inPort, total)
-	n.hints = portHints{empty: make([]uint64, (total+63)/64), link: make([]int32, total),
-		peerUndecided: make([]uint64, (total+63)/64), peer: make([]int32, total)}
-	if n.slots != nil {
-		n.hints.slot = make([]int32, total)
-		for i := range n.hints.slot {
-			n.hints.slot[i] = -1
-		}
-	}
+	n.hints = portHints{empty: make([]uint64, (total+63)/64), peerUndecided: make([]uint64, (total+63)/64),
+		port: make([]portHint, total)}
 	for i := range n.ports {
 		pt := &n.ports[i]
 		pt.head, pt.tail = -1, -1
-		n.hints.link[i] = pt.link
-		n.hints.peer[i] = pt.peer
+		n.hints.port[i] = portHint{link: pt.link, slot: -1, peer: pt.peer}
 		pt.floor = n.initReady
 		n.hints.setEmpty(int32(i))
 		n.in[i] = inPort{head: -1, tail: -1, sw: pt.sw, peer: pt.peer, local: pt.local}
@@ -661,7 +660,7 @@ func (n *Network) makeCtl(i int32) (*controller.Port, *predictor.PerfBound) {
 		if int(k>>slotShift) == len(n.slots) {
 			n.slots = append(n.slots, new([slotChunk]ctlSlot))
 		}
-		n.hints.slot[i] = k
+		n.hints.port[i].slot = k
 		s := n.slot(k)
 		n.initSlot(s)
 		return &s.ctl, nil
@@ -846,11 +845,11 @@ func (n *Network) Prefetch(e *engine.Event) {
 		cache.Prefetch2(addr(&n.pkts[k]), addr(&n.ports[e.Obj]))
 		if n.hints.isEmpty(e.Obj) {
 			if e.Kind == evTxEnd {
-				n.prefetchIdleStart(e.Obj, n.hints.link[e.Obj])
+				n.prefetchIdleStart(e.Obj, &n.hints.port[e.Obj])
 			} else {
-				n.prefetchIdle(e.Obj, n.hints.link[e.Obj])
-				n.prefetchPeer(e.Obj)
-				n.prefetchPeerDecision(e.Obj)
+				h := &n.hints.port[e.Obj]
+				n.prefetchIdle(e.Obj, h)
+				n.prefetchPeer(e.Obj, h)
 			}
 		}
 	case evOarb, evOarbBusy, evKick, evPFC:
@@ -860,9 +859,9 @@ func (n *Network) Prefetch(e *engine.Event) {
 		// controller if the port is idle.
 		cache.Prefetch2(addr(n.wl.msg(e.Arg)), addr(&n.ports[e.Obj]))
 		if n.hints.isEmpty(e.Obj) {
-			n.prefetchIdle(e.Obj, n.hints.link[e.Obj])
-			n.prefetchPeer(e.Obj)
-			n.prefetchPeerDecision(e.Obj)
+			h := &n.hints.port[e.Obj]
+			n.prefetchIdle(e.Obj, h)
+			n.prefetchPeer(e.Obj, h)
 		}
 	case evWDeliver:
 		cache.Prefetch(addr(n.wl.msg(e.Arg)))
@@ -878,34 +877,29 @@ func (n *Network) prefetchBin(i int32, length int64) {
 	if n.slots == nil || n.p.EEE.Mode == eee.AlwaysOn {
 		return
 	}
-	if k := n.hints.slot[i]; k >= 0 {
+	if k := n.hints.port[i].slot; k >= 0 {
 		if a := n.slot(k).pbc.BinAddr(toDur(length)); a != 0 {
 			cache.Prefetch(a)
 		}
 	}
 }
 
-// prefetchPeer starts loading what the decision at the end of port i's
-// idle period reads of the link's other end (linkOwner, peerFloor): the
-// peer's second line, its undecided flag and its copy of its ledger's
-// floor. Per-direction LPI reads nothing of the peer.
-func (n *Network) prefetchPeer(i int32) {
-	q := n.hints.peer[i]
+// prefetchPeer starts loading what the end of port i's idle period reads
+// of the link's other end (linkOwner, peerFloor): its second line, with
+// its undecided flag and its copy of its ledger's floor; and, when that
+// end transmitted last and has its t_PDT to decide (peerUndecided), the
+// controller and predictor the decision reads. Per-direction LPI reads
+// nothing of the peer.
+func (n *Network) prefetchPeer(i int32, h *portHint) {
+	q := h.peer
 	if q < 0 || n.p.EEE.Mode == eee.AlwaysOn || n.p.EEE.LPI == eee.PerDirection {
 		return
 	}
 	cache.Prefetch(addr(&n.ports[q]) + 64)
-}
-
-// prefetchPeerDecision starts loading the other end's controller and
-// predictor when it has a t_PDT to decide, which the end of port i's idle
-// period will then ask for if the other end owns the link's timer.
-func (n *Network) prefetchPeerDecision(i int32) {
 	if n.slots == nil || n.hints.peerUndecided[i>>6]&(1<<(uint(i)&63)) == 0 {
 		return
 	}
-	q := n.hints.peer[i]
-	if k := n.hints.slot[q]; k >= 0 && int(k>>slotShift) < len(n.slots) {
+	if k := n.hints.port[q].slot; k >= 0 && int(k>>slotShift) < len(n.slots) {
 		s := n.slot(k)
 		cache.PrefetchLines(uintptr(unsafe.Pointer(&s.ctl)), slotCtlLines)
 		cache.PrefetchLines(uintptr(unsafe.Pointer(&s.pbc)), slotPBCLines)
@@ -918,21 +912,21 @@ func addr[T any](p *T) uintptr { return uintptr(unsafe.Pointer(p)) }
 // prefetchIdleStart starts loading what the start of port i's idle period
 // needs: its second line and its link. Not its controller: it hears of
 // the packets sent only when it decides (txEnd).
-func (n *Network) prefetchIdleStart(i, link int32) {
-	l := addr(&n.links[link])
+func (n *Network) prefetchIdleStart(i int32, h *portHint) {
+	l := addr(&n.links[h.link])
 	cache.Prefetch3(addr(&n.ports[i])+64, l, l+unsafe.Sizeof(eee.Link{})-1)
 }
 
 // prefetchIdle starts loading what the end of port i's idle period needs:
 // its link and its controller and predictor.
-func (n *Network) prefetchIdle(i, link int32) {
+func (n *Network) prefetchIdle(i int32, h *portHint) {
 	// The port's second line (its idle-period fields) and the link, whose
-	// 96 bytes may straddle two lines: the hardware need not fetch a
+	// 120 bytes may straddle two lines: the hardware need not fetch a
 	// line's neighbour.
-	l := addr(&n.links[link])
+	l := addr(&n.links[h.link])
 	cache.Prefetch3(addr(&n.ports[i])+64, l, l+unsafe.Sizeof(eee.Link{})-1)
 	if n.slots != nil {
-		if k := n.hints.slot[i]; k >= 0 {
+		if k := h.slot; k >= 0 {
 			s := n.slot(k)
 			cache.PrefetchLines(uintptr(unsafe.Pointer(&s.ctl)), slotCtlLines)
 			cache.PrefetchLines(uintptr(unsafe.Pointer(&s.pbc)), slotPBCLines)

@@ -245,7 +245,10 @@ func (n *Network) runParallel(ctx context.Context, threads int, chunk uint64, pr
 	// go on on one thread (mergeSlots); nil: none.
 	var ownSlots []int32
 	if n.nSlots > 0 {
-		ownSlots = slices.Clone(n.hints.slot)
+		ownSlots = make([]int32, len(n.hints.port))
+		for i, h := range n.hints.port {
+			ownSlots[i] = h.slot
+		}
 	}
 	if plan.Conflict != nil && n.p.EEE.Mode != eee.AlwaysOn {
 		n.prebuilt = make([]prebuiltCtl, len(n.ports))
@@ -333,9 +336,9 @@ func (n *Network) mergeSlots(portPart []uint8, ownSlots []int32) {
 		c.slots, c.nSlots = nil, 0
 	}
 	n.nSlots = int32(len(n.slots)) << slotShift
-	for i, k := range n.hints.slot {
-		if k >= 0 && (ownSlots == nil || ownSlots[i] < 0) {
-			n.hints.slot[i] = k + off[portPart[i]]
+	for i := range n.hints.port {
+		if k := n.hints.port[i].slot; k >= 0 && (ownSlots == nil || ownSlots[i] < 0) {
+			n.hints.port[i].slot = k + off[portPart[i]]
 		}
 	}
 }
