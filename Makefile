@@ -63,8 +63,8 @@ bench: ## benchmarks (ns/decision, allocs, events/s, peak memory), then a summar
 bench-threads: build ## the Megafly-4160 and LAMMPS on 1 and THREADS (default 2) goroutines, alternately: wall times, ratio, identical outputs
 	@THREADS='$(THREADS)' ROUNDS='$(ROUNDS)' LAMMPS_STEPS='$(LAMMPS_STEPS)' BIN=./$(BIN) ./scripts/bench-threads.sh
 
-bench-vs: ## a benchmark's events/s against an older commit, both at once on two cores (REV=fa0fa16, BENCH='Megafly4160/heap$$', ROUNDS=6)
-	@REV='$(REV)' BENCH='$(BENCH)' ROUNDS='$(ROUNDS)' GO='$(GO)' ./scripts/bench-vs.sh
+bench-vs: ## a benchmark's events/s against an older commit, both at once on two cores, or in turn on one with ALTERNATE=1 (REV=fa0fa16, BENCH='Megafly4160/heap$$', ROUNDS=6)
+	@REV='$(REV)' BENCH='$(BENCH)' ROUNDS='$(ROUNDS)' ALTERNATE='$(ALTERNATE)' GO='$(GO)' ./scripts/bench-vs.sh
 
 bench-htsim: ## lpictl against htsim on the same permutation, alternately, one core (HTSIM=DIR: htsim's binaries or source; skips without)
 	@if [ -n '$(HTSIM)' ]; then $(MAKE) --no-print-directory build; fi
