@@ -39,6 +39,14 @@ events() {
 	"${pin[@]}" "$1" -test.run '^$' -test.bench "$bench" -test.benchtime 1x >"$3" 2>&1 || { cat "$3" >&2; return 1; }
 }
 rate() { awk '{for (i = 2; i < NF; i++) if ($(i+1) == "events/s") {print $i; exit}}' "$1"; }
+# both: the round's events/s of the older tree and of this one, in o and n.
+both() {
+	o=$(rate "$tmp/old.out") n=$(rate "$tmp/new.out")
+	if [ -z "$o" ] || [ -z "$n" ]; then
+		echo "bench-vs: no events/s in the output of $bench" >&2
+		exit 1
+	fi
+}
 
 together=
 if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null && [ -z "${ALTERNATE:-}" ]; then together=1; fi
@@ -51,11 +59,7 @@ if [ -n "${ALTERNATE:-}" ]; then
 	for r in $(seq "$rounds"); do
 		events "$tmp/old.test" "$last" "$tmp/old.out"
 		events "$tmp/new.test" "$last" "$tmp/new.out"
-		o=$(rate "$tmp/old.out") n=$(rate "$tmp/new.out")
-		if [ -z "$o" ] || [ -z "$n" ]; then
-			echo "bench-vs: no events/s in the output of $bench" >&2
-			exit 1
-		fi
+		both
 		echo "$o" >>"$tmp/old.rates"
 		echo "$n" >>"$tmp/new.rates"
 		printf '  round %d: %s %10.0f events/s | this tree %10.0f events/s\n' "$r" "$rev" "$o" "$n"
@@ -85,11 +89,7 @@ for r in $(seq "$rounds"); do
 		events "$tmp/old.test" "" "$tmp/old.out"
 		events "$tmp/new.test" "" "$tmp/new.out"
 	fi
-	o=$(rate "$tmp/old.out") n=$(rate "$tmp/new.out")
-	if [ -z "$o" ] || [ -z "$n" ]; then
-		echo "bench-vs: no events/s in the output of $bench" >&2
-		exit 1
-	fi
+	both
 	ratio=$(awk -v n="$n" -v o="$o" 'BEGIN {printf "%.3f", n / o}')
 	ratios+=("$ratio")
 	printf '  round %d: %s %10.0f events/s | this tree %10.0f events/s | %s×\n' "$r" "$rev" "$o" "$n" "$ratio"
