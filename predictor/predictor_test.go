@@ -56,6 +56,39 @@ func TestHopFactorWorkedExample(t *testing.T) {
 	}
 }
 
+// TestHopFactorLongestPath checks that the hop sum, which reads the
+// counts only up to the longest path seen (hopMax), is bit for bit the sum
+// over every count in hop order, over random interleavings of reports and
+// decisions (short and long paths, paths over 15 hops counted apart).
+func TestHopFactorLongestPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(26, 4))
+	for trial := range 2000 {
+		p := newPerfBound(pbConfig(Unbounded, 0.01))
+		for range 1 + rng.IntN(40) {
+			hops := 1 + rng.IntN(8)
+			switch rng.IntN(10) {
+			case 0:
+				hops = 1 + rng.IntN(300) // up to past the 255 clamp
+			case 1:
+				hops = 9 + rng.IntN(7) // the longest counted paths
+			}
+			p.ObserveHops(hops, uint64(1+rng.IntN(1000)))
+			if rng.IntN(3) > 0 {
+				continue
+			}
+			sum := p.farWeighted
+			for h := 1; h <= len(p.hopCounts); h++ {
+				if c := p.hopCounts[h-1]; c != 0 {
+					sum += float64(c) / float64(h)
+				}
+			}
+			if got, want := p.HopFactor(), p.bound*sum/float64(p.hopPackets); got != want {
+				t.Fatalf("trial %d: hop factor %v, the full sum %v (hopMax %d)", trial, got, want, p.hopMax)
+			}
+		}
+	}
+}
+
 func TestBudget(t *testing.T) {
 	// N = l × X / t_w: l = 0.00225, X = 1 s, t_w = 4.48 µs → 502.232…
 	cfg := pbConfig(Unbounded, 0.01)
