@@ -136,6 +136,7 @@ func (n *Network) watch(i int32) *extPort {
 	e := &extPort{pdt: pt.pdt}
 	n.ext.ports[i] = e
 	pt.flags |= watched
+	pt.watching = true
 	return e
 }
 
@@ -175,6 +176,7 @@ func (n *Network) Release(p PortID) {
 		return
 	}
 	n.ports[p].flags &^= watched | extPDT
+	n.ports[p].watching = false
 	delete(n.ext.ports, int32(p))
 }
 

@@ -55,27 +55,26 @@ const (
 // it). Its state is laid out so that an event touches as few cache lines as
 // possible: port is 128 bytes, its first line what every packet the port
 // sends touches, its second what the start and end of an idle period (and
-// the results) need; the hardware fetches the pair together. inPort (half
-// a line, another array) is what every packet the port receives touches.
+// the results) need, with the hop counts of the packets sent since the
+// last decision, which the link's other end may have to report (decide);
+// the hardware fetches the pair together. inPort (half a line, another
+// array) is what every packet the port receives touches.
 type port struct {
 	// Output side: one 64-byte line.
-	head, tail int32  // output queue: list of packets linked by packet.next (−1: empty)
-	xbarFree   int64  // crossbar port busy until
-	readyAt    int64  // the link carries bits from (set when the busy period starts)
-	waitMask   uint64 // inputs waiting for this output's crossbar port
-	// pendHops holds the hop counts (one byte each, oldest lowest) of up to
-	// eight packets sent but not yet reported to the controller: they are
-	// reported, in order, before its next decision (see flushSent).
-	pendHops uint64
-	peer     int32 // port at the other end (−1: unconnected)
-	link     int32
-	sw       int32 // switch, or −1 for a NIC
-	bytes    int32 // output buffer bytes (reserved at crossbar grant)
-	txSize   int32 // size of the packet being sent
-	local    uint8 // port number on its switch
-	end      uint8 // 0 or 1: which end of the link
-	rr       uint8 // round-robin pointer among equally old inputs
-	flags    uint8 // txBusy, paused, kickPending, oarbPending, watched, extPDT
+	head, tail int32   // output queue: list of packets linked by packet.next (−1: empty)
+	xbarFree   int64   // crossbar port busy until
+	readyAt    int64   // the link carries bits from (set when the busy period starts)
+	waitMask   uint64  // inputs waiting for this output's crossbar port
+	_          [8]byte // free
+	peer       int32   // port at the other end (−1: unconnected)
+	link       int32
+	sw         int32 // switch, or −1 for a NIC
+	bytes      int32 // output buffer bytes (reserved at crossbar grant)
+	txSize     int32 // size of the packet being sent
+	local      uint8 // port number on its switch
+	end        uint8 // 0 or 1: which end of the link
+	rr         uint8 // round-robin pointer among equally old inputs
+	flags      uint8 // txBusy, paused, kickPending, oarbPending, watched, extPDT
 
 	// Idle periods and reporting: the second line.
 	ctl *controller.Port // built on first use (see ctlFor)
@@ -95,12 +94,19 @@ type port struct {
 	// flags is written by this switch's other ports (oarb), which a
 	// parallel run does not order against that end (parallel.go).
 	undecided bool
+	// watching is flags&watched, for flushSent, which the other end may
+	// run (decide) and which then reads only this line.
+	watching bool
 	// floor is the controller's SleepFloor, copied after each call that
 	// may change it (Decide, IdleEnded, ChargeDelay), so that the link's
 	// other end reads this line rather than two of the controller's
 	// (peerFloor); n.initReady while the controller is not built.
 	floor time.Duration
-	_     [8]byte // pad to 128 bytes: two whole lines
+	// pendHops holds the hop counts (one byte each, oldest lowest) of up to
+	// eight packets sent but not yet reported to the controller: they are
+	// reported, in order, before its next decision (see flushSent). In
+	// this line, which the other end reads when it makes that decision.
+	pendHops uint64
 }
 
 // A port is two whole lines (the index fails to compile otherwise).
@@ -980,7 +986,13 @@ func (n *Network) needed(i int32, now int64) {
 	pt := &n.ports[i]
 	l := &n.links[pt.link]
 	if owner := n.linkOwner(i); owner >= 0 && now > l.IdleFrom() {
-		n.decide(owner) // the link's timer matters: its t_PDT is needed now
+		// The link's timer matters: its t_PDT is needed now. The other
+		// end owns it only on a link of both ends (per-link LPI).
+		if owner == i {
+			n.decideAt(i, pt.peer, pt.link, pt.end)
+		} else {
+			n.decideAt(owner, i, pt.link, 1-pt.end)
+		}
 	}
 	ready, missed := l.Need(&n.p.EEE, now, pt.end)
 	// The link's ReadyAt cannot change while this end is busy (it only
@@ -1052,21 +1064,30 @@ func (n *Network) linkOwner(i int32) int32 {
 // if asked then: nothing else reaches it in between) and arms it on the
 // link if the port owns the link's timer.
 func (n *Network) decide(i int32) {
+	pt := &n.ports[i]
+	n.decideAt(i, pt.peer, pt.link, pt.end)
+}
+
+// decideAt is decide(i) with i's link's other end q, its link and its end
+// of it given: the other end that asks for i's decision (needed) knows
+// them, and i's first line, where they are, is cold then (only the second
+// is read).
+func (n *Network) decideAt(i, q, link int32, end uint8) {
 	n.eng.Sync()
 	pt := &n.ports[i]
 	if !pt.undecided {
 		return
 	}
 	pt.undecided = false
-	n.hints.setUndecided(pt.peer, false)
+	n.hints.setUndecided(q, false)
 	n.flushSent(i) // the packets of the busy period before (txEnd)
 	ctl := n.ctlFor(i)
 	pdt := ctl.Decide(toDur(pt.idleStart))
 	pt.floor = ctl.SleepFloor()
-	l := &n.links[pt.link]
-	owns := !l.Busy() && l.Owner() == pt.end && l.IdleFrom() == pt.idleStart
+	l := &n.links[link]
+	owns := !l.Busy() && l.Owner() == end && l.IdleFrom() == pt.idleStart
 	if owns && ctl.Guarded() {
-		pdt = n.peerFloor(pt, pdt)
+		pdt = n.peerFloor(pt, q, pdt)
 	}
 	pt.pdt = toPS(pdt)
 	if owns {
@@ -1085,8 +1106,7 @@ func (n *Network) decide(i int32) {
 // (docs/predictors.md "The delay ledger"). An externalized peer's
 // controller lives outside the simulator and is not consulted; a port that
 // is only watched (traced) keeps its controller here, and its ledger counts.
-func (n *Network) peerFloor(pt *port, pdt time.Duration) time.Duration {
-	q := pt.peer
+func (n *Network) peerFloor(pt *port, q int32, pdt time.Duration) time.Duration {
 	if q < 0 || n.p.EEE.LPI == eee.PerDirection || n.ext.pdts > 0 && n.ports[q].flags&extPDT != 0 {
 		return pdt
 	}
@@ -1195,7 +1215,7 @@ func (n *Network) flushSent(i int32) {
 		return
 	}
 	pt.pendHops = 0
-	if pt.flags&watched != 0 {
+	if pt.watching {
 		n.extSent(i, h)
 		return
 	}
