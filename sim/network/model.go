@@ -919,18 +919,17 @@ func addr[T any](p *T) uintptr { return uintptr(unsafe.Pointer(p)) }
 // needs: its second line and its link. Not its controller: it hears of
 // the packets sent only when it decides (txEnd).
 func (n *Network) prefetchIdleStart(i int32, h *portHint) {
+	// The link's 120 bytes may straddle two lines: the hardware need not
+	// fetch a line's neighbour.
 	l := addr(&n.links[h.link])
 	cache.Prefetch3(addr(&n.ports[i])+64, l, l+unsafe.Sizeof(eee.Link{})-1)
 }
 
 // prefetchIdle starts loading what the end of port i's idle period needs:
-// its link and its controller and predictor.
+// what its start does (its second line and its link) and its controller
+// and predictor.
 func (n *Network) prefetchIdle(i int32, h *portHint) {
-	// The port's second line (its idle-period fields) and the link, whose
-	// 120 bytes may straddle two lines: the hardware need not fetch a
-	// line's neighbour.
-	l := addr(&n.links[h.link])
-	cache.Prefetch3(addr(&n.ports[i])+64, l, l+unsafe.Sizeof(eee.Link{})-1)
+	n.prefetchIdleStart(i, h)
 	if n.slots != nil {
 		if k := h.slot; k >= 0 {
 			s := n.slot(k)
