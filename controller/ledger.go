@@ -149,14 +149,14 @@ func (l *ledger) charge(ip predictor.IdlePeriod, fixedRate bool) {
 	}
 }
 
-func (l *ledger) stats(now time.Duration) *LedgerStats {
+func (l *ledger) stats(now time.Duration) (LedgerStats, bool) {
 	if l.rated == nil {
-		return nil
+		return LedgerStats{}, false
 	}
-	return &LedgerStats{
+	return LedgerStats{
 		Rate: l.rate, Budget: time.Duration(math.Min(l.budget(now), float64(Never))), Spent: l.spent, Reserve: l.reserve,
 		Held: l.held, Overruns: l.overruns, Unmeasured: l.unmeasured,
-	}
+	}, true
 }
 
 // ChargePS is a delay measured in picoseconds as a ledger charges it:

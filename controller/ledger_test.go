@@ -43,6 +43,26 @@ func TestLedgerHandComputed(t *testing.T) {
 	if r := s.Ratio(); r != 10980.0/12000 {
 		t.Errorf("ratio %v", r)
 	}
+	// Figures and LedgerStats, which the simulator sums over millions of
+	// ports, are Stats' parts and allocate nothing.
+	st, f := p.Stats(1200*us), p.Figures(1200*us)
+	if l, ok := p.LedgerStats(1200 * us); !ok || l != want {
+		t.Errorf("LedgerStats %+v, %v; want %+v", l, ok, want)
+	}
+	st.Ledger, st.Hold = nil, nil
+	if f != st {
+		t.Errorf("Figures %+v, Stats without its pointers %+v", f, st)
+	}
+	if a := testing.AllocsPerRun(100, func() { p.Figures(1300 * us); p.LedgerStats(1300 * us) }); a != 0 {
+		t.Errorf("Figures and LedgerStats: %v allocations a call", a)
+	}
+	unguarded, err := NewPort(Config{Ledger: LedgerOff}, predictor.NewFixed(0), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, ok := unguarded.LedgerStats(0); ok || unguarded.Stats(0).Ledger != nil {
+		t.Errorf("a port without a ledger reports one: %+v", l)
+	}
 }
 
 // TestLedgerModes: auto guards adaptive predictors, not fixed; off guards

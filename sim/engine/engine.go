@@ -401,9 +401,14 @@ func (e *Engine) grow(s uint32) {
 		panic(fmt.Sprintf("engine: event source %d beyond %d (an owner's base + Obj)", s, MaxSource))
 	}
 	n := max(2*len(e.last), int(s)+1)
+	// One allocation of the new length: appending key by key grew a
+	// million-node model's 42 MB through 470 MB of garbage.
+	last := make([]uint64, n)
+	copy(last, e.last)
 	for i := len(e.last); i < n; i++ {
-		e.last = append(e.last, Key(uint32(i), 0))
+		last[i] = Key(uint32(i), 0)
 	}
+	e.last = last
 }
 
 // overflow panics on a source whose count reached maxCount.

@@ -248,11 +248,11 @@ func (n *Network) Result() Result {
 	var led LedgerResult
 	for i := range n.ports {
 		if c := n.ports[i].ctl; c != nil {
-			st := c.Stats(toDur(end))
+			st := c.Figures(toDur(end))
 			r.Hits += st.Hits
 			r.Misses += st.Misses
-			if l := st.Ledger; l != nil {
-				led.add(l)
+			if l, ok := c.LedgerStats(toDur(end)); ok {
+				led.add(&l)
 			}
 		}
 	}
@@ -443,11 +443,11 @@ func (n *Network) Ports(f func(*PortRow)) {
 			var st controller.Stats
 			switch {
 			case pt.ctl != nil:
-				st = pt.ctl.Stats(toDur(n.endTime))
+				st = pt.ctl.Figures(toDur(n.endTime))
 			case haveUnused:
 				st = unused
 			default:
-				st = n.newCtl().Stats(toDur(n.endTime))
+				st = n.newCtl().Figures(toDur(n.endTime))
 				unused, haveUnused = st, true
 			}
 			row.Hits, row.Misses = st.Hits, st.Misses
