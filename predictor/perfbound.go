@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unsafe"
 )
 
 // PerfBound sets t_PDT so that the wake-ups it causes stay within a
@@ -214,28 +215,40 @@ type PerfBoundCorrect struct {
 	count  int32
 	misses int32
 
-	// FIFO of ln(ratio) for the misses in the register, in step with it.
-	// Logs make the geometric mean a sum; summing the ≤ n_R values when the
-	// register changes keeps it exact (no drift from incremental updates).
+	// FIFO of ln(ratio) for the misses in the register, in step with it,
+	// as a ring whose capacity is its storage's length (logRing). Logs
+	// make the geometric mean a sum; summing the ≤ n_R values when the
+	// misses change keeps it exact (no drift from incremental updates).
 	logHead int32
 	cfDirty bool
 	cf      float64 // CorrectionFactor, valid while !cfDirty
 	// In hybrid mode the hold for the last corrected t_PDT is pb.hy.corrected.
 
 	// long holds the register and the FIFO when n_R > inlineHistory; nil
-	// when they are inlineOutcomes and inlineLogs.
+	// when they are inline.
 	long *longRegister
 
 	// Storage for registers of up to inlineHistory outcomes, so that the
 	// predictor is one allocation and a decision touches few cache lines:
-	// the register with the counts above, the FIFO (read only when a miss
-	// enters or leaves it) last.
+	// the register with the counts above, then PerfBound, then the FIFO
+	// (read only when the misses change) in the last line.
 	inlineOutcomes [(inlineHistory + 63) / 64]uint64
 
 	pb PerfBound
 
-	inlineLogs [inlineHistory]float64
+	// logSpill holds the FIFO (n_R entries) once more than inlineLogCap
+	// misses are in a register of up to inlineHistory outcomes: nil
+	// until then. Most registers hold few misses (the bound keeps them a
+	// small share), so the FIFO starts in the predictor's last line, not
+	// in n_R entries of which most would stay unused (docs/simulator.md
+	// "Memory": none of the Megafly-4160's spill, a quarter of LAMMPS's).
+	logSpill   *[inlineHistory]float64
+	inlineLogs [inlineLogCap]float64
 }
+
+// inlineLogCap is the number of miss logs the predictor holds inline: what
+// fills its last cache line after logSpill.
+const inlineLogCap = 7
 
 // longRegister is the outcome register (n_R bits) and the FIFO of miss
 // logs (n_R entries) of a PerfBoundCorrect too long to hold them inline.
@@ -291,28 +304,53 @@ func (p *PerfBoundCorrect) outcomes() []uint64 {
 	return p.inlineOutcomes[:]
 }
 
-// logRatios is the FIFO of miss logs: inline unless n_R > inlineHistory.
-func (p *PerfBoundCorrect) logRatios() []float64 {
-	if p.long != nil {
+// logRing is the FIFO of miss logs, a ring whose capacity is its length:
+// n_R entries apart (a long register, or once spilled), else the inline
+// ones (at most n_R of them).
+func (p *PerfBoundCorrect) logRing() []float64 {
+	switch {
+	case p.long != nil:
 		return p.long.logs
+	case p.logSpill != nil:
+		return p.logSpill[:p.nR]
 	}
-	return p.inlineLogs[:]
+	return p.inlineLogs[:min(p.nR, inlineLogCap)]
 }
 
-// Observe feeds the histogram and the outcome register.
+// spillLogs moves the full inline FIFO to n_R entries of its own, oldest
+// first, and returns them.
+//
+//go:noinline
+func (p *PerfBoundCorrect) spillLogs() []float64 {
+	p.logSpill = new([inlineHistory]float64)
+	logs := p.logSpill[:p.nR]
+	in := p.inlineLogs[:min(p.nR, inlineLogCap)]
+	n := copy(logs, in[p.logHead:])
+	copy(logs[n:], in[:p.logHead])
+	p.logHead = 0
+	return logs
+}
+
+// Observe feeds the histogram and the outcome register. The correction
+// factor is recomputed only when the misses or the count change: a hit
+// that pushes a hit out of a full register leaves it as it was.
 func (p *PerfBoundCorrect) Observe(ip IdlePeriod) {
 	p.pb.Observe(ip)
-	words, logs := p.inlineOutcomes[:], p.inlineLogs[:]
+	words := p.inlineOutcomes[:]
 	if p.long != nil {
-		words, logs = p.long.outcomes, p.long.logs
+		words = p.long.outcomes
 	}
+	changed := ip.Missed
 	if p.count == p.nR { // shift the oldest outcome out
 		if words[uint(p.head)/64]&(1<<(uint(p.head)%64)) != 0 {
 			p.misses--
-			p.logHead = wrap(p.logHead+1, p.nR)
+			p.logHead = wrap(p.logHead+1, int32(len(p.logRing())))
+			changed = true
 		}
 		p.head = wrap(p.head+1, p.nR)
 		p.count--
+	} else {
+		changed = true
 	}
 	pos := uint(wrap(p.head+p.count, p.nR))
 	if ip.Missed {
@@ -321,14 +359,18 @@ func (p *PerfBoundCorrect) Observe(ip IdlePeriod) {
 		words[pos/64] &^= 1 << (pos % 64)
 	}
 	p.count++
-	p.cfDirty = true
+	p.cfDirty = p.cfDirty || changed
 	if ip.Missed {
 		ref := ip.PDT
 		if ref <= 0 {
 			ref = p.pb.wake
 		}
 		ratio := float64(ip.Length) / float64(ref)
-		logs[wrap(p.logHead+p.misses, p.nR)] = math.Log(max(ratio, 1))
+		logs := p.logRing()
+		if int(p.misses) == len(logs) { // full, so inline, and shorter than n_R
+			logs = p.spillLogs()
+		}
+		logs[wrap(p.logHead+p.misses, int32(len(logs)))] = math.Log(max(ratio, 1))
 		p.misses++
 	}
 }
@@ -356,11 +398,11 @@ func (p *PerfBoundCorrect) CorrectionFactor() float64 {
 	if p.misses == 0 {
 		return 0
 	}
-	logs := p.logRatios()
+	logs := p.logRing()
 	var sum float64
 	for i, j := int32(0), p.logHead; i < p.misses; i++ {
 		sum += logs[j]
-		if j++; j == p.nR {
+		if j++; int(j) == len(logs) {
 			j = 0
 		}
 	}
@@ -393,6 +435,27 @@ func correct(tpb time.Duration, cf float64, maxValue time.Duration) time.Duratio
 // of n_R 4-byte floats (paper 000 §3.4 sizes the FIFO at n_R entries).
 func (p *PerfBoundCorrect) StateBytes() int {
 	return p.pb.StateBytes() + (int(p.nR)+7)/8 + 4*int(p.nR)
+}
+
+// OutOfLineBytes is the memory the predictor holds outside its own struct
+// (its capacity, in bytes): the histogram's bins once they outgrow the
+// inline ones, the clearing strategy's previous window, the circular
+// strategy's ring, a long register, and the miss-log FIFO once spilled.
+// The simulator's memory report adds it to the controllers' slots.
+func (p *PerfBoundCorrect) OutOfLineBytes() int64 {
+	h := &p.pb.hist
+	var b int64
+	if h.spilled(&p.pb.binStore) {
+		b += int64(cap(h.bins)) * int64(unsafe.Sizeof(bin{}))
+	}
+	b += int64(cap(h.prev))*int64(unsafe.Sizeof(bin{})) + int64(cap(h.ring))*int64(unsafe.Sizeof(ringElem{}))
+	if p.long != nil {
+		b += int64(unsafe.Sizeof(longRegister{})) + 8*int64(cap(p.long.outcomes)+cap(p.long.logs))
+	}
+	if p.logSpill != nil {
+		b += int64(unsafe.Sizeof(*p.logSpill))
+	}
+	return b
 }
 
 // Kind returns KindPerfBoundCorrect.

@@ -64,14 +64,14 @@ func (p *PerfBoundCorrectWeighted) CorrectionFactor() float64 {
 		return 0
 	}
 	d := p.decay
-	logs := r.logRatios()
+	logs := r.logRing()
 	var all, missW, logW float64
 	for i, pos, j := int32(0), r.head, r.logHead; i < r.count; i++ {
 		all = all*d + 1
 		if r.bit(pos) {
 			missW = missW*d + 1
 			logW = logW*d + logs[j]
-			j = wrap(j+1, r.nR)
+			j = wrap(j+1, int32(len(logs)))
 		} else {
 			missW *= d
 			logW *= d

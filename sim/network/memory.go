@@ -58,6 +58,9 @@ func (n *Network) Memory() Memory {
 	if n.slots != nil {
 		for _, c := range append([]*Network{n}, n.parts...) { // a parallel run's partitions have their own
 			m.Controllers += sliceBytes(c.slots) + int64(len(c.slots))*int64(unsafe.Sizeof([slotChunk]ctlSlot{}))
+			for k := int32(0); k < c.nSlots; k++ {
+				m.Controllers += c.slot(k).pbc.OutOfLineBytes()
+			}
 		}
 	} else {
 		for i := range n.ports {

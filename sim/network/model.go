@@ -130,7 +130,7 @@ type ctlSlot struct {
 var _ = [1]struct{}{}[unsafe.Sizeof(ctlSlot{})%64]
 
 // slotChunk is the number of slots per chunk of ctlSlots: 128 slots of
-// 1152 B are 18 whole 8 KiB pages (the runtime rounds a large allocation up
+// 960 B are 15 whole 8 KiB pages (the runtime rounds a large allocation up
 // to whole pages).
 const (
 	slotShift = 7
@@ -139,11 +139,12 @@ const (
 
 // Hot lines of a ctlSlot that prefetchIdle loads: the controller's first
 // three (its decision and observation fields, and its delay ledger, which
-// every decision checks) and the predictor's up to its inline log FIFO
-// (the last n_R words, read only after a miss).
+// every decision checks) and the predictor's but its last, the log FIFO's
+// (read only when the misses in its register change; the predictor's
+// TestLogFIFOLastLine keeps it there).
 const (
 	slotCtlLines = 3
-	slotPBCLines = int(unsafe.Sizeof(predictor.PerfBoundCorrect{})-8*predictor.DefaultHistory) / 64
+	slotPBCLines = int(unsafe.Sizeof(predictor.PerfBoundCorrect{}))/64 - 1
 )
 
 // inPort is the input side of a port.
