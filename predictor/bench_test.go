@@ -188,3 +188,28 @@ func BenchmarkDecisionHybridWorstCase(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBuildPerfBoundCorrect measures building a PerfBoundCorrect in
+// place, as the simulator does at each port's first use: with the
+// configuration filled and checked each time (InitPerfBoundCorrect) and
+// once (PerfBoundCorrectBuilder).
+func BenchmarkBuildPerfBoundCorrect(b *testing.B) {
+	cfg := Config{Kind: KindPerfBoundCorrect, WakeTime: Duration(4480)}
+	var p PerfBoundCorrect
+	b.Run("each", func(b *testing.B) {
+		for b.Loop() {
+			if err := InitPerfBoundCorrect(&p, cfg); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("builder", func(b *testing.B) {
+		bld, err := NewPerfBoundCorrectBuilder(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			bld.Init(&p)
+		}
+	})
+}

@@ -259,8 +259,9 @@ type Network struct {
 	slots  []*[slotChunk]ctlSlot
 	nSlots int32 // slots in use
 	// ctlCfg is the controller configuration the slots' controllers
-	// share (set with slots).
-	ctlCfg *controller.Shared
+	// share, and pbcInit builds their predictors (set with slots).
+	ctlCfg  *controller.Shared
+	pbcInit *predictor.PerfBoundCorrectBuilder
 
 	ecmp    ecmp            // ECMP routing's state (routing.go); ecmp.mp is nil with minimal routing
 	pw      *powarState     // POWAR routing's state (routing.go; it uses ecmp's multipath view); nil otherwise
@@ -406,6 +407,9 @@ func (n *Network) startPrototype() (slotted bool, err error) {
 	n.initReady = ctl.SleepAllowedAt(0)
 	if _, slotted = ctl.Predictor().(*predictor.PerfBoundCorrect); slotted {
 		if n.ctlCfg, err = controller.NewShared(n.p.Controller); err != nil {
+			return false, err
+		}
+		if n.pbcInit, err = predictor.NewPerfBoundCorrectBuilder(n.p.Predictor); err != nil {
 			return false, err
 		}
 	}
@@ -685,9 +689,7 @@ func (n *Network) slot(k int32) *ctlSlot { return &n.slots[k>>slotShift][k&(slot
 
 // initSlot builds a controller and its predictor in slot s.
 func (n *Network) initSlot(s *ctlSlot) {
-	if err := predictor.InitPerfBoundCorrect(&s.pbc, n.p.Predictor); err != nil {
-		panic(err) // validated by the prototype in New
-	}
+	n.pbcInit.Init(&s.pbc)
 	n.ctlCfg.InitPort(&s.ctl, &s.pbc, 0)
 }
 
