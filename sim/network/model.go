@@ -873,7 +873,17 @@ func (n *Network) Prefetch(e *engine.Event) {
 			n.prefetchPeer(e.Obj, h)
 		}
 	case evWDeliver:
-		cache.Prefetch(addr(n.wl.msg(e.Arg)))
+		// The message's record (most likely still in the cache: its last
+		// packet has just come in) and the driver's state for it.
+		m := n.wl.msg(e.Arg)
+		cache.Prefetch(addr(m))
+		if n.wl.pf != nil {
+			n.wl.pf.PrefetchDelivered(m.tag)
+		}
+	case evWTimer:
+		if n.wl.pf != nil {
+			n.wl.pf.PrefetchTimer(uint64(uint32(e.Obj))<<32 | uint64(uint32(e.Arg)))
+		}
 	}
 }
 

@@ -40,6 +40,7 @@ type wmsg struct {
 // workloadState is the network's side of a replay.
 type workloadState struct {
 	rep workload.Driver
+	pf  workload.Prefetcher // rep, if it is one
 	// msgs holds the message records, record k in
 	// msgs[k>>msgShift][k&(msgChunk-1)]: chunks that never move, so that
 	// a parallel run's partitions keep reading and counting the packets
@@ -71,6 +72,7 @@ func (n *Network) AttachWorkload(r workload.Driver) error {
 		return errors.New("network: workload already attached")
 	}
 	n.wl.rep = r
+	n.wl.pf, _ = r.(workload.Prefetcher)
 	return nil
 }
 

@@ -23,6 +23,21 @@ type Driver interface {
 
 var _ Driver = (*Replayer)(nil)
 
+// Prefetcher is implemented by a driver that can start loading what its
+// Timer or Delivered will read first, so that the host can ask one event
+// ahead (the network does, from its engine.Prefetcher): a replay window
+// larger than the caches makes each message's slot cold by the time it
+// is sent and delivered. Neither call changes anything.
+type Prefetcher interface {
+	PrefetchTimer(tag uint64)
+	PrefetchDelivered(tag uint64)
+}
+
+var (
+	_ Prefetcher = (*Replayer)(nil)
+	_ Prefetcher = (*IntraNode)(nil)
+)
+
 // intraBit marks IntraNode's timer tags.
 const intraBit = uint64(1) << 62
 
@@ -104,6 +119,20 @@ func (x *IntraNode) Timer(tag uint64) {
 	t := x.tags[k]
 	x.free = append(x.free, k)
 	x.inner.Delivered(t)
+}
+
+// PrefetchTimer implements Prefetcher for an inner driver that does.
+func (x *IntraNode) PrefetchTimer(tag uint64) {
+	if p, ok := x.inner.(Prefetcher); ok && tag&intraBit == 0 {
+		p.PrefetchTimer(tag)
+	}
+}
+
+// PrefetchDelivered implements Prefetcher for an inner driver that does.
+func (x *IntraNode) PrefetchDelivered(tag uint64) {
+	if p, ok := x.inner.(Prefetcher); ok {
+		p.PrefetchDelivered(tag)
+	}
 }
 
 // Done implements Driver.

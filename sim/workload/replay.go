@@ -6,6 +6,7 @@ import (
 	"io"
 	"unsafe"
 
+	"github.com/lpictl/lpictl/sim/internal/cache"
 	"github.com/lpictl/lpictl/sim/workload/vef"
 )
 
@@ -310,6 +311,29 @@ func (r *Replayer) Timer(tag uint64) {
 	r.outstanding--
 	r.fire(timerRef(tag))
 	r.pump()
+}
+
+// PrefetchTimer implements Prefetcher: the slot of the message whose
+// timer it is (a collective member's timer reads no slot).
+func (r *Replayer) PrefetchTimer(tag uint64) {
+	if ref := timerRef(tag); ref&1 == 0 {
+		r.prefetchSlot(&r.ring[(ref>>1)&r.mask])
+	}
+}
+
+// PrefetchDelivered implements Prefetcher: the delivered message's slot
+// (a collective's messages have none).
+func (r *Replayer) PrefetchDelivered(tag uint64) {
+	if tag&collBit == 0 {
+		r.prefetchSlot(&r.ring[int64(tag)&r.mask])
+	}
+}
+
+// prefetchSlot loads the lines of s, which a send and a delivery read
+// from end to end.
+func (r *Replayer) prefetchSlot(s *msgSlot) {
+	a := uintptr(unsafe.Pointer(s))
+	cache.Prefetch2(a, a+unsafe.Sizeof(*s)-1)
 }
 
 func msgRef(id int64) int64         { return id << 1 }
