@@ -218,6 +218,7 @@ type packet struct {
 	created int64 // message generation time
 	ready   int64 // last bit in at the current switch (its age)
 	msg     int32 // workload message record (workload.go), or −1 − src for other traffic
+	tag     int32 // the message's driver tag, in part (packTag): what its delivery's prefetch needs
 	dst     int32
 	out     int32 // output port at the current switch
 	size    int32
@@ -748,11 +749,15 @@ func (n *Network) sendMessage(now, created int64, src, dst int32, bytes int64, m
 	}
 	hops := uint8(min(255, topo.Hops(n.t, int(src), int(dst))))
 	n.msgsSent++
+	var tag int32
+	if msg >= 0 {
+		tag = packTag(n.wl.msg(msg).tag)
+	}
 	for rem := bytes; rem > 0; {
 		size := int32(min(rem, int64(n.p.MTU)))
 		rem -= int64(size)
 		k := n.alloc()
-		n.pkts[k] = packet{created: created, msg: msg, dst: dst, size: size, hops: hops, last: rem == 0, only: rem == 0 && size == int32(bytes)}
+		n.pkts[k] = packet{created: created, msg: msg, tag: tag, dst: dst, size: size, hops: hops, last: rem == 0, only: rem == 0 && size == int32(bytes)}
 		n.created++
 		n.enqueueOut(src, k, now)
 	}
@@ -873,12 +878,12 @@ func (n *Network) Prefetch(e *engine.Event) {
 			n.prefetchPeer(e.Obj, h)
 		}
 	case evWDeliver:
-		// The message's record (most likely still in the cache: its last
-		// packet has just come in) and the driver's state for it.
-		m := n.wl.msg(e.Arg)
-		cache.Prefetch(addr(m))
+		// The message's record and the driver's state for it, found from
+		// the part of its tag the event carries (the record is cold: it
+		// was written when the message was sent).
+		cache.Prefetch(addr(n.wl.msg(e.Arg)))
 		if n.wl.pf != nil {
-			n.wl.pf.PrefetchDelivered(m.tag)
+			n.wl.pf.PrefetchDelivered(unpackTag(e.Aux))
 		}
 	case evWTimer:
 		if n.wl.pf != nil {
@@ -1321,9 +1326,9 @@ func (n *Network) arrive(i, k int32, now int64) {
 		n.lastDelivery = max(n.lastDelivery, done)
 		if pk.msg >= 0 {
 			if pk.only { // the message is in (packetIn without its record)
-				n.eng.Schedule(done, evWDeliver, 0, pk.msg)
+				n.eng.ScheduleAux(done, evWDeliver, 0, pk.msg, pk.tag)
 			} else {
-				n.packetIn(pk.msg, done)
+				n.packetIn(pk.msg, done, pk.tag)
 			}
 		}
 		n.free = append(n.free, k)

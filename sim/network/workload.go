@@ -127,15 +127,24 @@ func (n *Network) workloadEvent(e engine.Event) {
 	}
 }
 
-// packetIn: a packet of workload message k is complete at its destination
-// at done; after the last one the replayer hears of the message.
-func (n *Network) packetIn(k int32, done int64) {
+// packetIn: a packet of workload message k (its tag packed in tag) is
+// complete at its destination at done; after the last one the replayer
+// hears of the message.
+func (n *Network) packetIn(k int32, done int64, tag int32) {
 	m := n.wl.msg(k)
 	m.left--
 	if m.left == 0 {
-		n.eng.Schedule(done, evWDeliver, 0, k)
+		n.eng.ScheduleAux(done, evWDeliver, 0, k, tag)
 	}
 }
+
+// packTag keeps what a delivery event carries of its message's driver tag
+// (in Aux), for workload.Prefetcher.PrefetchDelivered: the tag's top bit
+// and its low 31 bits. unpackTag gives them back as a tag, the bits between
+// them 0: enough to prefetch by, and nothing else reads it.
+func packTag(tag uint64) int32 { return int32(uint32(tag)&(1<<31-1) | uint32(tag>>63)<<31) }
+
+func unpackTag(p int32) uint64 { return uint64(uint32(p)&(1<<31-1)) | uint64(uint32(p)>>31)<<63 }
 
 // startWorkload starts the attached replayer (at time 0, from Run).
 func (n *Network) startWorkload() {

@@ -453,3 +453,19 @@ func TestWorkloadSteadyStateAllocs(t *testing.T) {
 		t.Errorf("%d allocations for %d messages", got, msgs)
 	}
 }
+
+// TestPackTag: a delivery event carries its tag's top bit and low 31 bits
+// (for the driver's prefetch), and gives back exactly those.
+func TestPackTag(t *testing.T) {
+	rng := rand.New(rand.NewPCG(26, 31))
+	const kept = uint64(1)<<63 | 1<<31 - 1
+	for i := 0; i < 10000; i++ {
+		tag := rng.Uint64()
+		if i%2 == 0 {
+			tag &= 1<<63 | uint64(rng.IntN(1<<20)) // the replayer's: an id, or the collective bit and an index
+		}
+		if got := unpackTag(packTag(tag)); got != tag&kept {
+			t.Fatalf("tag %#x: unpacked %#x, want %#x", tag, got, tag&kept)
+		}
+	}
+}

@@ -27,7 +27,9 @@ var _ Driver = (*Replayer)(nil)
 // Timer or Delivered will read first, so that the host can ask one event
 // ahead (the network does, from its engine.Prefetcher): a replay window
 // larger than the caches makes each message's slot cold by the time it
-// is sent and delivered. Neither call changes anything.
+// is sent and delivered. Neither call changes anything. PrefetchDelivered
+// may be given only the tag's top bit and low 31 bits (the bits between
+// them 0): enough for a prefetch, which must not rely on more.
 type Prefetcher interface {
 	PrefetchTimer(tag uint64)
 	PrefetchDelivered(tag uint64)
