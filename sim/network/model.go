@@ -742,17 +742,15 @@ func (n *Network) alloc() int32 {
 
 // sendMessage segments a message at the MTU into src's NIC output queue;
 // msg is its workload message record, or −1 − src for other traffic
-// (ECMP hashes the source and destination of those, routing.go).
-func (n *Network) sendMessage(now, created int64, src, dst int32, bytes int64, msg int32) {
+// (ECMP hashes the source and destination of those, routing.go), and tag
+// the record's driver tag, packed (packTag; 0 for other traffic), which
+// its packets carry to the delivery.
+func (n *Network) sendMessage(now, created int64, src, dst int32, bytes int64, msg, tag int32) {
 	if src == dst || bytes <= 0 {
 		return
 	}
 	hops := uint8(min(255, topo.Hops(n.t, int(src), int(dst))))
 	n.msgsSent++
-	var tag int32
-	if msg >= 0 {
-		tag = packTag(n.wl.msg(msg).tag)
-	}
 	for rem := bytes; rem > 0; {
 		size := int32(min(rem, int64(n.p.MTU)))
 		rem -= int64(size)
@@ -831,7 +829,7 @@ func (n *Network) Handle(e engine.Event) {
 		}
 	case evInject:
 		m := n.injects[e.Arg]
-		n.sendMessage(now, m.created, m.src, m.dst, m.bytes, -1-m.src)
+		n.sendMessage(now, m.created, m.src, m.dst, m.bytes, -1-m.src, 0)
 	case evWSend, evWDeliver, evWTimer:
 		n.workloadEvent(e)
 	case evTCEP:

@@ -117,7 +117,7 @@ func (n *Network) workloadEvent(e engine.Event) {
 	switch e.Kind {
 	case evWSend:
 		m := n.wl.msg(e.Arg)
-		n.sendMessage(e.At, m.created, m.src, m.dst, m.bytes, e.Arg)
+		n.sendMessage(e.At, m.created, m.src, m.dst, m.bytes, e.Arg, packTag(m.tag))
 	case evWDeliver:
 		tag := n.wl.msg(e.Arg).tag
 		n.wl.free = append(n.wl.free, e.Arg)

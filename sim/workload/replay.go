@@ -317,7 +317,7 @@ func (r *Replayer) Timer(tag uint64) {
 // timer it is (a collective member's timer reads no slot).
 func (r *Replayer) PrefetchTimer(tag uint64) {
 	if ref := timerRef(tag); ref&1 == 0 {
-		r.prefetchSlot(&r.ring[(ref>>1)&r.mask])
+		prefetchSlot(&r.ring[(ref>>1)&r.mask])
 	}
 }
 
@@ -325,13 +325,13 @@ func (r *Replayer) PrefetchTimer(tag uint64) {
 // (a collective's messages have none).
 func (r *Replayer) PrefetchDelivered(tag uint64) {
 	if tag&collBit == 0 {
-		r.prefetchSlot(&r.ring[int64(tag)&r.mask])
+		prefetchSlot(&r.ring[int64(tag)&r.mask])
 	}
 }
 
 // prefetchSlot loads the lines of s, which a send and a delivery read
 // from end to end.
-func (r *Replayer) prefetchSlot(s *msgSlot) {
+func prefetchSlot(s *msgSlot) {
 	a := uintptr(unsafe.Pointer(s))
 	cache.Prefetch2(a, a+unsafe.Sizeof(*s)-1)
 }
