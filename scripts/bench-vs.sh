@@ -13,7 +13,11 @@
 # memory favour the tree that touches fewer lines when they run at once.
 # It prints each tree's best, median and mean over the rounds and their
 # ratios; its rounds are cheaper, so give it more (25 moved the mean of
-# the tree against itself by 1-3 % on the development VM).
+# the tree against itself by 1-3 % on the development VM). It also prints
+# the median and quartiles of the rounds' own ratios (each round's two
+# runs are a few seconds apart): a machine whose speed drifts over the
+# minutes of a measurement moves both runs of a round alike, so these
+# follow the drift less than the trees' separate medians do.
 #
 #   scripts/bench-vs.sh   (REV=fa0fa16, BENCH='Megafly4160/heap$', ROUNDS=6, ALTERNATE=, PKG=./sim/network/, GO=go)
 set -euo pipefail
@@ -56,13 +60,15 @@ if [ -n "${ALTERNATE:-}" ]; then
 	echo "bench-vs: $bench, this tree against $rev ($(git rev-parse --short "$rev")), $rounds rounds in turn${last:+ on core $last}"
 	: >"$tmp/old.rates"
 	: >"$tmp/new.rates"
+	: >"$tmp/ratios"
 	for r in $(seq "$rounds"); do
 		events "$tmp/old.test" "$last" "$tmp/old.out"
 		events "$tmp/new.test" "$last" "$tmp/new.out"
 		both
 		echo "$o" >>"$tmp/old.rates"
 		echo "$n" >>"$tmp/new.rates"
-		printf '  round %d: %s %10.0f events/s | this tree %10.0f events/s\n' "$r" "$rev" "$o" "$n"
+		awk -v n="$n" -v o="$o" 'BEGIN {printf "%.4f\n", n / o}' >>"$tmp/ratios"
+		printf '  round %d: %s %10.0f events/s | this tree %10.0f events/s | %.3f×\n' "$r" "$rev" "$o" "$n" "$(tail -n 1 "$tmp/ratios")"
 	done
 	# summary FILE: best, median and mean of a tree's rates.
 	summary() { sort -n "$1" | awk -v stats=1 -f scripts/median.awk; }
@@ -73,6 +79,10 @@ if [ -n "${ALTERNATE:-}" ]; then
 		printf "  this tree: best %.0f, median %.0f, mean %.0f events/s\n", nb, nm, na
 		printf "  this tree / %s: best %.3f×, median %.3f×, mean %.3f×\n", rev, nb / ob, nm / om, na / oa
 	}'
+	# The rounds' ratios: median and quartiles (the middle half of them).
+	sort -n "$tmp/ratios" | awk -v rev="$rev" '{a[NR] = $1}
+	function q(p,  i) { i = 1 + p * (NR - 1); return a[int(i)] + (i - int(i)) * (a[int(i) + 1] - a[int(i)]) }
+	END { printf "  the rounds'"'"' ratios (this tree / %s): median %.3f×, quartiles %.3f–%.3f×\n", rev, q(0.5), q(0.25), q(0.75) }'
 	exit 0
 fi
 echo "bench-vs: $bench, this tree against $rev ($(git rev-parse --short "$rev")), $rounds rounds, $([ -n "$together" ] && echo 'both at once on cores 0 and 1, swapped each round' || echo 'alternately')"
