@@ -67,8 +67,9 @@ if [ -n "${ALTERNATE:-}" ]; then
 		both
 		echo "$o" >>"$tmp/old.rates"
 		echo "$n" >>"$tmp/new.rates"
-		awk -v n="$n" -v o="$o" 'BEGIN {printf "%.4f\n", n / o}' >>"$tmp/ratios"
-		printf '  round %d: %s %10.0f events/s | this tree %10.0f events/s | %.3f×\n' "$r" "$rev" "$o" "$n" "$(tail -n 1 "$tmp/ratios")"
+		ratio=$(awk -v n="$n" -v o="$o" 'BEGIN {printf "%.4f", n / o}')
+		echo "$ratio" >>"$tmp/ratios"
+		printf '  round %d: %s %10.0f events/s | this tree %10.0f events/s | %.3f×\n' "$r" "$rev" "$o" "$n" "$ratio"
 	done
 	# summary FILE: best, median and mean of a tree's rates.
 	summary() { sort -n "$1" | awk -v stats=1 -f scripts/median.awk; }
