@@ -14,6 +14,7 @@ import (
 	"github.com/lpictl/lpictl/sim/eee"
 	"github.com/lpictl/lpictl/sim/engine"
 	"github.com/lpictl/lpictl/sim/internal/cache"
+	"github.com/lpictl/lpictl/sim/internal/hugepage"
 	"github.com/lpictl/lpictl/sim/topo"
 )
 
@@ -259,6 +260,10 @@ type Network struct {
 	// allocated one by one.
 	slots  []*[slotChunk]ctlSlot
 	nSlots int32 // slots in use
+	// slab holds the slots allocated and not yet in a chunk, and
+	// slabNext the chunks of the last slab (newSlotChunk).
+	slab     []ctlSlot
+	slabNext int
 	// ctlCfg is the controller configuration the slots' controllers
 	// share, and pbcInit builds their predictors (set with slots).
 	ctlCfg  *controller.Shared
@@ -437,7 +442,7 @@ func (n *Network) layoutPorts() (total int, err error) {
 	if total > math.MaxInt32/2 {
 		return 0, fmt.Errorf("topology: %d ports is too many", total)
 	}
-	n.ports = make([]port, total)
+	n.ports = hugepage.Make[port](total)
 	n.classes = []string{"nic"}
 	roleClass := map[string]uint8{}
 	for i := range n.ports {
@@ -469,9 +474,9 @@ func (n *Network) cableLinks() error {
 	n.nLinks = len(links)
 	perDirection := n.p.EEE.LPI == eee.PerDirection
 	if perDirection {
-		n.links = make([]eee.Link, 2*len(links))
+		n.links = hugepage.Make[eee.Link](2 * len(links))
 	} else {
-		n.links = make([]eee.Link, len(links))
+		n.links = hugepage.Make[eee.Link](len(links))
 	}
 	if f := n.p.Power.IdleFraction; f > 0 && f < 1 {
 		n.txPS = make([]int64, len(n.links))
@@ -526,9 +531,9 @@ func (n *Network) setupRouting(total int) error {
 // initQueues empties every port's output and input queues, marks every
 // port's queue empty in the hints, and makes the idle histograms.
 func (n *Network) initQueues(total int) {
-	n.in = make([]inPort, total)
+	n.in = hugepage.Make[inPort](total)
 	n.hints = portHints{empty: make([]uint64, (total+63)/64), peerUndecided: make([]uint64, (total+63)/64),
-		port: make([]portHint, total)}
+		port: hugepage.Make[portHint](total)}
 	for i := range n.ports {
 		pt := &n.ports[i]
 		pt.head, pt.tail = -1, -1
@@ -670,7 +675,7 @@ func (n *Network) makeCtl(i int32) (*controller.Port, *predictor.PerfBound) {
 		k := n.nSlots
 		n.nSlots++
 		if int(k>>slotShift) == len(n.slots) {
-			n.slots = append(n.slots, new([slotChunk]ctlSlot))
+			n.slots = append(n.slots, n.newSlotChunk())
 		}
 		n.hints.port[i].slot = k
 		s := n.slot(k)
@@ -683,6 +688,36 @@ func (n *Network) makeCtl(i int32) (*controller.Port, *predictor.PerfBound) {
 	}
 	pb, _ := ctl.Predictor().(*predictor.PerfBound)
 	return ctl, pb
+}
+
+// Slot chunks are allocated in slabs (newSlotChunk) on a network with at
+// least slabFirst chunks' worth of ports: the first slab holds slabFirst
+// chunks (16 chunks of 120 KiB are just under one huge page), each next
+// one twice as many, up to slabMax chunks (120 MiB), and never more than
+// the ports without a slot need. In slabs the slots can be on huge pages
+// (hugepage.Make), which chunk by chunk they could not; slabs that grow
+// keep what a lightly loaded network allocates and does not use small,
+// and large slabs keep hugepage.Make's up to 2 MiB per slab of address
+// space few (which the garbage collector counts as heap).
+const (
+	slabFirst = 16
+	slabMax   = 1024
+)
+
+// newSlotChunk returns a chunk for the next slotChunk slots: the next one
+// of the current slab, or one alone on a small network.
+func (n *Network) newSlotChunk() *[slotChunk]ctlSlot {
+	if len(n.ports) < slabFirst*slotChunk {
+		return new([slotChunk]ctlSlot)
+	}
+	if len(n.slab) == 0 {
+		n.slabNext = min(max(2*n.slabNext, slabFirst), slabMax)
+		need := (len(n.ports) - int(n.nSlots) + slotChunk - 1) / slotChunk
+		n.slab = hugepage.Make[ctlSlot](min(n.slabNext, need) * slotChunk)
+	}
+	c := (*[slotChunk]ctlSlot)(n.slab)
+	n.slab = n.slab[slotChunk:]
+	return c
 }
 
 // slot is controller slot k.

@@ -160,7 +160,7 @@ func (n *Network) partCopy(e *engine.Engine) *Network {
 	c.eng = e
 	c.pkts, c.free = nil, nil
 	if n.slots != nil {
-		c.slots, c.nSlots = make([]*[slotChunk]ctlSlot, 0, 16), 0
+		c.slots, c.nSlots, c.slab, c.slabNext = make([]*[slotChunk]ctlSlot, 0, 16), 0, nil, 0
 	}
 	c.hints.empty = slices.Clone(n.hints.empty)
 	c.hints.peerUndecided = slices.Clone(n.hints.peerUndecided)

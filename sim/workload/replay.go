@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/lpictl/lpictl/sim/internal/cache"
+	"github.com/lpictl/lpictl/sim/internal/hugepage"
 	"github.com/lpictl/lpictl/sim/workload/vef"
 )
 
@@ -209,7 +210,7 @@ func NewReplayer(src vef.Source, nodes []int, opts Options) (*Replayer, error) {
 		node:      make([]int32, tasks),
 		opts:      opts,
 		comms:     src.Comms(),
-		ring:      make([]msgSlot, w),
+		ring:      hugepage.Make[msgSlot](int(w)),
 		mask:      w - 1,
 		ops:       map[int64]int32{},
 		gdnext:    make([]uint8, tasks),

@@ -1,0 +1,40 @@
+package hugepage
+
+import "unsafe"
+
+// Size is the huge page size the arrays are laid out for (x86-64's and
+// arm64's transparent huge page with 4 KiB base pages).
+const Size = 2 << 20
+
+// MinBytes is the smallest array worth a huge page: below it, rounding
+// the array's memory up to a whole huge page would cost more memory than
+// the TLB misses it saves cost time.
+const MinBytes = 1 << 20
+
+// Make returns a slice of n zero Ts like make([]T, n), whose memory the
+// kernel is asked to back with huge pages when it is at least MinBytes.
+// The slice starts less than one T after a huge page boundary: its
+// allocation has up to one huge page more in front (T should be small
+// against Size), which is never written, so it takes address space, not
+// memory (Go does not write fresh memory it got from the kernel). Every
+// whole huge page the slice spans is advised; the part of its last one
+// past the allocation's end stays in base pages.
+func Make[T any](n int) []T {
+	var z T
+	size := int(unsafe.Sizeof(z))
+	if size == 0 || n*size < MinBytes {
+		return make([]T, n)
+	}
+	raw := make([]T, n+(Size+size-1)/size)
+	base := unsafe.Pointer(unsafe.SliceData(raw))
+	lo := alignUp(uintptr(base)) - uintptr(base)
+	first := (int(lo) + size - 1) / size
+	hi := alignDown(uintptr(base)+uintptr(len(raw)*size)) - uintptr(base)
+	if lo < hi {
+		advise(unsafe.Slice((*byte)(unsafe.Add(base, lo)), hi-lo))
+	}
+	return raw[first : first+n : first+n]
+}
+
+func alignUp(p uintptr) uintptr   { return (p + Size - 1) &^ (Size - 1) }
+func alignDown(p uintptr) uintptr { return p &^ (Size - 1) }
