@@ -2,11 +2,14 @@ package network
 
 import (
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 	"unsafe"
 
+	"github.com/lpictl/lpictl/controller"
 	"github.com/lpictl/lpictl/sim/eee"
+	"github.com/lpictl/lpictl/sim/internal/hugepage"
 	"github.com/lpictl/lpictl/sim/topo"
 )
 
@@ -17,6 +20,7 @@ func TestMemoryPlausible(t *testing.T) {
 	var m0, m1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
+	u0 := hugepage.Unused()
 	p := table6(eee.DeepSleep, 0)
 	perfBoundCorrect(&p)
 	tp, err := topo.Build(topo.Default())
@@ -29,7 +33,8 @@ func TestMemoryPlausible(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&m1)
 	mem := n.Memory()
-	heap := int64(m1.HeapAlloc) - int64(m0.HeapAlloc)
+	// Less what hugepage.Make allocated around its arrays and never writes.
+	heap := int64(m1.HeapAlloc) - int64(m0.HeapAlloc) - (hugepage.Unused() - u0)
 	t.Logf("report %+v, heap %d", mem, heap)
 	parts := []int64{mem.Ports, mem.Queues, mem.Controllers, mem.Links, mem.Routing, mem.Workload, mem.Engine, mem.Stats}
 	var sum int64
@@ -63,4 +68,64 @@ func TestMemoryPlausible(t *testing.T) {
 		t.Errorf("controllers %d bytes (%d in slots) for %d used ports of %d", mem.Controllers, slots, used, len(n.ports))
 	}
 	runtime.KeepAlive(n)
+}
+
+// TestSlotSlabs: on a network of at least slabFirst chunks' worth of
+// ports, slot chunks come from slabs that grow up to slabMax chunks and
+// never beyond what the ports without a slot need, so that a slot for
+// every port leaves no chunk allocated and unused; the chunks never
+// overlap. A small network allocates chunk by chunk.
+func TestSlotSlabs(t *testing.T) {
+	p := table6(eee.DeepSleep, 0)
+	perfBoundCorrect(&p)
+	big, err := topo.Build(topo.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := build(t, big, p)
+	if len(n.ports) < slabFirst*slotChunk {
+		t.Fatalf("%d ports: the test needs a network of slabs", len(n.ports))
+	}
+	for i := range n.ports {
+		n.ctlFor(int32(i))
+	}
+	if want := (len(n.ports) + slotChunk - 1) / slotChunk; len(n.slots) != want {
+		t.Errorf("%d chunks for %d ports, want %d", len(n.slots), len(n.ports), want)
+	}
+	if len(n.slab) != 0 {
+		t.Errorf("%d slots allocated beyond the last chunk", len(n.slab))
+	}
+	if n.slabNext > slabMax {
+		t.Errorf("last slab %d chunks, over slabMax %d", n.slabNext, slabMax)
+	}
+	size := unsafe.Sizeof([slotChunk]ctlSlot{})
+	starts := make([]uintptr, len(n.slots))
+	for i, c := range n.slots {
+		starts[i] = uintptr(unsafe.Pointer(c))
+	}
+	slices.Sort(starts)
+	for i := 1; i < len(starts); i++ {
+		if starts[i]-starts[i-1] < size {
+			t.Fatalf("chunks at %#x and %#x overlap", starts[i-1], starts[i])
+		}
+	}
+	seen := map[*controller.Port]bool{}
+	for i := range n.ports {
+		c := n.ctlFor(int32(i))
+		if seen[c] {
+			t.Fatalf("port %d shares its controller", i)
+		}
+		seen[c] = true
+	}
+
+	small := build(t, smallMegafly(t), p)
+	if len(small.ports) >= slabFirst*slotChunk {
+		t.Fatalf("%d ports: want a network below the slabs' size", len(small.ports))
+	}
+	for i := range small.ports {
+		small.ctlFor(int32(i))
+	}
+	if small.slab != nil || small.slabNext != 0 {
+		t.Errorf("a small network took a slab of %d chunks", small.slabNext)
+	}
 }

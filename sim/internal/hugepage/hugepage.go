@@ -1,6 +1,9 @@
 package hugepage
 
-import "unsafe"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // Size is the huge page size the arrays are laid out for (x86-64's and
 // arm64's transparent huge page with 4 KiB base pages).
@@ -26,6 +29,7 @@ func Make[T any](n int) []T {
 		return make([]T, n)
 	}
 	raw := make([]T, n+(Size+size-1)/size)
+	unused.Add(int64((len(raw) - n) * size))
 	base := unsafe.Pointer(unsafe.SliceData(raw))
 	lo := alignUp(uintptr(base)) - uintptr(base)
 	first := (int(lo) + size - 1) / size
@@ -35,6 +39,16 @@ func Make[T any](n int) []T {
 	}
 	return raw[first : first+n : first+n]
 }
+
+// unused is the bytes Make has allocated around its slices.
+var unused atomic.Int64
+
+// Unused returns the bytes Make has allocated around the slices it
+// returned, since the program started: the garbage collector counts them
+// as heap (runtime.MemStats.HeapAlloc) while they are reachable, but they
+// are never written, so never resident. A measurement of the heap a model
+// takes subtracts them.
+func Unused() int64 { return unused.Load() }
 
 func alignUp(p uintptr) uintptr   { return (p + Size - 1) &^ (Size - 1) }
 func alignDown(p uintptr) uintptr { return p &^ (Size - 1) }

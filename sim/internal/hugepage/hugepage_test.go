@@ -100,3 +100,18 @@ func vmFlags(t *testing.T, addr uintptr) string {
 	t.Fatalf("no mapping in /proc/self/smaps holds %#x", addr)
 	return ""
 }
+
+// Unused grows by what a large Make allocates around its slice (at most
+// one huge page and one element), and not at all for a small one.
+func TestUnused(t *testing.T) {
+	u := Unused()
+	Make[line](16)
+	if d := Unused() - u; d != 0 {
+		t.Errorf("a small slice: Unused grew by %d", d)
+	}
+	u = Unused()
+	Make[[960]byte](4096)
+	if d := Unused() - u; d < Size || d > Size+960 {
+		t.Errorf("a large slice: Unused grew by %d, want %d to %d", d, Size, Size+960)
+	}
+}
