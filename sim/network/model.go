@@ -116,9 +116,10 @@ var _ = [1]struct{}{}[unsafe.Sizeof(port{})-128]
 // ctlSlot is a port's controller and its PerfBoundCorrect predictor in one
 // place, each starting on a cache line, so that the decision's lines are
 // neighbours. Slots are numbered in the order ports are first used and
-// stored in chunks of slotChunk slots, allocated as they fill: memory goes
-// only to ports that send (on a large network at low load most never do),
-// and Prefetch finds a port's slot from one int32 (portHints.slot).
+// stored in chunks of slotChunk slots, allocated as they fill (from slabs
+// on huge pages on a large network: newSlotChunk): memory goes only to
+// ports that send (on a large network at low load most never do), and
+// Prefetch finds a port's slot from one int32 (portHints.slot).
 type ctlSlot struct {
 	ctl controller.Port
 	_   [(64 - unsafe.Sizeof(controller.Port{})%64) % 64]byte
