@@ -696,10 +696,10 @@ func (n *Network) makeCtl(i int32) (*controller.Port, *predictor.PerfBound) {
 // chunks (16 chunks of 120 KiB are just under one huge page), each next
 // one twice as many, up to slabMax chunks (120 MiB), and never more than
 // the ports without a slot need. In slabs the slots can be on huge pages
-// (hugepage.Make), which chunk by chunk they could not; slabs that grow
-// keep what a lightly loaded network allocates and does not use small,
-// and large slabs keep hugepage.Make's up to 2 MiB per slab of address
-// space few (which the garbage collector counts as heap).
+// (hugepage.Make), which chunk by chunk they could not. Slabs that grow
+// keep small what a lightly loaded network allocates and never uses;
+// large ones keep few the fronts of up to 2 MiB that hugepage.Make adds
+// to each (address space, which the garbage collector counts as heap).
 const (
 	slabFirst = 16
 	slabMax   = 1024

@@ -9,9 +9,9 @@ import (
 // arm64's transparent huge page with 4 KiB base pages).
 const Size = 2 << 20
 
-// MinBytes is the smallest array worth a huge page: below it, rounding
-// the array's memory up to a whole huge page would cost more memory than
-// the TLB misses it saves cost time.
+// MinBytes is the smallest array Make puts on huge pages: a smaller one
+// spans few base pages, whose TLB misses cost little, and would take
+// a whole huge page of memory where it uses half or less.
 const MinBytes = 1 << 20
 
 // Make returns a slice of n zero Ts like make([]T, n), whose memory the
