@@ -253,3 +253,28 @@ func TestKeyLimits(t *testing.T) {
 	panics("owner after scheduling", func() { e.SetOwner(3, 1, false) })
 	panics("owner Outside", func() { New(NewHeap(0), nil).SetOwner(3, Outside, false) })
 }
+
+// SetOwner sizes the per-object counts to the highest owner base exactly
+// (a model's objects come first and the owners' bases just past them),
+// even one past the last (doubling there left a million-node model's
+// counts at twice their size), and an owner below it allocates nothing.
+func TestSetOwnerSizesCountsExactly(t *testing.T) {
+	e := New(NewHeap(0), nil)
+	e.SetOwner(2, 1000, false)
+	if len(e.last) != 1001 {
+		t.Fatalf("after an owner at 1000: %d counts, want 1001", len(e.last))
+	}
+	e.SetOwner(3, 999, false)
+	if len(e.last) != 1001 {
+		t.Errorf("after an owner at 999: %d counts, want 1001", len(e.last))
+	}
+	e.SetOwner(4, 1001, false) // one past: not twice the size
+	if len(e.last) != 1002 {
+		t.Errorf("after an owner at 1001: %d counts, want 1002", len(e.last))
+	}
+	for i, k := range e.last {
+		if k != Key(uint32(i), 0) {
+			t.Fatalf("count %d starts at %#x, want %#x", i, k, Key(uint32(i), 0))
+		}
+	}
+}

@@ -602,6 +602,7 @@ func (n *Network) startEngine(total int) error {
 	if tc > engine.MaxSource {
 		return fmt.Errorf("topology: %d ports, more than the engine's %d event sources", total, engine.MaxSource-2)
 	}
+	n.eng.SetOwner(evTCEP, tc, false) // first, the highest: the engine sizes its counts once
 	for _, k := range []uint8{evWDeliver, evWTimer} {
 		n.eng.SetOwner(k, wl, false)
 	}
@@ -613,7 +614,6 @@ func (n *Network) startEngine(total int) error {
 	// so its events keep their order among themselves and the network's
 	// theirs.
 	n.eng.SetLate(evWDeliver, evWTimer)
-	n.eng.SetOwner(evTCEP, tc, false)
 	return nil
 }
 

@@ -197,6 +197,9 @@ func newSynthetic(s Spec) (*synthetic, error) {
 			y.hot = append(y.hot, int32(i*s.Ranks/p.Hotspots))
 		}
 	}
+	// One arrival per rank: grown by appends, the queue left several times
+	// its size in garbage on a million-rank run (docs/simulator.md "Memory").
+	y.q = make(arrivals, 0, s.Ranks)
 	for r := 0; r < s.Ranks; r++ {
 		start := int64(0)
 		if y.onEnd != nil {
