@@ -81,9 +81,8 @@ if [ -n "${ALTERNATE:-}" ]; then
 		printf "  this tree / %s: best %.3f×, median %.3f×, mean %.3f×\n", rev, nb / ob, nm / om, na / oa
 	}'
 	# The rounds' ratios: median and quartiles (the middle half of them).
-	sort -n "$tmp/ratios" | awk -v rev="$rev" '{a[NR] = $1}
-	function q(p,  i) { i = 1 + p * (NR - 1); return a[int(i)] + (i - int(i)) * (a[int(i) + 1] - a[int(i)]) }
-	END { printf "  the rounds'"'"' ratios (this tree / %s): median %.3f×, quartiles %.3f–%.3f×\n", rev, q(0.5), q(0.25), q(0.75) }'
+	read -r q1 med q3 < <(sort -n "$tmp/ratios" | awk -v quartiles=1 -f scripts/median.awk)
+	printf "  the rounds' ratios (this tree / %s): median %.3f×, quartiles %.3f–%.3f×\n" "$rev" "$med" "$q1" "$q3"
 	exit 0
 fi
 echo "bench-vs: $bench, this tree against $rev ($(git rev-parse --short "$rev")), $rounds rounds, $([ -n "$together" ] && echo 'both at once on cores 0 and 1, swapped each round' || echo 'alternately')"
