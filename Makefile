@@ -21,7 +21,7 @@ DEB_DATE       ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 DEB_OUT        := out/deb
 DEB_STAGE      := $(DEB_OUT)/stage
 
-.PHONY: help build static-check test unit lint bench bench-htsim demo demo-predict generate install clean fuzz systemd-verify reproduce-fig1 reproduce-sweeps
+.PHONY: help build static-check test unit lint bench bench-htsim pgo demo demo-predict generate install clean fuzz systemd-verify reproduce-fig1 reproduce-sweeps
 .PHONY: uninstall deb deb-check
 .PHONY: promtool-check slurm-check simgrid-check figures
 
@@ -69,6 +69,9 @@ bench-vs: ## a benchmark's events/s against an older commit, both at once on two
 bench-htsim: ## lpictl against htsim on the same permutation, alternately, one core (HTSIM=DIR: htsim's binaries or source; skips without)
 	@if [ -n '$(HTSIM)' ]; then $(MAKE) --no-print-directory build; fi
 	@HTSIM='$(HTSIM)' ./scripts/bench-htsim.sh
+
+pgo: ## profile lpictl on shipped scenarios into cmd/lpictl/default.pgo, the profile every build is optimised with (about a minute)
+	GO='$(GO)' ./scripts/pgo.sh
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 20s)
 	@./scripts/fuzz-all.sh $(or $(FUZZTIME),20s)

@@ -33,8 +33,15 @@ tmp=$(mktemp -d)
 trap 'git worktree remove --force "$tmp/old" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
 
 git worktree add --detach -q "$tmp/old" "$rev"
-(cd "$tmp/old" && "$go" test -c -o "$tmp/old.test" "$pkg")
-"$go" test -c -o "$tmp/new.test" "$pkg"
+# Each tree's test binary is built as that tree builds lpictl: with its
+# profile (cmd/lpictl/default.pgo, make pgo) if it has one.
+testc() {
+	local pgo=()
+	[ -f cmd/lpictl/default.pgo ] && pgo=(-pgo="$PWD/cmd/lpictl/default.pgo")
+	"$go" test "${pgo[@]}" -c -o "$1" "$pkg"
+}
+(cd "$tmp/old" && testc "$tmp/old.test")
+testc "$tmp/new.test"
 
 # events BIN CPU OUT: one run of the benchmark (pinned to CPU if set).
 events() {

@@ -15,7 +15,11 @@ shift
 go=${GO:-go}
 mkdir -p out
 log=out/bench.txt
-"$go" test -run '^$' -bench . -benchmem -benchtime "$benchtime" "$@" | tee "$log"
+# The test binaries get the profile lpictl is built with (make pgo), so
+# that the figures are those of the simulator users run.
+pgo=()
+[ -f cmd/lpictl/default.pgo ] && pgo=(-pgo="$PWD/cmd/lpictl/default.pgo")
+"$go" test "${pgo[@]}" -run '^$' -bench . -benchmem -benchtime "$benchtime" "$@" | tee "$log"
 
 # A benchmark line: name, iterations, then value–unit pairs.
 awk -v benchtime="$benchtime" '

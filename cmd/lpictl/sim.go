@@ -1,8 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"runtime/pprof"
 
+	"github.com/google/renameio/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/lpictl/lpictl/configs"
@@ -31,6 +35,7 @@ type simOptions struct {
 	out           string
 	fixed         string
 	threads       int
+	cpuProfile    string
 }
 
 // allSets is --set with --threads as a scenario override (engine.threads),
@@ -51,7 +56,8 @@ func newSimRunCommand() *cobra.Command {
 table, or with --json one JSON object. The network replays the scenario's workload (synthetic
 traffic, an application model, a VEF trace or several jobs: docs/workloads.md). -o DIR also
 writes summary.json (deterministic: the same scenario and seed give the same bytes), perf.json
-(wall time, events/s, peak RSS, threads), ports.csv, idle_hist.csv and idle_log.csv. A progress
+(wall time, events/s, peak RSS, threads), ports.csv, idle_hist.csv and idle_log.csv; --cpuprofile
+FILE writes the run's CPU profile (pprof; make pgo builds lpictl's from such runs). A progress
 line goes to stderr when it is a terminal. A bad trace record exits 2 naming FILE:LINE.
 --threads N runs the network on N goroutines with the same results (docs/simulator.md
 "Parallel runs"); a scenario that cannot says why on stderr and runs on one.
@@ -71,9 +77,16 @@ paused) writes and prints the same way, with "deadlock" naming the paused links,
 			if err != nil {
 				return err
 			}
+			stopProfile, err := startCPUProfile(o.cpuProfile)
+			if err != nil {
+				return err
+			}
 			prog := scenario.NewProgress(cmd.ErrOrStderr(), scenario.IsTerminal(cmd.ErrOrStderr()), s)
 			out, err := scenario.Run(cmd.Context(), s, prog.Update)
 			prog.Done()
+			if perr := stopProfile(); perr != nil && err == nil {
+				return perr
+			}
 			if err != nil && (out == nil || !out.Report.Incomplete) {
 				return err
 			}
@@ -103,7 +116,39 @@ paused) writes and prints the same way, with "deadlock" naming the paused links,
 	f.BoolVar(&o.deterministic, "deterministic", false, "with --json, leave out wall_s, events_per_s and peak_rss_bytes")
 	f.StringVarP(&o.out, "output", "o", "", "write summary.json, perf.json, ports.csv, idle_hist.csv and idle_log.csv to this directory")
 	f.IntVar(&o.threads, "threads", 0, "run the network on N goroutines (engine.threads): the same results, faster on N cores")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write the run's CPU profile (pprof format) to this file")
 	return cmd
+}
+
+// startCPUProfile starts writing the process's CPU profile to path (none
+// if empty) and returns the function that stops it and puts the file in
+// place: the profile is written beside it and renamed at the end, so an
+// existing file is never left half-written.
+func startCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := renameio.NewPendingFile(path, renameio.WithPermissions(0o644))
+	if err != nil {
+		// Name the user's file, not the temporary one beside it.
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, configs.BadInput(fmt.Errorf("--cpuprofile %s: %w", path, err))
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Cleanup()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.CloseAtomicallyReplace(); err != nil {
+			f.Cleanup()
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		return nil
+	}, nil
 }
 
 func newSimCompareCommand() *cobra.Command {
