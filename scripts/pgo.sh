@@ -4,8 +4,8 @@
 # build uses the default.pgo of the main package's directory, so make build,
 # make deb and a plain go build all get it. The profile comes from lpictl
 # itself, built without one, running shipped scenarios that together cover
-# what users run: synthetic traffic on the Megafly-4160 (one and two
-# threads), LAMMPS replayed on it, the fat trees (ECMP, htsim's job) and the
+# what users run: synthetic traffic on the Megafly-4160 and LAMMPS replayed
+# on it (each on one and two threads), the fat trees (ECMP, htsim's job) and the
 # torus. Run it again after a large change to the simulator's hot code: a
 # stale profile still builds and computes the same results, it only
 # optimises less.
@@ -29,6 +29,7 @@ profile() {
 profile -c configs/sim/megafly-4160.yaml --set workload.duration=100us
 profile -c configs/sim/megafly-4160.yaml --set workload.duration=50us --threads 2
 profile -c configs/sim/apps/lammps.yaml --set workload.steps="$steps"
+profile -c configs/sim/apps/lammps.yaml --set workload.steps="$steps" --threads 2
 profile -c configs/sim/fattree-ecmp-htsim.yaml
 profile -c configs/sim/fattree-1024.yaml --set workload.duration=20us
 profile -c configs/sim/torus-4000.yaml --set workload.duration=20us
