@@ -34,7 +34,9 @@ profile -c configs/sim/fattree-ecmp-htsim.yaml
 profile -c configs/sim/fattree-1024.yaml --set workload.duration=20us
 profile -c configs/sim/torus-4000.yaml --set workload.duration=20us
 
-# Merged (samples add up), then put in place whole.
-"$go" tool pprof -proto "$tmp"/*.pprof >"$tmp/merged.pgo" 2>/dev/null
-mv "$tmp/merged.pgo" cmd/lpictl/default.pgo
+# Merged (samples add up) beside the profile, then renamed over it: never
+# half-written.
+trap 'rm -rf "$tmp" cmd/lpictl/.default.pgo.new' EXIT
+"$go" tool pprof -proto "$tmp"/*.pprof >cmd/lpictl/.default.pgo.new
+mv cmd/lpictl/.default.pgo.new cmd/lpictl/default.pgo
 echo "pgo: wrote cmd/lpictl/default.pgo ($(wc -c <cmd/lpictl/default.pgo) bytes, $n runs)" >&2
