@@ -13,6 +13,14 @@ import (
 	"github.com/lpictl/lpictl/sim/topo"
 )
 
+// deepSleepPBC is Table 6 in deep sleep with PerfBoundCorrect on every
+// port: the acceptance benchmarks' and the memory tests' parameters.
+func deepSleepPBC() Params {
+	p := table6(eee.DeepSleep, 0)
+	perfBoundCorrect(&p)
+	return p
+}
+
 func perfBoundCorrect(p *Params) {
 	p.Predictor = predictor.Config{Kind: predictor.KindPerfBoundCorrect, WakeTime: predictor.Duration(4480 * time.Nanosecond)}
 }
@@ -41,8 +49,7 @@ func BenchmarkMegafly4160(b *testing.B) {
 		{"heap-e2e", engine.QueueHeap, 20 * time.Microsecond, true, 0},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			p := table6(eee.DeepSleep, 0)
-			perfBoundCorrect(&p)
+			p := deepSleepPBC()
 			p.Queue = c.q
 			if c.e2e {
 				p.EndToEnd.Bound = 0.01
@@ -70,8 +77,7 @@ func BenchmarkFatTree1024(b *testing.B) {
 		{"heap-2threads", engine.QueueHeap, RoutingMinimal},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			p := table6(eee.DeepSleep, 0)
-			perfBoundCorrect(&p)
+			p := deepSleepPBC()
 			p.RateBps, p.MTU = 100e9, 9000
 			p.Queue = c.q
 			p.Routing = c.r
@@ -183,8 +189,7 @@ func BenchmarkIdlePortMemory(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			p := table6(eee.DeepSleep, 0)
-			perfBoundCorrect(&p)
+			p := deepSleepPBC()
 			var perPort, perCtl float64
 			var ports int
 			for b.Loop() {
@@ -235,8 +240,7 @@ func BenchmarkFBFly512TCEP(b *testing.B) {
 			name = "tcep"
 		}
 		b.Run(name, func(b *testing.B) {
-			p := table6(eee.DeepSleep, 0)
-			perfBoundCorrect(&p)
+			p := deepSleepPBC()
 			p.TCEP = TCEP{Enabled: on, Config: tcep.DefaultConfig()}
 			benchReplay(b, topo.Config{Kind: topo.KindFBFly}, p, synthetic("uniform", 9600, 0.3, 20*time.Microsecond))
 		})

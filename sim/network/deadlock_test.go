@@ -121,8 +121,7 @@ func TestParallelFallsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(threads, after int) (string, *Network) {
-		p := table6(eee.DeepSleep, 0)
-		perfBoundCorrect(&p)
+		p := deepSleepPBC()
 		// Sleeps from the start: a short first t_PDT, a bound whose
 		// budget affords wake-ups within the run.
 		initial := predictor.Duration(time.Microsecond)

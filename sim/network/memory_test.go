@@ -8,7 +8,6 @@ import (
 	"unsafe"
 
 	"github.com/lpictl/lpictl/controller"
-	"github.com/lpictl/lpictl/sim/eee"
 	"github.com/lpictl/lpictl/sim/internal/hugepage"
 	"github.com/lpictl/lpictl/sim/topo"
 )
@@ -21,8 +20,7 @@ func TestMemoryPlausible(t *testing.T) {
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
 	u0 := hugepage.Unused()
-	p := table6(eee.DeepSleep, 0)
-	perfBoundCorrect(&p)
+	p := deepSleepPBC()
 	tp, err := topo.Build(topo.Default())
 	if err != nil {
 		t.Fatal(err)
@@ -76,8 +74,7 @@ func TestMemoryPlausible(t *testing.T) {
 // every port leaves no chunk allocated and unused; the chunks never
 // overlap. A small network allocates chunk by chunk.
 func TestSlotSlabs(t *testing.T) {
-	p := table6(eee.DeepSleep, 0)
-	perfBoundCorrect(&p)
+	p := deepSleepPBC()
 	big, err := topo.Build(topo.Default())
 	if err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lpictl/lpictl/sim/eee"
 	"github.com/lpictl/lpictl/sim/topo"
 )
 
@@ -212,8 +211,7 @@ func BenchmarkMegafly272POWAR(b *testing.B) {
 			name = "powar-nonminimal"
 		}
 		b.Run(name, func(b *testing.B) {
-			p := table6(eee.DeepSleep, 0)
-			perfBoundCorrect(&p)
+			p := deepSleepPBC()
 			p.Routing = RoutingPOWAR
 			p.POWAR = DefaultPOWAR()
 			p.POWAR.NonMinimal = on

@@ -349,8 +349,7 @@ func BenchmarkTorus256(b *testing.B) {
 		dateline bool
 	}{{"minimal", RoutingMinimal, false}, {"powar", RoutingPOWAR, false}, {"minimal-dateline", RoutingMinimal, true}, {"powar-dateline", RoutingPOWAR, true}} {
 		b.Run(c.name, func(b *testing.B) {
-			p := table6(eee.DeepSleep, 0)
-			perfBoundCorrect(&p)
+			p := deepSleepPBC()
 			p.Routing = c.r
 			p.POWAR = DefaultPOWAR()
 			benchReplay(b, topo.Config{Kind: topo.KindTorus3D, Dims: []int{4, 4, 4}, Trunk: 4, Dateline: c.dateline}, p, synthetic("uniform", 9600, 0.05, 20*time.Microsecond))

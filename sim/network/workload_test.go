@@ -390,8 +390,7 @@ func TestWorkloadErrors(t *testing.T) {
 func TestWorkloadDeterminism(t *testing.T) {
 	cfg := workload.Config{Kind: apps.KindStencil, Steps: 4, StepTime: predictor.Duration(5 * time.Microsecond), Imbalance: 0.2, Mapping: workload.MappingRandom}
 	res := func(seed uint64, q engine.QueueKind) Result {
-		p := table6(eee.DeepSleep, 0)
-		perfBoundCorrect(&p)
+		p := deepSleepPBC()
 		p.Queue = q
 		n := build(t, smallMegafly(t), p)
 		attachConfig(t, n, cfg, seed)
