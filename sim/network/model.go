@@ -585,11 +585,20 @@ func (n *Network) startEngine(total int) error {
 	// after the crossing of a PFC threshold; one NIC latency after a
 	// message is sent (its entry into the NIC queue). Workload timers
 	// come in time order; a head's request when its last bit is in is on
-	// its own.
-	for _, kinds := range [][]uint8{
+	// its own; so are POWAR's retries, one retry period after a failed
+	// decision, and only with POWAR: a lane no event joins still costs
+	// every run event a match of the engine's loser tree once the lanes
+	// are more than eight (docs/simulator.md "Performance"). Arrivals from
+	// another partition have a lane in the partitions' engines only
+	// (runParallel).
+	lanes := [][]uint8{
 		{evArrive}, {evTxEnd, evArb, evWDeliver}, {evArbNext, evOarb, evOutqLate},
-		{evOutq}, {evPFC}, {evWSend}, {evWTimer}, {evArbReady}, {evPOWARRetry}, {evArriveFrom},
-	} {
+		{evOutq}, {evPFC}, {evWSend}, {evWTimer}, {evArbReady},
+	}
+	if p.Routing == RoutingPOWAR {
+		lanes = append(lanes, []uint8{evPOWARRetry})
+	}
+	for _, kinds := range lanes {
 		n.eng.UseLane(kinds...)
 	}
 	// The objects that run the events, which order the events of the same

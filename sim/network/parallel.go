@@ -240,6 +240,7 @@ func (n *Network) runParallel(ctx context.Context, threads int, chunk uint64, pr
 	for i := range parts {
 		parts[i] = n.partCopy(p.Part(i))
 		p.Part(i).SetHandler(parts[i])
+		p.Part(i).UseLane(evArriveFrom) // the imported arrivals' (importPackets)
 	}
 	// The ports whose controller slots are n's own (≥ 0), should the run
 	// go on on one thread (mergeSlots); nil: none.
