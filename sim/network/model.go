@@ -588,7 +588,7 @@ func (n *Network) startEngine(total int) error {
 	// its own; so are POWAR's retries, one retry period after a failed
 	// decision, and only with POWAR: a lane no event joins still costs
 	// every run event a match of the engine's loser tree once the lanes
-	// are more than eight (docs/simulator.md "Performance"). Arrivals from
+	// are more than eight (docs/simulator.md "Engine"). Arrivals from
 	// another partition have a lane in the partitions' engines only
 	// (runParallel).
 	lanes := [][]uint8{
