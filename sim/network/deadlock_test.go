@@ -120,44 +120,86 @@ func TestParallelFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(threads, after int) (string, *Network) {
-		p := deepSleepPBC()
-		// Sleeps from the start: a short first t_PDT, a bound whose
-		// budget affords wake-ups within the run.
-		initial := predictor.Duration(time.Microsecond)
-		p.Predictor.InitialPDT, p.Predictor.Bound = &initial, 0.5
-		p.Threads, p.fallbackAfter = threads, after
-		n := build(t, tp, p)
-		attachConfig(t, n, synthetic("uniform", 9600, 0.05, 100*time.Microsecond), 1)
-		if err := n.Run(t.Context(), 0, nil); err != nil {
-			t.Fatal(err)
-		}
-		var b strings.Builder
-		res, err := json.Marshal(n.Result())
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(&b, "%s\n", res)
-		n.Ports(func(r *PortRow) { fmt.Fprintf(&b, "%+v\n", *r) })
-		fmt.Fprintf(&b, "%+v\n", n.IdleHistogram(64))
-		return b.String(), n
-	}
-	want, seq := run(1, 0)
+	want, seq := fallBackRun(t, tp, 0.05, 1, 0)
 	if r := seq.Result(); r.Wakeups == 0 || r.Misses == 0 {
 		t.Fatalf("%d wake-ups, %d misses: the run does not exercise the controllers\n%s", r.Wakeups, r.Misses, want)
 	}
 	for _, after := range []int{64, 640, 1920} {
-		got, n := run(2, after)
-		if !n.fellBack || n.Perf().Sequential == "" {
-			t.Fatalf("after %d windows: did not fall back (perf %+v)", after, n.Perf())
+		got, n := fallBackRun(t, tp, 0.05, 2, after)
+		checkFellBack(t, n, after, got, want)
+	}
+}
+
+// TestParallelFallsBackSlabs: on a network whose controller slots come in
+// slabs (at least slabFirst chunks' worth of ports), a run that falls back
+// early and then gives nearly every port a slot goes on to the end with
+// one thread's results. The partitions' chunks it takes over keep unused
+// slots, so their count overstates the slots in use (newSlotChunk): the
+// last slab was sized short and the next one came out empty, a panic
+// (`sim run` of the Megafly-4160 with --threads 2 on a busy machine).
+func TestParallelFallsBackSlabs(t *testing.T) {
+	tp, err := topo.Build(topo.Config{Kind: topo.KindMegafly, Radix: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, seq := fallBackRun(t, tp, 0.3, 1, 0)
+	if len(seq.ports) < slabFirst*slotChunk {
+		t.Fatalf("%d ports: slots would not come in slabs", len(seq.ports))
+	}
+	used := 0
+	for i := range seq.ports {
+		if seq.ports[i].ctl != nil {
+			used++
 		}
-		if got != want {
-			g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-			for i := range min(len(g), len(w)) {
-				if g[i] != w[i] {
-					t.Errorf("after %d windows (%v simulated): results differ from one thread's, line %d:\n%s\nwant\n%s", after, time.Duration(n.fellBackAt/1000), i, g[i], w[i])
-					break
-				}
+	}
+	if used < len(seq.ports)*9/10 {
+		t.Fatalf("%d of %d ports have a controller: too few to fill the slabs", used, len(seq.ports))
+	}
+	got, n := fallBackRun(t, tp, 0.3, 2, 64)
+	checkFellBack(t, n, 64, got, want)
+}
+
+// fallBackRun runs PerfBoundCorrect, sleeping from the start, under
+// uniform traffic at load for 100 µs on threads goroutines, going on on
+// one thread after after windows (0: never), and returns its reports,
+// ports and idle periods as text.
+func fallBackRun(t *testing.T, tp topo.Topology, load float64, threads, after int) (string, *Network) {
+	t.Helper()
+	p := deepSleepPBC()
+	// Sleeps from the start: a short first t_PDT, a bound whose
+	// budget affords wake-ups within the run.
+	initial := predictor.Duration(time.Microsecond)
+	p.Predictor.InitialPDT, p.Predictor.Bound = &initial, 0.5
+	p.Threads, p.fallbackAfter = threads, after
+	n := build(t, tp, p)
+	attachConfig(t, n, synthetic("uniform", 9600, load, 100*time.Microsecond), 1)
+	if err := n.Run(t.Context(), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	res, err := json.Marshal(n.Result())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&b, "%s\n", res)
+	n.Ports(func(r *PortRow) { fmt.Fprintf(&b, "%+v\n", *r) })
+	fmt.Fprintf(&b, "%+v\n", n.IdleHistogram(64))
+	return b.String(), n
+}
+
+// checkFellBack fails unless n went on on one thread and its results are
+// one thread's.
+func checkFellBack(t *testing.T, n *Network, after int, got, want string) {
+	t.Helper()
+	if !n.fellBack || n.Perf().Sequential == "" {
+		t.Fatalf("after %d windows: did not fall back (perf %+v)", after, n.Perf())
+	}
+	if got != want {
+		g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+		for i := range min(len(g), len(w)) {
+			if g[i] != w[i] {
+				t.Errorf("after %d windows (%v simulated): results differ from one thread's, line %d:\n%s\nwant\n%s", after, time.Duration(n.fellBackAt/1000), i, g[i], w[i])
+				break
 			}
 		}
 	}

@@ -722,7 +722,12 @@ func (n *Network) newSlotChunk() *[slotChunk]ctlSlot {
 	}
 	if len(n.slab) == 0 {
 		n.slabNext = min(max(2*n.slabNext, slabFirst), slabMax)
-		need := (len(n.ports) - int(n.nSlots) + slotChunk - 1) / slotChunk
+		// At least one chunk: the port asking has no slot, even when
+		// nSlots says every port has one. After a parallel run went on
+		// on one thread it overcounts: the partitions' last chunks keep
+		// unused slots (mergeSlots), and a controller a partition built
+		// ahead and no port used is built again (ctlFor).
+		need := max(1, (len(n.ports)-int(n.nSlots)+slotChunk-1)/slotChunk)
 		n.slab = hugepage.Make[ctlSlot](min(n.slabNext, need) * slotChunk)
 	}
 	c := (*[slotChunk]ctlSlot)(n.slab)
