@@ -46,7 +46,7 @@ unit:
 	$(GO) test -race -count=1 -short -run '$(RACE_TESTS)' ./sim/engine/ ./sim/network/ ./sim/scenario/
 
 # The parallel engine's tests under the race detector (docs/simulator.md "Parallel runs").
-RACE_TESTS := TestParallelMatchesSequential|TestParallelCrossingChecked|TestParallelRandomNetworks|TestParallelBlockers|TestDeadlockReportedParallel|TestParallelInterrupted
+RACE_TESTS := TestParallelMatchesSequential|TestParallelCrossingChecked|TestParallelRandomNetworks|TestParallelBlockers|TestDeadlockReportedParallel|TestParallelInterrupted|TestParallelFallsBack
 
 lint: ## gofmt check, go mod tidy check, go vet, staticcheck (pinned)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

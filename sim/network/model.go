@@ -282,10 +282,11 @@ type Network struct {
 	ext     external        // external control of chosen ports (external.go)
 	injects []injected
 	parts   []*Network // the partitions of a parallel run, after it (parallel.go)
-	// prebuilt holds, during a parallel run, the controllers made before
-	// it for the ports whose link's other end is in another partition
-	// (parallel.go); ctlFor puts one in its port at first use.
-	prebuilt []prebuiltCtl
+	// partition: n is a parallel run's partition (partCopy). A port then
+	// builds its controller when its first idle period starts (txEnd),
+	// in its own partition, rather than when first asked: the link's
+	// other end, perhaps in another partition, may ask first.
+	partition bool
 
 	psPerByte, xbarPsPerByte float64
 	handshake                int64
@@ -658,13 +659,6 @@ func toDur(ps int64) time.Duration { return time.Duration(ps / 1000) }
 func (n *Network) ctlFor(i int32) *controller.Port {
 	pt := &n.ports[i]
 	if pt.ctl == nil {
-		if n.prebuilt != nil && n.prebuilt[i].ctl != nil {
-			// Built before a parallel run (parallel.go), in use from now:
-			// the same moment as in a sequential run.
-			pt.ctl, pt.pb = n.prebuilt[i].ctl, n.prebuilt[i].pb
-			pt.floor = pt.ctl.SleepFloor()
-			return pt.ctl
-		}
 		n.buildCtl(i)
 	}
 	return pt.ctl
@@ -1004,20 +998,13 @@ func (n *Network) prefetchIdle(i int32, h *portHint) {
 		}
 		return
 	}
-	var c prebuiltCtl
-	if n.prebuilt != nil && n.prebuilt[i].ctl != nil {
-		// The other end's partition may put it in the port now: read it
-		// here, where it does not change.
-		c = n.prebuilt[i]
-	} else {
-		c.ctl, c.pb = n.ports[i].ctl, n.ports[i].pb
-	}
-	if c.ctl == nil {
+	pt := &n.ports[i]
+	if pt.ctl == nil {
 		return
 	}
-	cache.PrefetchLines(uintptr(unsafe.Pointer(c.ctl)), int(unsafe.Sizeof(controller.Port{})+63)/64)
-	if c.pb != nil {
-		cache.PrefetchLines(uintptr(unsafe.Pointer(c.pb)), int(unsafe.Sizeof(predictor.PerfBound{})+63)/64)
+	cache.PrefetchLines(uintptr(unsafe.Pointer(pt.ctl)), int(unsafe.Sizeof(controller.Port{})+63)/64)
+	if pt.pb != nil {
+		cache.PrefetchLines(uintptr(unsafe.Pointer(pt.pb)), int(unsafe.Sizeof(predictor.PerfBound{})+63)/64)
 	}
 }
 
@@ -1345,6 +1332,17 @@ func (n *Network) txEnd(i int32, now int64) {
 	} else if po.flags&extPDT != 0 {
 		po.pdt = n.extPDTFor(i)
 	} else {
+		if n.partition && po.ctl == nil {
+			// The other end may ask this controller to decide from now
+			// (decideAt): it is built here, on this port's partition's
+			// goroutine and in its slots (ctlFor, which Prefetch reads).
+			// Exact: a controller built before its first use is in the
+			// state it would be built in then, and the floor's copy the
+			// other end reads (peerFloor) bounds the sleep as initReady,
+			// the copy without it, does (docs/simulator.md "Parallel
+			// runs").
+			n.buildCtl(i)
+		}
 		po.undecided = true
 		n.hints.setUndecided(po.peer, true)
 	}

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lpictl/lpictl/controller"
-	"github.com/lpictl/lpictl/predictor"
 	"github.com/lpictl/lpictl/sim/eee"
 	"github.com/lpictl/lpictl/sim/engine"
 	"github.com/lpictl/lpictl/sim/topo"
@@ -172,20 +170,8 @@ func (n *Network) partCopy(e *engine.Engine) *Network {
 	}
 	c.created, c.delivered, c.msgsSent, c.msgsDone, c.lastDelivery, c.overflows, c.pauses = 0, 0, 0, 0, 0, 0, 0
 	c.parts = nil
+	c.partition = true
 	return &c
-}
-
-// prebuiltCtl is a controller made before a parallel run for a port whose
-// link's other end is in another partition, which may ask it for a
-// decision (linkOwner, decide): it is made in the port's own partition's
-// slots, and put in the port at its first use, as in a sequential run
-// (building it later than time 0 is exact: see ctlFor), so that what
-// reports the controllers in use counts the same ones. The other end
-// never makes it in its own slots, which the port's partition's Prefetch
-// would not find.
-type prebuiltCtl struct {
-	ctl *controller.Port
-	pb  *predictor.PerfBound
 }
 
 // crossing is the packets on their way from one partition to another:
@@ -251,18 +237,6 @@ func (n *Network) runParallel(ctx context.Context, threads int, chunk uint64, pr
 			ownSlots[i] = h.slot
 		}
 	}
-	if plan.Conflict != nil && n.p.EEE.Mode != eee.AlwaysOn {
-		n.prebuilt = make([]prebuiltCtl, len(n.ports))
-		for i := range n.ports {
-			if plan.Conflict[1+i] != 0 && n.ports[i].ctl == nil {
-				c := &n.prebuilt[i]
-				c.ctl, c.pb = parts[portPart[i]].makeCtl(int32(i))
-			}
-		}
-		for _, c := range parts {
-			c.prebuilt = n.prebuilt
-		}
-	}
 	// The replayer's events run on n, with the late events' engine.
 	n.eng = p.Late()
 	p.Late().SetHandler(n)
@@ -313,7 +287,6 @@ func (n *Network) runParallel(ctx context.Context, threads int, chunk uint64, pr
 	}
 	p.Run(engine.Forever)
 	n.eng = main
-	n.prebuilt = nil
 	n.parts = parts
 	n.mergeParts(portPart)
 	if n.fellBack {

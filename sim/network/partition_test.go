@@ -1,7 +1,9 @@
 package network
 
 import (
+	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/lpictl/lpictl/sim/eee"
 	"github.com/lpictl/lpictl/sim/topo"
@@ -86,5 +88,53 @@ func TestPartitionPorts(t *testing.T) {
 				t.Errorf("%s, %d parts: ports per partition %v, more than two groups' apart", c.name, parts, ports)
 			}
 		}
+	}
+}
+
+// TestParallelControllersInUse: a parallel run builds the controllers a
+// run on one thread builds, no more (a port builds its own as its first
+// idle period begins, txEnd), even where most ports never send: the
+// partitions' slots in use add up to one thread's, and the outputs are
+// one thread's.
+func TestParallelControllersInUse(t *testing.T) {
+	tp, err := topo.Build(topo.Config{Kind: topo.KindMegafly, Radix: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(threads int) (*Network, int32) {
+		p := deepSleepPBC()
+		p.Threads = threads
+		n := build(t, tp, p)
+		attachConfig(t, n, synthetic("uniform", 9600, 0.02, 2*time.Microsecond), 1)
+		if err := n.Run(t.Context(), 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		used := n.nSlots
+		for _, c := range n.parts {
+			used += c.nSlots
+		}
+		return n, used
+	}
+	seq, want := run(1)
+	par, got := run(2)
+	if len(par.parts) != 2 || par.fellBack {
+		t.Fatalf("%d partitions, fell back %v: not a parallel run", len(par.parts), par.fellBack)
+	}
+	if want == 0 || int(want) > len(seq.ports)/2 {
+		t.Fatalf("%d of %d ports have a controller: want some, most idle", want, len(seq.ports))
+	}
+	if got != want {
+		t.Errorf("two threads built %d controllers, one thread %d", got, want)
+	}
+	a, err := json.Marshal(seq.Result())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(par.Result())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a) != string(b) {
+		t.Errorf("results differ:\n%s\nwant\n%s", b, a)
 	}
 }
