@@ -719,8 +719,7 @@ func (n *Network) newSlotChunk() *[slotChunk]ctlSlot {
 		// At least one chunk: the port asking has no slot, even when
 		// nSlots says every port has one. After a parallel run went on
 		// on one thread it overcounts: the partitions' last chunks keep
-		// unused slots (mergeSlots), and a controller a partition built
-		// ahead and no port used is built again (ctlFor).
+		// unused slots (mergeSlots).
 		need := max(1, (len(n.ports)-int(n.nSlots)+slotChunk-1)/slotChunk)
 		n.slab = hugepage.Make[ctlSlot](min(n.slabNext, need) * slotChunk)
 	}
@@ -1335,7 +1334,7 @@ func (n *Network) txEnd(i int32, now int64) {
 		if n.partition && po.ctl == nil {
 			// The other end may ask this controller to decide from now
 			// (decideAt): it is built here, on this port's partition's
-			// goroutine and in its slots (ctlFor, which Prefetch reads).
+			// goroutine and in its slots, where Prefetch finds it.
 			// Exact: a controller built before its first use is in the
 			// state it would be built in then, and the floor's copy the
 			// other end reads (peerFloor) bounds the sleep as initReady,
