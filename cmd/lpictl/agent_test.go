@@ -223,32 +223,35 @@ func (p *proc) stop(sig syscall.Signal) int {
 // contain every fragment (e.g. `device="eth0"`), or -1.
 func (p *proc) scrape(name string, fragments ...string) float64 {
 	p.t.Helper()
+	body, err := p.metrics()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return sample(body, name, fragments...)
+}
+
+// metrics is the agent's exposition, read once.
+func (p *proc) metrics() (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.addr+"/metrics", nil)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		p.t.Fatal(err)
+		return "", err
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return sample(string(body), name, fragments...)
+	body, err := io.ReadAll(resp.Body)
+	return string(body), err
 }
 
 // state is what a test that timed out waiting on the agent reports: the
 // metrics of the devices, then the last lines of the agent's log.
 func (p *proc) state(devices ...string) string {
-	p.t.Helper()
 	var b strings.Builder
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.addr+"/metrics", nil)
-	if resp, err := http.DefaultClient.Do(req); err != nil {
+	if body, err := p.metrics(); err != nil {
 		fmt.Fprintf(&b, "metrics: %v\n", err)
 	} else {
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		for _, line := range strings.Split(string(body), "\n") {
+		for _, line := range strings.Split(body, "\n") {
 			if strings.HasPrefix(line, "lpictl_estimate_") {
 				continue // the what-if estimates, dozens of lines a device
 			}
