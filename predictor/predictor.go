@@ -3,6 +3,7 @@ package predictor
 import (
 	"fmt"
 	"time"
+	"unsafe"
 )
 
 // IdlePeriod is one ended idle period of a port (docs/model.md §2.2): it ran from the
@@ -89,6 +90,30 @@ func New(cfg Config) (Predictor, error) {
 		return newNextGap(cfg), nil
 	}
 	return nil, fmt.Errorf("predictor.kind: unknown predictor %q", cfg.Kind)
+}
+
+// Layout returns where p's own struct lies and its size, for a caller
+// that prefetches it before a decision or a count (the simulator, one
+// event ahead): a predictor built apart is a cache miss otherwise, even
+// one that reads a single field (Fixed). Its out-of-line parts (spilled
+// bins, rings, tables) are not included. nil and 0 for a predictor of
+// another package.
+func Layout(p Predictor) (unsafe.Pointer, uintptr) {
+	switch p := p.(type) {
+	case *Fixed:
+		return unsafe.Pointer(p), unsafe.Sizeof(*p)
+	case *PerfBound:
+		return unsafe.Pointer(p), unsafe.Sizeof(*p)
+	case *PerfBoundCorrect:
+		return unsafe.Pointer(p), unsafe.Sizeof(*p)
+	case *PerfBoundCorrectWeighted:
+		return unsafe.Pointer(p), unsafe.Sizeof(*p)
+	case *NGram:
+		return unsafe.Pointer(p), unsafe.Sizeof(*p)
+	case *NextGap:
+		return unsafe.Pointer(p), unsafe.Sizeof(*p)
+	}
+	return nil, 0
 }
 
 // Fixed always answers the same t_PDT (docs/model.md §2.1).

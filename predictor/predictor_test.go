@@ -3,6 +3,7 @@ package predictor
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -496,3 +497,31 @@ func TestClearingOneWindowIsThePapers(t *testing.T) {
 		t.Errorf("windows 3: %v", err)
 	}
 }
+
+// TestLayout: for every kind New builds, Layout gives the predictor's own
+// struct (the simulator prefetches it); for another package's, nothing.
+func TestLayout(t *testing.T) {
+	pdt := Duration(10 * time.Microsecond)
+	for _, k := range Kinds {
+		p, err := New(Config{Kind: k, PDT: &pdt, WakeTime: Duration(4480 * time.Nanosecond)})
+		if err != nil {
+			t.Fatalf("%s: %v", k, err)
+		}
+		at, size := Layout(p)
+		if at == nil || at != reflect.ValueOf(p).UnsafePointer() || size != reflect.TypeOf(p).Elem().Size() {
+			t.Errorf("%s: Layout %p, %d B; the predictor is at %p, %d B", k, at, size, reflect.ValueOf(p).UnsafePointer(), reflect.TypeOf(p).Elem().Size())
+		}
+	}
+	if at, size := Layout(foreign{}); at != nil || size != 0 {
+		t.Errorf("another package's predictor: %p, %d B", at, size)
+	}
+}
+
+// foreign is a Predictor Layout does not know.
+type foreign struct{}
+
+func (foreign) Observe(IdlePeriod)                  {}
+func (foreign) ObserveHops(int, uint64)             {}
+func (foreign) Predict(time.Duration) time.Duration { return 0 }
+func (foreign) StateBytes() int                     { return 0 }
+func (foreign) Kind() Kind                          { return KindFixed }

@@ -67,10 +67,8 @@ func (n *Network) Memory() Memory {
 			if n.ports[i].ctl == nil {
 				continue
 			}
-			m.Controllers += int64(unsafe.Sizeof(controller.Port{}))
-			if n.ports[i].pb != nil {
-				m.Controllers += int64(unsafe.Sizeof(predictor.PerfBound{}))
-			}
+			_, pred := predictor.Layout(n.ports[i].ctl.Predictor())
+			m.Controllers += int64(unsafe.Sizeof(controller.Port{}) + pred)
 		}
 	}
 	m.Links = sliceBytes(n.links)

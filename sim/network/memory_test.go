@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/lpictl/lpictl/controller"
+	"github.com/lpictl/lpictl/predictor"
+	"github.com/lpictl/lpictl/sim/eee"
 	"github.com/lpictl/lpictl/sim/internal/hugepage"
 	"github.com/lpictl/lpictl/sim/topo"
 )
@@ -124,5 +126,51 @@ func TestSlotSlabs(t *testing.T) {
 	}
 	if small.slab != nil || small.slabNext != 0 {
 		t.Errorf("a small network took a slab of %d chunks", small.slabNext)
+	}
+}
+
+// TestPredictorsApart: a network whose predictor is not PerfBoundCorrect
+// builds each port's controller and predictor apart (no ctlSlot); every
+// used port then points at its predictor's struct for prefetchIdle, which
+// loads its first lines (before, a Fixed predictor's one field was a
+// cache miss at every decision), and the memory report counts both.
+func TestPredictorsApart(t *testing.T) {
+	tp, err := topo.Build(topo.Config{Kind: topo.KindMegafly, Radix: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []predictor.Kind{predictor.KindFixed, predictor.KindPerfBound, predictor.KindNGram, predictor.KindNextGap, predictor.KindPerfBoundCorrectWeighted} {
+		t.Run(string(kind), func(t *testing.T) {
+			p := table6(eee.DeepSleep, 10*time.Microsecond)
+			p.Predictor.Kind = kind
+			n := build(t, tp, p)
+			if n.slots != nil {
+				t.Fatal("slots for a predictor other than PerfBoundCorrect")
+			}
+			attachConfig(t, n, synthetic("uniform", 9600, 0.3, 2*time.Microsecond), 1)
+			run(t, n)
+			var used, want int64
+			for i := range n.ports {
+				pt := &n.ports[i]
+				if pt.ctl == nil {
+					continue
+				}
+				at, size := predictor.Layout(pt.ctl.Predictor())
+				if at == nil || pt.pred != at {
+					t.Fatalf("port %d: prefetches %p, its predictor is at %p", i, pt.pred, at)
+				}
+				if lines := min(int(size+63)/64, maxPredLines); n.predLines != lines {
+					t.Fatalf("%d lines prefetched of a %d-byte predictor, want %d", n.predLines, size, lines)
+				}
+				used++
+				want += int64(unsafe.Sizeof(controller.Port{}) + size)
+			}
+			if used == 0 {
+				t.Fatal("no controller built")
+			}
+			if got := n.Memory().Controllers; got != want {
+				t.Errorf("controllers: report %d bytes, %d ports' controllers and predictors are %d", got, used, want)
+			}
+		})
 	}
 }

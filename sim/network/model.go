@@ -79,9 +79,10 @@ type port struct {
 
 	// Idle periods and reporting: the second line.
 	ctl *controller.Port // built on first use (see ctlFor)
-	// The predictor, when it is a PerfBound built apart (a PerfBoundCorrect
-	// lives in the port's ctlSlot), only for Prefetch.
-	pb        *predictor.PerfBound
+	// pred is the predictor's struct when it is built apart, nil in a
+	// ctlSlot (predictor.Layout), only for Prefetch: it is a cache miss
+	// at the decision otherwise, whatever the predictor.
+	pred      unsafe.Pointer
 	idleStart int64  // when the output queue last emptied (−1: never sent)
 	pdt       int64  // t_PDT in force (ps)
 	sent      uint64 // packets sent (reported to the controller)
@@ -261,12 +262,17 @@ type Network struct {
 	// allocated one by one.
 	slots  []*[slotChunk]ctlSlot
 	nSlots int32 // slots in use
+	// predLines is how many lines of a predictor built apart (port.pred)
+	// prefetchIdle loads: one predictor configuration per network, so
+	// one size, the prototype's (startPrototype).
+	predLines int
 	// slab holds the slots allocated and not yet in a chunk, and
 	// slabNext the chunks of the last slab (newSlotChunk).
 	slab     []ctlSlot
 	slabNext int
-	// ctlCfg is the controller configuration the slots' controllers
-	// share, and pbcInit builds their predictors (set with slots).
+	// ctlCfg is the controller configuration every port's controller
+	// shares (unless EEE is off), and pbcInit builds the slots'
+	// predictors (set with slots).
 	ctlCfg  *controller.Shared
 	pbcInit *predictor.PerfBoundCorrectBuilder
 
@@ -413,10 +419,12 @@ func (n *Network) startPrototype() (slotted bool, err error) {
 	// A port whose controller is not built yet has the prototype's
 	// ledger: the peer rule reads this rather than building it.
 	n.initReady = ctl.SleepAllowedAt(0)
+	_, size := predictor.Layout(ctl.Predictor())
+	n.predLines = min(int(size+63)/64, maxPredLines)
+	if n.ctlCfg, err = controller.NewShared(n.p.Controller); err != nil {
+		return false, err
+	}
 	if _, slotted = ctl.Predictor().(*predictor.PerfBoundCorrect); slotted {
-		if n.ctlCfg, err = controller.NewShared(n.p.Controller); err != nil {
-			return false, err
-		}
 		if n.pbcInit, err = predictor.NewPerfBoundCorrectBuilder(n.p.Predictor); err != nil {
 			return false, err
 		}
@@ -667,14 +675,14 @@ func (n *Network) ctlFor(i int32) *controller.Port {
 // buildCtl builds port i's controller: in its ctlSlot, or apart.
 func (n *Network) buildCtl(i int32) {
 	pt := &n.ports[i]
-	pt.ctl, pt.pb = n.makeCtl(i)
+	pt.ctl, pt.pred = n.makeCtl(i)
 	pt.floor = pt.ctl.SleepFloor()
 }
 
 // makeCtl makes a controller for port i (in a ctlSlot, which Prefetch
-// then finds, or apart) and returns it with its predictor when that is a
-// PerfBound built apart.
-func (n *Network) makeCtl(i int32) (*controller.Port, *predictor.PerfBound) {
+// then finds, or apart) and returns it with its predictor's struct when
+// that is built apart (predictor.Layout; prefetchIdle reads predLines of it).
+func (n *Network) makeCtl(i int32) (*controller.Port, unsafe.Pointer) {
 	if n.slots != nil {
 		k := n.nSlots
 		n.nSlots++
@@ -686,13 +694,29 @@ func (n *Network) makeCtl(i int32) (*controller.Port, *predictor.PerfBound) {
 		n.initSlot(s)
 		return &s.ctl, nil
 	}
-	ctl, err := newController(&n.p)
+	ctl := n.newApart()
+	at, _ := predictor.Layout(ctl.Predictor())
+	return ctl, at
+}
+
+// newApart builds a controller and its predictor apart (not in a slot).
+// The controller points at the network's configuration (ctlCfg), as the
+// slots' do, rather than at a copy of its own: one more line a decision
+// would read, and miss, per port.
+func (n *Network) newApart() *controller.Port {
+	pred, err := predictor.New(n.p.Predictor)
 	if err != nil {
 		panic(err) // validated by the prototype in New
 	}
-	pb, _ := ctl.Predictor().(*predictor.PerfBound)
-	return ctl, pb
+	ctl := new(controller.Port)
+	n.ctlCfg.InitPort(ctl, pred, 0)
+	return ctl
 }
+
+// maxPredLines caps the lines prefetchIdle loads of a predictor built
+// apart: as many as of a ctlSlot's PerfBoundCorrect. Larger ones (NextGap,
+// 2.3 KB) load their first lines only.
+const maxPredLines = slotPBCLines
 
 // Slot chunks are allocated in slabs (newSlotChunk) on a network with at
 // least slabFirst chunks' worth of ports: the first slab holds slabFirst
@@ -745,11 +769,7 @@ func (n *Network) newCtl() *controller.Port {
 		n.initSlot(s)
 		return &s.ctl
 	}
-	ctl, err := newController(&n.p)
-	if err != nil {
-		panic(err) // validated by the prototype in New
-	}
-	return ctl
+	return n.newApart()
 }
 
 // Engine returns the event engine.
@@ -1002,8 +1022,8 @@ func (n *Network) prefetchIdle(i int32, h *portHint) {
 		return
 	}
 	cache.PrefetchLines(uintptr(unsafe.Pointer(pt.ctl)), int(unsafe.Sizeof(controller.Port{})+63)/64)
-	if pt.pb != nil {
-		cache.PrefetchLines(uintptr(unsafe.Pointer(pt.pb)), int(unsafe.Sizeof(predictor.PerfBound{})+63)/64)
+	if pt.pred != nil {
+		cache.PrefetchLines(uintptr(pt.pred), n.predLines)
 	}
 }
 

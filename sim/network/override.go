@@ -43,11 +43,9 @@ func (n *Network) SetPortController(p PortID, cfg controller.Config) error {
 	ctl, _ := build()
 	i := int32(p)
 	pt := &n.ports[i]
-	pt.ctl, pt.pb = ctl, nil
+	pt.ctl = ctl
+	pt.pred, _ = predictor.Layout(ctl.Predictor())
 	pt.floor = ctl.SleepFloor()
-	if pr, ok := ctl.Predictor().(*predictor.PerfBound); ok {
-		pt.pb = pr
-	}
 	if n.p.EEE.Mode == eee.AlwaysOn {
 		return nil
 	}
