@@ -36,20 +36,30 @@ func BenchmarkMegafly4160(b *testing.B) {
 		d       time.Duration
 		e2e     bool // the end-to-end bound's gate (1 %)
 		threads int  // engine.threads (parallel.go)
+		// pred replaces PerfBoundCorrect: a predictor built apart,
+		// not in a ctlSlot (model.go, newApart).
+		pred predictor.Kind
 	}{
-		{"heap", engine.QueueHeap, 20 * time.Microsecond, false, 0},
-		{"calendar", engine.QueueCalendar, 20 * time.Microsecond, false, 0},
+		{"heap", engine.QueueHeap, 20 * time.Microsecond, false, 0, ""},
+		{"calendar", engine.QueueCalendar, 20 * time.Microsecond, false, 0, ""},
 		// Five times longer: start-up (controllers built on first use,
 		// pools and lanes growing) weighs less; closer to the
 		// steady-state rate.
-		{"heap-100us", engine.QueueHeap, 100 * time.Microsecond, false, 0},
+		{"heap-100us", engine.QueueHeap, 100 * time.Microsecond, false, 0, ""},
 		// The same on two goroutines: a parallel run (parallel.go).
-		{"heap-100us-2threads", engine.QueueHeap, 100 * time.Microsecond, false, 2},
+		{"heap-100us-2threads", engine.QueueHeap, 100 * time.Microsecond, false, 2, ""},
 		// The same with the gate: its cost per stall and per lazy walk.
-		{"heap-e2e", engine.QueueHeap, 20 * time.Microsecond, true, 0},
+		{"heap-e2e", engine.QueueHeap, 20 * time.Microsecond, true, 0, ""},
+		// The papers' baselines: a fixed 10 µs and PerfBound.
+		{"heap-fixed", engine.QueueHeap, 20 * time.Microsecond, false, 0, predictor.KindFixed},
+		{"heap-perfbound", engine.QueueHeap, 20 * time.Microsecond, false, 0, predictor.KindPerfBound},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			p := deepSleepPBC()
+			if c.pred != "" {
+				pdt := predictor.Duration(10 * time.Microsecond)
+				p.Predictor.Kind, p.Predictor.PDT = c.pred, &pdt
+			}
 			p.Queue = c.q
 			if c.e2e {
 				p.EndToEnd.Bound = 0.01
