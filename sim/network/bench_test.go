@@ -36,8 +36,8 @@ func BenchmarkMegafly4160(b *testing.B) {
 		d       time.Duration
 		e2e     bool // the end-to-end bound's gate (1 %)
 		threads int  // engine.threads (parallel.go)
-		// pred replaces PerfBoundCorrect: a predictor built apart,
-		// not in a ctlSlot (model.go, newApart).
+		// pred replaces PerfBoundCorrect: Fixed is built apart
+		// (model.go, newApart), PerfBound in a ctlSlot.
 		pred predictor.Kind
 	}{
 		{"heap", engine.QueueHeap, 20 * time.Microsecond, false, 0, ""},

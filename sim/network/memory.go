@@ -59,7 +59,7 @@ func (n *Network) Memory() Memory {
 		for _, c := range append([]*Network{n}, n.parts...) { // a parallel run's partitions have their own
 			m.Controllers += sliceBytes(c.slots) + int64(len(c.slots))*int64(unsafe.Sizeof([slotChunk]ctlSlot{}))
 			for k := int32(0); k < c.nSlots; k++ {
-				m.Controllers += c.slot(k).pbc.OutOfLineBytes()
+				m.Controllers += c.slot(k).pred.OutOfLineBytes()
 			}
 		}
 	} else {

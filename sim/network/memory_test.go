@@ -62,7 +62,7 @@ func TestMemoryPlausible(t *testing.T) {
 	per := int64(unsafe.Sizeof(ctlSlot{}))
 	var outOfLine int64 // the predictors' spilled bins and miss logs
 	for k := int32(0); k < n.nSlots; k++ {
-		outOfLine += n.slot(k).pbc.OutOfLineBytes()
+		outOfLine += n.slot(k).pred.OutOfLineBytes()
 	}
 	if slots := mem.Controllers - outOfLine; slots > (int64(used)+slotChunk)*per+int64(8*len(n.slots)) || slots < int64(used)*per {
 		t.Errorf("controllers %d bytes (%d in slots) for %d used ports of %d", mem.Controllers, slots, used, len(n.ports))
@@ -129,8 +129,9 @@ func TestSlotSlabs(t *testing.T) {
 	}
 }
 
-// TestPredictorsApart: a network whose predictor is not PerfBoundCorrect
-// builds each port's controller and predictor apart (no ctlSlot); every
+// TestPredictorsApart: a network whose predictor is neither
+// PerfBoundCorrect nor PerfBound builds each port's controller and
+// predictor apart (no ctlSlot); every
 // used port then points at its predictor's struct for prefetchIdle, which
 // loads its first lines (before, a Fixed predictor's one field was a
 // cache miss at every decision), and the memory report counts both.
@@ -139,13 +140,13 @@ func TestPredictorsApart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, kind := range []predictor.Kind{predictor.KindFixed, predictor.KindPerfBound, predictor.KindNGram, predictor.KindNextGap, predictor.KindPerfBoundCorrectWeighted} {
+	for _, kind := range []predictor.Kind{predictor.KindFixed, predictor.KindNGram, predictor.KindNextGap, predictor.KindPerfBoundCorrectWeighted} {
 		t.Run(string(kind), func(t *testing.T) {
 			p := table6(eee.DeepSleep, 10*time.Microsecond)
 			p.Predictor.Kind = kind
 			n := build(t, tp, p)
 			if n.slots != nil {
-				t.Fatal("slots for a predictor other than PerfBoundCorrect")
+				t.Fatal("slots for a predictor other than PerfBoundCorrect and PerfBound")
 			}
 			attachConfig(t, n, synthetic("uniform", 9600, 0.3, 2*time.Microsecond), 1)
 			run(t, n)

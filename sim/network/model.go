@@ -114,18 +114,18 @@ type port struct {
 // A port is two whole lines (the index fails to compile otherwise).
 var _ = [1]struct{}{}[unsafe.Sizeof(port{})-128]
 
-// ctlSlot is a port's controller and its PerfBoundCorrect predictor in one
-// place, each starting on a cache line, so that the decision's lines are
+// ctlSlot is a port's controller and its predictor (a PerfBoundCorrect or
+// a PerfBound: predictor.Slot) in one place, each starting on a cache line, so that the decision's lines are
 // neighbours. Slots are numbered in the order ports are first used and
 // stored in chunks of slotChunk slots, allocated as they fill (from slabs
 // on huge pages on a large network: newSlotChunk): memory goes only to
 // ports that send (on a large network at low load most never do), and
 // Prefetch finds a port's slot from one int32 (portHints.slot).
 type ctlSlot struct {
-	ctl controller.Port
-	_   [(64 - unsafe.Sizeof(controller.Port{})%64) % 64]byte
-	pbc predictor.PerfBoundCorrect
-	// No padding field after pbc: one of size 0 would still add 8 bytes.
+	ctl  controller.Port
+	_    [(64 - unsafe.Sizeof(controller.Port{})%64) % 64]byte
+	pred predictor.Slot // a PerfBoundCorrect or a PerfBound
+	// No padding field after pred: one of size 0 would still add 8 bytes.
 	// The predictor is whole cache lines (the index below fails to compile
 	// otherwise).
 }
@@ -142,12 +142,13 @@ const (
 
 // Hot lines of a ctlSlot that prefetchIdle loads: the controller's first
 // three (its decision and observation fields, and its delay ledger, which
-// every decision checks) and the predictor's but its last, the log FIFO's
-// (read only when the misses in its register change; the predictor's
-// TestLogFIFOLastLine keeps it there).
+// every decision checks) and the predictor's but its last: a
+// PerfBoundCorrect's log FIFO (read only when the misses in its register
+// change; the predictor's TestLogFIFOLastLine keeps it there), past the
+// end of a PerfBound.
 const (
-	slotCtlLines = 3
-	slotPBCLines = int(unsafe.Sizeof(predictor.PerfBoundCorrect{}))/64 - 1
+	slotCtlLines  = 3
+	slotPredLines = int(unsafe.Sizeof(predictor.Slot{}))/64 - 1
 )
 
 // inPort is the input side of a port.
@@ -258,8 +259,8 @@ type Network struct {
 	// slots holds the ports' controllers and predictors, slot k in
 	// slots[k>>slotShift][k&(slotChunk-1)], numbered in the order the
 	// ports are first used (hints.port), when the predictor is
-	// PerfBoundCorrect; otherwise slots is nil and controllers are
-	// allocated one by one.
+	// PerfBoundCorrect or PerfBound; otherwise slots is nil and
+	// controllers are allocated one by one (newApart).
 	slots  []*[slotChunk]ctlSlot
 	nSlots int32 // slots in use
 	// predLines is how many lines of a predictor built apart (port.pred)
@@ -271,10 +272,10 @@ type Network struct {
 	slab     []ctlSlot
 	slabNext int
 	// ctlCfg is the controller configuration every port's controller
-	// shares (unless EEE is off), and pbcInit builds the slots'
+	// shares (unless EEE is off), and slotInit builds the slots'
 	// predictors (set with slots).
-	ctlCfg  *controller.Shared
-	pbcInit *predictor.PerfBoundCorrectBuilder
+	ctlCfg   *controller.Shared
+	slotInit *predictor.SlotBuilder
 
 	ecmp    ecmp            // ECMP routing's state (routing.go); ecmp.mp is nil with minimal routing
 	pw      *powarState     // POWAR routing's state (routing.go; it uses ecmp's multipath view); nil otherwise
@@ -402,7 +403,8 @@ func (n *Network) deriveTiming() {
 
 // startPrototype builds the controller prototype, which validates the
 // configuration and gives the t_PDT every port starts with (never with
-// EEE off). slotted: the predictor keeps per-port slots (PerfBoundCorrect).
+// EEE off). slotted: the predictor keeps per-port slots (PerfBoundCorrect,
+// PerfBound: predictor.Slotted).
 func (n *Network) startPrototype() (slotted bool, err error) {
 	n.initPDT = eee.Never
 	if n.p.EEE.Mode == eee.AlwaysOn {
@@ -424,8 +426,8 @@ func (n *Network) startPrototype() (slotted bool, err error) {
 	if n.ctlCfg, err = controller.NewShared(n.p.Controller); err != nil {
 		return false, err
 	}
-	if _, slotted = ctl.Predictor().(*predictor.PerfBoundCorrect); slotted {
-		if n.pbcInit, err = predictor.NewPerfBoundCorrectBuilder(n.p.Predictor); err != nil {
+	if slotted = predictor.Slotted(ctl.Predictor().Kind()); slotted {
+		if n.slotInit, err = predictor.NewSlotBuilder(n.p.Predictor); err != nil {
 			return false, err
 		}
 	}
@@ -714,9 +716,9 @@ func (n *Network) newApart() *controller.Port {
 }
 
 // maxPredLines caps the lines prefetchIdle loads of a predictor built
-// apart: as many as of a ctlSlot's PerfBoundCorrect. Larger ones (NextGap,
-// 2.3 KB) load their first lines only.
-const maxPredLines = slotPBCLines
+// apart: as many as of a ctlSlot's. Larger ones (NextGap, 2.3 KB) load
+// their first lines only.
+const maxPredLines = slotPredLines
 
 // Slot chunks are allocated in slabs (newSlotChunk) on a network with at
 // least slabFirst chunks' worth of ports: the first slab holds slabFirst
@@ -757,8 +759,7 @@ func (n *Network) slot(k int32) *ctlSlot { return &n.slots[k>>slotShift][k&(slot
 
 // initSlot builds a controller and its predictor in slot s.
 func (n *Network) initSlot(s *ctlSlot) {
-	n.pbcInit.Init(&s.pbc)
-	n.ctlCfg.InitPort(&s.ctl, &s.pbc, 0)
+	n.ctlCfg.InitPort(&s.ctl, n.slotInit.Init(&s.pred), 0)
 }
 
 // newCtl returns a new controller built as buildCtl builds a port's, owned
@@ -963,7 +964,7 @@ func (n *Network) prefetchBin(i int32, length int64) {
 		return
 	}
 	if k := n.hints.port[i].slot; k >= 0 {
-		if a := n.slot(k).pbc.BinAddr(toDur(length)); a != 0 {
+		if a := n.slot(k).pred.BinAddr(toDur(length)); a != 0 {
 			cache.Prefetch(a)
 		}
 	}
@@ -987,7 +988,7 @@ func (n *Network) prefetchPeer(i int32, h *portHint) {
 	if k := n.hints.port[q].slot; k >= 0 && int(k>>slotShift) < len(n.slots) {
 		s := n.slot(k)
 		cache.PrefetchLines(uintptr(unsafe.Pointer(&s.ctl)), slotCtlLines)
-		cache.PrefetchLines(uintptr(unsafe.Pointer(&s.pbc)), slotPBCLines)
+		cache.PrefetchLines(uintptr(unsafe.Pointer(&s.pred)), slotPredLines)
 	}
 }
 
@@ -1013,7 +1014,7 @@ func (n *Network) prefetchIdle(i int32, h *portHint) {
 		if k := h.slot; k >= 0 {
 			s := n.slot(k)
 			cache.PrefetchLines(uintptr(unsafe.Pointer(&s.ctl)), slotCtlLines)
-			cache.PrefetchLines(uintptr(unsafe.Pointer(&s.pbc)), slotPBCLines)
+			cache.PrefetchLines(uintptr(unsafe.Pointer(&s.pred)), slotPredLines)
 		}
 		return
 	}
