@@ -101,20 +101,22 @@ func New(cfg Config) (Predictor, error) {
 func Layout(p Predictor) (unsafe.Pointer, uintptr) {
 	switch p := p.(type) {
 	case *Fixed:
-		return unsafe.Pointer(p), unsafe.Sizeof(*p)
+		return layout(p)
 	case *PerfBound:
-		return unsafe.Pointer(p), unsafe.Sizeof(*p)
+		return layout(p)
 	case *PerfBoundCorrect:
-		return unsafe.Pointer(p), unsafe.Sizeof(*p)
+		return layout(p)
 	case *PerfBoundCorrectWeighted:
-		return unsafe.Pointer(p), unsafe.Sizeof(*p)
+		return layout(p)
 	case *NGram:
-		return unsafe.Pointer(p), unsafe.Sizeof(*p)
+		return layout(p)
 	case *NextGap:
-		return unsafe.Pointer(p), unsafe.Sizeof(*p)
+		return layout(p)
 	}
 	return nil, 0
 }
+
+func layout[T any](p *T) (unsafe.Pointer, uintptr) { return unsafe.Pointer(p), unsafe.Sizeof(*p) }
 
 // Fixed always answers the same t_PDT (docs/model.md §2.1).
 type Fixed struct {

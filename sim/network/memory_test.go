@@ -131,10 +131,11 @@ func TestSlotSlabs(t *testing.T) {
 
 // TestPredictorsApart: a network whose predictor is neither
 // PerfBoundCorrect nor PerfBound builds each port's controller and
-// predictor apart (no ctlSlot); every
-// used port then points at its predictor's struct for prefetchIdle, which
-// loads its first lines (before, a Fixed predictor's one field was a
-// cache miss at every decision), and the memory report counts both.
+// predictor apart (no ctlSlot); every used port then points at its
+// predictor's struct for prefetchIdle, which loads its first lines
+// (before, a Fixed predictor's one field was a cache miss at every
+// decision), and the memory report counts both. A PerfBound is built in
+// its port's slot, where a PerfBoundCorrect would be.
 func TestPredictorsApart(t *testing.T) {
 	tp, err := topo.Build(topo.Config{Kind: topo.KindMegafly, Radix: 8})
 	if err != nil {
@@ -174,4 +175,33 @@ func TestPredictorsApart(t *testing.T) {
 			}
 		})
 	}
+	t.Run("perfbound", func(t *testing.T) {
+		p := table6(eee.DeepSleep, 0)
+		p.Predictor.Kind = predictor.KindPerfBound
+		n := build(t, tp, p)
+		if n.slots == nil {
+			t.Fatal("no slots for PerfBound")
+		}
+		attachConfig(t, n, synthetic("uniform", 9600, 0.3, 2*time.Microsecond), 1)
+		run(t, n)
+		used := 0
+		for i := range n.ports {
+			pt := &n.ports[i]
+			if pt.ctl == nil {
+				continue
+			}
+			s := n.slot(n.hints.port[i].slot)
+			pb, ok := pt.ctl.Predictor().(*predictor.PerfBound)
+			if !ok || pt.ctl != &s.ctl || pt.pred != nil {
+				t.Fatalf("port %d: controller %p, its slot's at %p; predictor %T", i, pt.ctl, &s.ctl, pt.ctl.Predictor())
+			}
+			if at := uintptr(unsafe.Pointer(pb)) - uintptr(unsafe.Pointer(&s.pred)); at+unsafe.Sizeof(*pb) > uintptr(slotPredLines)*64 {
+				t.Fatalf("port %d: the PerfBound at %d B into the slot's predictor, past its %d prefetched lines", i, at, slotPredLines)
+			}
+			used++
+		}
+		if used == 0 {
+			t.Fatal("no controller built")
+		}
+	})
 }

@@ -115,8 +115,8 @@ type port struct {
 var _ = [1]struct{}{}[unsafe.Sizeof(port{})-128]
 
 // ctlSlot is a port's controller and its predictor (a PerfBoundCorrect or
-// a PerfBound: predictor.Slot) in one place, each starting on a cache line, so that the decision's lines are
-// neighbours. Slots are numbered in the order ports are first used and
+// a PerfBound: predictor.Slot) in one place, each starting on a cache
+// line, so that the decision's lines are neighbours. Slots are numbered in the order ports are first used and
 // stored in chunks of slotChunk slots, allocated as they fill (from slabs
 // on huge pages on a large network: newSlotChunk): memory goes only to
 // ports that send (on a large network at low load most never do), and
