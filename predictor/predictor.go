@@ -2,6 +2,7 @@ package predictor
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 	"unsafe"
 )
@@ -96,27 +97,17 @@ func New(cfg Config) (Predictor, error) {
 // that prefetches it before a decision or a count (the simulator, one
 // event ahead): a predictor built apart is a cache miss otherwise, even
 // one that reads a single field (Fixed). Its out-of-line parts (spilled
-// bins, rings, tables) are not included. nil and 0 for a predictor of
-// another package.
+// bins, rings, tables) are not included. nil and 0 for a predictor that
+// is not a pointer to a struct. It asks reflect rather than listing the
+// kinds, so that a new predictor is prefetched without a change here;
+// callers ask once per port built, not per decision.
 func Layout(p Predictor) (unsafe.Pointer, uintptr) {
-	switch p := p.(type) {
-	case *Fixed:
-		return layout(p)
-	case *PerfBound:
-		return layout(p)
-	case *PerfBoundCorrect:
-		return layout(p)
-	case *PerfBoundCorrectWeighted:
-		return layout(p)
-	case *NGram:
-		return layout(p)
-	case *NextGap:
-		return layout(p)
+	v := reflect.ValueOf(p)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Type().Elem().Kind() != reflect.Struct {
+		return nil, 0
 	}
-	return nil, 0
+	return v.UnsafePointer(), v.Type().Elem().Size()
 }
-
-func layout[T any](p *T) (unsafe.Pointer, uintptr) { return unsafe.Pointer(p), unsafe.Sizeof(*p) }
 
 // Fixed always answers the same t_PDT (docs/model.md §2.1).
 type Fixed struct {

@@ -499,7 +499,8 @@ func TestClearingOneWindowIsThePapers(t *testing.T) {
 }
 
 // TestLayout: for every kind New builds, Layout gives the predictor's own
-// struct (the simulator prefetches it); for another package's, nothing.
+// struct (the simulator prefetches it); for one that is not a pointer to
+// a struct, nothing.
 func TestLayout(t *testing.T) {
 	pdt := Duration(10 * time.Microsecond)
 	for _, k := range Kinds {
@@ -517,7 +518,7 @@ func TestLayout(t *testing.T) {
 	}
 }
 
-// foreign is a Predictor Layout does not know.
+// foreign is a Predictor held by value, which Layout cannot place.
 type foreign struct{}
 
 func (foreign) Observe(IdlePeriod)                  {}
